@@ -1,0 +1,29 @@
+// swift-tools-version: 6.2
+import PackageDescription
+
+/// Settings every Swift target shares: explicit existentials, and imports that only expose what a file
+/// imports itself.
+let strictSettings: [SwiftSetting] = [
+  .enableUpcomingFeature("ExistentialAny"),
+  .enableUpcomingFeature("MemberImportVisibility"),
+]
+
+let package = Package(
+  name: "Katana",
+  platforms: [.macOS(.v13), .iOS(.v16), .tvOS(.v16), .watchOS(.v9)],
+  products: [
+    .library(name: "Katana", targets: ["Katana"]),
+    .library(name: "KatanaPromises", targets: ["KatanaPromises"]),
+    .library(name: "KatanaTesting", targets: ["KatanaTesting"]),
+  ],
+  targets: [
+    // A few C inline functions: relaxed atomics on one word (the `Synchronization` module would raise the
+    // Apple floor to macOS 15 / iOS 18).
+    .target(name: "CKatana"),
+    .target(name: "Katana", dependencies: ["CKatana"], swiftSettings: strictSettings),
+    .target(name: "KatanaPromises", dependencies: ["Katana"], swiftSettings: strictSettings),
+    .target(name: "KatanaTesting", dependencies: ["Katana"], swiftSettings: strictSettings),
+    .testTarget(name: "KatanaTests", dependencies: ["Katana"], swiftSettings: strictSettings),
+  ],
+  swiftLanguageModes: [.v6]
+)

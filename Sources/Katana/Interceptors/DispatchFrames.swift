@@ -1,0 +1,112 @@
+/// Per-dispatch bookkeeping for a state updater whose interceptor chain is running.
+///
+/// The dispatch holds the store's turn, so at most one frame exists per store at a time; the store keeps it
+/// in its locked state, where the chain's final `next` finds it. That keeps task-locals (about 65 ns to bind
+/// on the reference machine) off the updater path.
+class UpdaterFrame<S: State>: @unchecked Sendable {  // Sendable: fields are only touched under the store lock.
+  /// Items of the other kind handed to `next`; dispatched once the chain has returned.
+  var redirects: [any Dispatchable] = []
+
+  /// Applies `item` if it has the dispatched item's type, and returns whether it did. The typed subclass
+  /// does this with one cast; the base class leaves every item to the store's type-erased path.
+  func applyIfDispatchedType(_ item: any Dispatchable, to state: inout S) -> Bool {
+    false
+  }
+}
+
+/// An ``UpdaterFrame`` that knows the dispatched updater's type.
+final class TypedUpdaterFrame<S: State, U: StateUpdater>: UpdaterFrame<S>, @unchecked Sendable
+where U.StateType == S {
+  override func applyIfDispatchedType(_ item: any Dispatchable, to state: inout S) -> Bool {
+    guard let updater = item as? U else { return false }
+    updater.updateState(&state)
+    return true
+  }
+}
+
+/// Per-dispatch bookkeeping for a side effect whose interceptor chain is running.
+///
+/// Side-effect chains run concurrently, so the chain's final `next` finds its frame through a task-local.
+/// The body itself runs with the task-local cleared, so that dispatches it makes get frames of their own.
+class SideEffectFrame: @unchecked Sendable {  // Sendable: mutable state lives in `record`, behind a lock.
+  /// The frame of the side-effect chain running in the current task, if any.
+  @TaskLocal static var current: SideEffectFrame?
+
+  struct Record {
+    var isOpen = true
+    var value: (any Sendable)?
+    var redirects: [any Dispatchable] = []
+  }
+
+  /// The store whose chain this frame belongs to.
+  let storeID: ObjectIdentifier
+  let record = Locked(Record())
+
+  init(storeID: ObjectIdentifier) {
+    self.storeID = storeID
+  }
+
+  /// Runs `item` if it has the dispatched item's type and returns its value; returns nil for any other
+  /// item, which the store then handles on its type-erased path.
+  func runIfDispatchedType(_ item: any Dispatchable) async throws -> (any Sendable)? {
+    nil
+  }
+
+  /// Throws ``StoreError/nextCalledOutOfScope(_:)`` if the dispatch has already finished.
+  func checkOpen(for item: any Dispatchable) throws {
+    let isOpen = record.withLock { $0.isOpen }
+    guard isOpen else { throw StoreError.nextCalledOutOfScope(typeName(of: item)) }
+  }
+
+  func setValue(_ value: any Sendable) {
+    record.withLock { $0.value = value }
+  }
+
+  func addRedirect(_ item: any Dispatchable) {
+    record.withLock { $0.redirects.append(item) }
+  }
+
+  /// Closes the frame: later calls to `next` fail. Returns what the chain produced.
+  func close() -> Record {
+    record.withLock { record in
+      record.isOpen = false
+      return record
+    }
+  }
+
+  /// Runs `body` outside of any side-effect frame.
+  static func withoutFrame<T>(_ body: () async throws -> T) async rethrows -> T {
+    try await $current.withValue(nil) { try await body() }
+  }
+}
+
+/// A ``SideEffectFrame`` for a typed ``SideEffect``.
+final class TypedSideEffectFrame<E: SideEffect>: SideEffectFrame, @unchecked Sendable {
+  let context: SideEffectContext<E.StateType, E.Dependencies>
+
+  init(storeID: ObjectIdentifier, context: SideEffectContext<E.StateType, E.Dependencies>) {
+    self.context = context
+    super.init(storeID: storeID)
+  }
+
+  override func runIfDispatchedType(_ item: any Dispatchable) async throws -> (any Sendable)? {
+    guard let effect = item as? E else { return nil }
+    try await Self.withoutFrame { try await effect.sideEffect(context) }
+    return ()
+  }
+}
+
+/// A ``SideEffectFrame`` for a ``ReturningSideEffect``.
+final class ReturningSideEffectFrame<R: ReturningSideEffect>: SideEffectFrame, @unchecked Sendable {
+  let context: any AnySideEffectContext
+
+  init(storeID: ObjectIdentifier, context: any AnySideEffectContext) {
+    self.context = context
+    super.init(storeID: storeID)
+  }
+
+  override func runIfDispatchedType(_ item: any Dispatchable) async throws -> (any Sendable)? {
+    guard let effect = item as? R else { return nil }
+    return try await Self.withoutFrame { try await effect.sideEffect(context) }
+  }
+}

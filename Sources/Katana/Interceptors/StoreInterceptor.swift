@@ -1,0 +1,54 @@
+/// Hands an item on to the rest of the interceptor chain, and eventually to the store.
+///
+/// Returns when the item has been handled (a state updater committed, a side effect's body returned) and
+/// throws what handling it threw.
+public typealias StoreInterceptorNext = @Sendable (_ dispatchable: any Dispatchable) async throws -> Void
+
+/// A function that sees every item dispatched to a store before the store handles it.
+///
+/// ```swift
+/// let timing: StoreInterceptor = { context in
+///   { next in
+///     { item in
+///       let start = ContinuousClock.now
+///       defer { print(item.debugDescription, ContinuousClock.now - start) }
+///       try await next(item)
+///     }
+///   }
+/// }
+/// let store = Store<AppState, AppDependencies>(interceptors: [timing])
+/// ```
+///
+/// The three levels run at different times:
+/// 1. the outer closure runs **once per store**, during start-up, in array order, with the store's context;
+/// 2. the middle closure runs **once per store** too, right after, to compose the chain: it receives the
+///    rest of the chain (`next`) and returns this interceptor's handler;
+/// 3. the handler runs **once per dispatch**, first interceptor first.
+///
+/// A handler may:
+/// - call `next(item)` to hand the item on, and then do more work after it has been handled;
+/// - call `next` with a different item of the same kind, which is handled in place of the original;
+/// - call `next` with an item of the other kind (an updater instead of a side effect or the reverse): that
+///   item is dispatched as a new item through the whole chain once the current chain has returned, and
+///   the original call waits for it and rethrows its error. A ``ReturningSideEffect``'s caller then gets
+///   ``StoreError/returnValueUnavailable(_:)``;
+/// - throw, which rejects the dispatch: the item is not handled (unless `next` already ran) and the caller
+///   gets the error;
+/// - return without calling `next`: a state updater or a side effect returning nothing is silently
+///   dropped, and a ``ReturningSideEffect``'s caller gets ``StoreError/returnValueUnavailable(_:)``.
+///
+/// - Important: For a state updater, the handler runs while the updater holds the store's turn: no later
+///   updater is applied until it returns, even if it suspends. Awaiting another state updater of the same
+///   store from there would deadlock, so the store throws ``StoreError/deadlock(_:)`` instead. Handlers
+///   for side effects run concurrently.
+public typealias StoreInterceptor =
+  @Sendable (_ context: any AnySideEffectContext) -> @Sendable (_ next: @escaping StoreInterceptorNext) ->
+    StoreInterceptorNext
+
+/// Composes the store's chain: the first interceptor's handler runs first, the last one calls `final`.
+func composeInterceptors(
+  _ interceptors: [StoreInterceptor], context: any AnySideEffectContext, final: @escaping StoreInterceptorNext
+) -> StoreInterceptorNext {
+  let middles = interceptors.map { interceptor in interceptor(context) }
+  return middles.reversed().reduce(final) { next, middle in middle(next) }
+}

@@ -1,0 +1,82 @@
+extension Store {
+  /// Calls `listener` with the state before and after every committed change, until the returned closure
+  /// is called.
+  ///
+  /// - The listener gets every change committed after it is added, in commit order, one at a time; never
+  ///   the initial state, nor anything for a dispatch that was rejected or failed.
+  /// - It runs synchronously, on the committing dispatch's task and thread, outside the store's lock,
+  ///   before that dispatch returns: after `try await store.dispatch(updater)` every listener has seen the
+  ///   change. Keep it short; to update UI, hop to the main actor from it, or use ``states(buffering:)``.
+  /// - It may dispatch (with `send`, or from a task it starts).
+  ///
+  /// - Returns: A closure that removes the listener. Calling it again, or after the store is gone, does
+  ///   nothing. A call already running, or one for a change committed before removal, may still happen.
+  ///
+  /// - Important: While a listener is registered, each commit keeps the previous state for it, so an
+  ///   updater that mutates a collection copies that collection once. Stores with large collections that
+  ///   only need some fields should observe them with ``values(of:buffering:)`` instead.
+  @discardableResult
+  public nonisolated func addListener(_ listener: @escaping StoreListener<S>) -> StoreUnsubscribe {
+    core.addListener(listener)
+  }
+
+  /// Adds a listener that gets the states as `any State`; see ``addListener(_:)``.
+  @discardableResult
+  public nonisolated func addAnyListener(_ listener: @escaping AnyStoreListener) -> StoreUnsubscribe {
+    core.addListener { old, new in listener(old, new) }
+  }
+
+  /// The store's state: the current one when iteration starts, then each committed state.
+  ///
+  /// Each `for await` loop is an independent subscriber. With the default `.latest` buffering, a slow
+  /// consumer skips intermediate states and always gets the most recent one.
+  ///
+  /// - Important: Buffered states keep storage alive: the next update that mutates that storage copies it.
+  ///   Prefer ``values(of:buffering:)`` for large states.
+  public nonisolated func states(buffering: StreamBuffering = .latest) -> StoreStream<S> {
+    StoreStream { [core] in
+      let buffer = StreamBuffer<S>(policy: buffering)
+      return core.subscribe(buffer: buffer) { id, state in
+        buffer.push(state)
+        return StateStreamSubscriber(id: id, buffer: buffer)
+      }
+    }
+  }
+
+  /// Every committed change, as the state before and after it, from when iteration starts.
+  ///
+  /// Each `for await` loop is an independent subscriber; by default it buffers up to 64 changes and then
+  /// drops the oldest.
+  ///
+  /// - Important: Like a listener, a change subscriber makes each commit keep the previous state, and
+  ///   buffered changes keep states alive.
+  public nonisolated func changes(buffering: StreamBuffering = .bufferingNewest(64)) -> StoreStream<StateChange<S>> {
+    StoreStream { [core] in
+      let buffer = StreamBuffer<StateChange<S>>(policy: buffering)
+      return core.subscribe(buffer: buffer) { id, _ in ChangeStreamSubscriber(id: id, buffer: buffer) }
+    }
+  }
+
+  /// The value at `keyPath` in the store's state: its current value when iteration starts, then each new
+  /// value, skipping commits that leave it equal.
+  ///
+  /// ```swift
+  /// for await count in store.values(of: \.todos.count) { render(count) }
+  /// ```
+  ///
+  /// A projection keeps only the projected value, never the state, so observing one field does not make
+  /// updates of other fields copy anything. Each `for await` loop is an independent subscriber; with the
+  /// default `.latest` buffering a slow consumer skips to the most recent value.
+  public nonisolated func values<Value: Equatable & Sendable>(
+    of keyPath: any KeyPath<S, Value> & Sendable, buffering: StreamBuffering = .latest
+  ) -> StoreStream<Value> {
+    StoreStream { [core] in
+      let buffer = StreamBuffer<Value>(policy: buffering)
+      return core.subscribe(buffer: buffer) { id, state in
+        let initial = state[keyPath: keyPath]
+        buffer.push(initial)
+        return ProjectionSubscriber(id: id, keyPath: keyPath, initial: initial, buffer: buffer)
+      }
+    }
+  }
+}

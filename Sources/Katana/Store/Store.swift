@@ -1,0 +1,169 @@
+/// Keeps the whole state of an application and changes it, one ``StateUpdater`` at a time.
+///
+/// ```swift
+/// let store = Store<AppState, AppDependencies>()
+/// try await store.dispatch(AddTodo(title: "milk"))   // returns once the change is committed
+/// let count = try await store.dispatch(CountRemote())  // a ReturningSideEffect's value
+/// print(store.state.todos)                            // synchronous, from anywhere
+/// ```
+///
+/// ## Ordering
+/// State updaters are applied one at a time, in the order they enter the store's mailbox: at the call for
+/// ``send(_:)-(StateUpdater)``, on arrival for an awaited ``dispatch(_:)-(StateUpdater)``. Task priority never
+/// reorders them. A store's interceptors run for each updater while it holds its turn. Side effects run
+/// concurrently with each other and with updaters.
+///
+/// ## Isolation
+/// `Store` is an actor: a `Sendable` reference with serialised lifecycle. Its dispatch APIs are
+/// `nonisolated` on purpose. They run on the caller's executor (a `@MainActor` caller stays on the main
+/// actor) and order work through the store's mailbox under a short lock, because an actor's job queue may be
+/// reordered by priority, and because a hop costs more than applying an updater.
+///
+/// ## Lifetime
+/// The store starts asynchronously (see
+/// ``init(interceptors:stateInitializer:dependenciesInitializer:configuration:)``); dispatches made earlier
+/// wait, in order. ``shutdown()``, or releasing the store, cancels the work it owns, finishes its streams,
+/// and makes later dispatches throw ``StoreError/storeShutDown``.
+public actor Store<S: State, D: SideEffectDependencyContainer> {
+  /// Builds the dependency container when the store is created.
+  ///
+  /// - Parameters:
+  ///   - dispatch: Dispatches to the store. Safe to keep: it does not keep the store alive.
+  ///   - getState: Returns the store's latest committed state.
+  public typealias DependenciesInitializer = (
+    _ dispatch: @escaping AnyDispatch, _ getState: @escaping @Sendable () -> S
+  ) -> D
+
+  /// Settings of a store; see ``StoreConfiguration``.
+  public typealias Configuration = StoreConfiguration
+
+  nonisolated let core: StoreCore<S, D>
+
+  /// The store's dependency container, the same instance every side effect gets.
+  public nonisolated let dependencies: D
+
+  /// Creates a store.
+  ///
+  /// The store is usable at once: dispatches made before it is ready wait, and keep their order. Start-up
+  /// then runs in a task the store owns:
+  /// 1. `stateInitializer` produces the initial state (until then ``state`` is `S()`);
+  /// 2. the interceptors are initialised, in array order, with the store's context;
+  /// 3. the store becomes ready (``isReady``), and runs what waited, in order.
+  ///
+  /// - Parameters:
+  ///   - interceptors: Functions that see every dispatch, first one first; see ``StoreInterceptor``.
+  ///   - stateInitializer: Produces the initial state, for example by loading it from disk. If it throws,
+  ///     the store never becomes ready and every dispatch fails with ``StoreError/startupFailed(_:)``.
+  ///     It must not wait for a dispatch to this store (that throws ``StoreError/deadlock(_:)``).
+  ///   - dependenciesInitializer: Builds the dependency container, synchronously, here in `init`. It may
+  ///     keep the `dispatch` closure and use it, including right away from a task it starts.
+  ///   - configuration: Other settings.
+  public init(
+    interceptors: [StoreInterceptor],
+    stateInitializer: @escaping @Sendable () async throws -> S,
+    dependenciesInitializer: DependenciesInitializer,
+    configuration: Configuration = .init()
+  ) {
+    let core = StoreCore<S, D>(
+      initialState: S(), hasInterceptors: !interceptors.isEmpty, configuration: configuration)
+    let dependencies = dependenciesInitializer(
+      { [weak core] item in
+        guard let core else { throw StoreError.storeShutDown }
+        return try await core.anyDispatch(item)
+      },
+      { [weak core] in core?.state ?? S() })
+    core.setDependencies(dependencies)
+    self.core = core
+    self.dependencies = dependencies
+    core.start(stateInitializer: stateInitializer, interceptors: interceptors)
+  }
+
+  /// Creates a store whose dependency container is built with its required initializer.
+  ///
+  /// See ``init(interceptors:stateInitializer:dependenciesInitializer:configuration:)``.
+  public init(
+    interceptors: [StoreInterceptor] = [],
+    stateInitializer: @escaping @Sendable () async throws -> S,
+    configuration: Configuration = .init()
+  ) {
+    self.init(
+      interceptors: interceptors,
+      stateInitializer: stateInitializer,
+      dependenciesInitializer: { dispatch, getState in D(dispatch: dispatch, getState: { getState() }) },
+      configuration: configuration)
+  }
+
+  /// Creates a store that starts from `initialState`.
+  ///
+  /// See ``init(interceptors:stateInitializer:dependenciesInitializer:configuration:)``.
+  public init(
+    initialState: S,
+    interceptors: [StoreInterceptor] = [],
+    configuration: Configuration = .init()
+  ) {
+    self.init(interceptors: interceptors, stateInitializer: { initialState }, configuration: configuration)
+  }
+
+  /// Creates a store with the given interceptors that starts from the empty state `S()`.
+  public init(interceptors: [StoreInterceptor]) {
+    self.init(interceptors: interceptors, stateInitializer: { S() })
+  }
+
+  /// Creates a store with no interceptors that starts from the empty state `S()`.
+  public init() {
+    self.init(interceptors: [])
+  }
+
+  deinit {
+    core.shutdown()
+  }
+
+  // MARK: - State and lifecycle
+
+  /// The latest committed state: a synchronous, thread-safe snapshot, readable from any context without
+  /// `await`.
+  ///
+  /// Before the store is ready this is the empty state `S()`.
+  ///
+  /// - Important: A snapshot you keep shares storage with the store's state, so the next update that
+  ///   mutates that storage copies it once. Read what you need rather than keeping the whole state around.
+  ///   Reading it from inside a state updater returns `S()` (and prints a warning): updaters must use their
+  ///   `inout` parameter.
+  public nonisolated var state: S {
+    core.state
+  }
+
+  /// Whether the store has finished starting and runs dispatches.
+  ///
+  /// False while the state initializer runs, and after a failed start-up or shutdown.
+  public nonisolated var isReady: Bool {
+    core.isReady
+  }
+
+  /// Returns once the store is ready.
+  ///
+  /// - Throws: ``StoreError/startupFailed(_:)`` if the state initializer threw, ``StoreError/storeShutDown``
+  ///   if the store shut down first, `CancellationError` if the calling task is cancelled meanwhile.
+  public nonisolated(nonsending) func waitUntilReady() async throws {
+    try await core.waitUntilReady()
+  }
+
+  /// Shuts the store down and waits for the work it owns to stop.
+  ///
+  /// Afterwards every dispatch throws ``StoreError/storeShutDown`` and ``state`` keeps its last value.
+  /// Shutting down:
+  /// - fails every dispatch still waiting in the mailbox with ``StoreError/storeShutDown``;
+  /// - cancels the tasks the store owns (items handed over with `send`, the start-up task) and waits for
+  ///   them to return, except the calling task itself if it is one of them;
+  /// - finishes every stream and drops every listener and interceptor.
+  ///
+  /// Side effects that callers await run in the callers' tasks, so shutdown does not cancel them; their
+  /// later dispatches throw. Calling `shutdown()` again does nothing. Releasing the store shuts it down too,
+  /// without waiting.
+  public nonisolated(nonsending) func shutdown() async {
+    let tasks = core.shutdown()
+    for task in tasks {
+      await task.value
+    }
+  }
+}

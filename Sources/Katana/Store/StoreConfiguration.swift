@@ -1,0 +1,15 @@
+/// Settings of a ``Store`` that are not part of its state, dependencies or interceptors.
+public struct StoreConfiguration: Sendable {
+  /// The clock the store and its side effects use for time (``SideEffectContext/clock``).
+  ///
+  /// The default is a `ContinuousClock`. Tests inject a manual clock so that anything time-based runs
+  /// without real waiting.
+  public var clock: any Clock<Duration>
+
+  /// Creates a configuration.
+  ///
+  /// - Parameter clock: The clock for time-based side effects.
+  public init(clock: any Clock<Duration> = ContinuousClock()) {
+    self.clock = clock
+  }
+}

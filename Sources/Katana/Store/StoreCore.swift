@@ -1,0 +1,952 @@
+#if canImport(Darwin)
+  import Darwin
+#elseif canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#endif
+
+/// The engine behind ``Store``: the state, the mailbox, observers and store-owned tasks, behind one lock.
+///
+/// ``Store`` (the actor) and ``SideEffectContext`` are thin façades over it. Dispatch never hops onto an
+/// actor: the order of state updaters comes from the mailbox, which is decided under the lock when a
+/// dispatch arrives, so task priorities cannot reorder it, and an updater with no interceptor costs one
+/// lock acquisition.
+///
+/// Rules kept throughout:
+/// - the lock is never held while user code runs, except a state updater's pure `updateState` (SPEC 4.5);
+///   re-entry from it is detected through ``ThreadOwner`` and answered without deadlocking;
+/// - listeners, stream deliveries, interceptors and side effects run outside the lock;
+/// - an updater's commit and its delivery to observers happen while it holds the turn, so observers see
+///   changes one at a time, in commit order.
+final class StoreCore<S: State, D: SideEffectDependencyContainer>: @unchecked Sendable {
+  // Sendable: mutable state lives in `storage`, only touched under its lock; the rest is immutable.
+
+  private let storage: LockedBuffer<CoreState<S, D>>
+  private let owner = ThreadOwner()
+  private let warnings = Locked(Set<String>())
+  /// Whether a caller may go on, must wait in the mailbox (with this entry identifier), or fails.
+  private enum Admission<Proceed> {
+    case proceed(Proceed)
+    case wait(UInt64)
+    case fail(any Error)
+  }
+
+  /// What the final `next` of an updater chain found under the lock.
+  private enum ChainAttempt {
+    case done(Commit<S>?)
+    case notDispatchedType(UpdaterFrame<S>)
+  }
+
+  /// What `send` does with a new job.
+  private enum EnqueueDecision {
+    case queued
+    case startPump
+    case startSideEffect
+    case fail(any Error)
+  }
+
+  /// What shutdown collects under the lock, to act on outside it.
+  private struct ShutdownWork {
+    var entries: [MailboxEntry]
+    var waiters: [UnsafeContinuation<Void, any Error>]
+    var subscribers: [StateSubscriber<S>]
+    var tasks: [Task<Void, Never>]
+    var handlers: [@Sendable () -> Void]
+    var chain: StoreInterceptorNext?
+  }
+
+  /// Whether the store has interceptors; fixed at initialisation.
+  let hasInterceptors: Bool
+  let configuration: StoreConfiguration
+
+  init(initialState: S, hasInterceptors: Bool, configuration: StoreConfiguration) {
+    storage = LockedBuffer.make(CoreState(state: initialState))
+    self.hasInterceptors = hasInterceptors
+    self.configuration = configuration
+  }
+
+  var id: ObjectIdentifier { ObjectIdentifier(self) }
+
+  @inline(__always)
+  private func withLock<Result>(_ body: (inout CoreState<S, D>) throws -> Result) rethrows -> Result {
+    try storage.withLock(body)
+  }
+
+  /// Runs `body` under the lock with the calling thread marked as running a state updater, so that a
+  /// re-entrant call from the updater is detected instead of deadlocking.
+  @inline(__always)
+  private func withLockRunningUpdater<Result>(_ body: (inout CoreState<S, D>) throws -> Result) rethrows
+    -> Result
+  {
+    try storage.withLock { core in
+      owner.markCurrentThread()
+      defer { owner.clear() }
+      return try body(&core)
+    }
+  }
+
+  /// Whether the calling thread is running one of this store's state updaters.
+  var isInsideStateUpdater: Bool { owner.isCurrentThread }
+
+  // MARK: - Reading state
+
+  /// The latest committed state.
+  var state: S {
+    guard !owner.isCurrentThread else {
+      runtimeWarning(
+        "store.state was read from inside a StateUpdater of \(String(reflecting: S.self)); this returns "
+          + "\(String(reflecting: S.self))(). Updaters must only use their inout parameter.")
+      return S()
+    }
+    return withLock { $0.state }
+  }
+
+  var isReady: Bool {
+    withLock { $0.phase.isReady }
+  }
+
+  // MARK: - Typed dispatch
+
+  /// Dispatches a state updater and returns once it is committed and observers have seen it.
+  nonisolated(nonsending) func dispatch<U: StateUpdater>(_ updater: U) async throws where U.StateType == S {
+    if Task.isCancelled { throw CancellationError() }
+    if !hasInterceptors {
+      switch applyIfIdle({ updater.updateState(&$0) }) {
+      case .applied:
+        return
+      case .appliedHoldingTurn(let commit):
+        commit.deliver()
+        releaseTurn()
+        return
+      case .mustWait:
+        break
+      }
+    }
+    try await dispatchUpdaterWaitingForTurn(
+      updater, frame: TypedUpdaterFrame<S, U>(), apply: { updater.updateState(&$0) }, depth: 0)
+  }
+
+  /// Dispatches a side effect in the calling task and returns when its body returns.
+  nonisolated(nonsending) func dispatch<E: SideEffect>(_ effect: E, context: SideEffectContext<S, D>)
+    async throws where E.StateType == S, E.Dependencies == D
+  {
+    guard let chain = try await chainOnceSideEffectsMayStart() else {
+      try await effect.sideEffect(context)
+      return
+    }
+    let frame = TypedSideEffectFrame<E>(storeID: id, context: context)
+    try await SideEffectFrame.$current.withValue(frame) { try await chain(effect) }
+    try await dispatchRedirects(frame.close().redirects, depth: 0)
+  }
+
+  /// Dispatches a returning side effect in the calling task and returns its value.
+  nonisolated(nonsending) func dispatch<R: ReturningSideEffect>(
+    _ effect: R, context: any AnySideEffectContext
+  ) async throws -> R.ReturnValue {
+    guard let chain = try await chainOnceSideEffectsMayStart() else {
+      return try await effect.sideEffect(context)
+    }
+    let frame = ReturningSideEffectFrame<R>(storeID: id, context: context)
+    try await SideEffectFrame.$current.withValue(frame) { try await chain(effect) }
+    let record = frame.close()
+    try await dispatchRedirects(record.redirects, depth: 0)
+    guard let value = record.value else {
+      throw StoreError.returnValueUnavailable(String(reflecting: R.self))
+    }
+    guard let typed = value as? R.ReturnValue else {
+      throw StoreError.returnValueTypeMismatch(
+        expected: String(reflecting: R.ReturnValue.self), actual: typeName(of: value))
+    }
+    return typed
+  }
+
+  // MARK: - Type-erased dispatch
+
+  /// What kind of item something is, checked at run time.
+  private enum ItemKind {
+    case updater(any AnyStateUpdater)
+    case sideEffect(any AnySideEffect)
+  }
+
+  private static func classify(_ item: any Dispatchable) throws -> ItemKind {
+    switch (item as? any AnyStateUpdater, item as? any AnySideEffect) {
+    case (.some, .some): throw StoreError.ambiguousDispatchable(typeName(of: item))
+    case (.some(let updater), nil): return .updater(updater)
+    case (nil, .some(let effect)): return .sideEffect(effect)
+    case (nil, nil): throw StoreError.unsupportedDispatchable(typeName(of: item))
+    }
+  }
+
+  /// Applies a type-erased state updater to `state`, in place when it is a ``StateUpdater`` of the right
+  /// state type.
+  private static func applyErased(_ updater: any AnyStateUpdater, to state: inout S) throws {
+    if let typed = updater as? any StateUpdater {
+      try applyOpened(typed, to: &state)
+      return
+    }
+    let updated = try updater.updatedState(currentState: state)
+    guard let typedState = updated as? S else {
+      throw StoreError.wrongStateType(expected: String(reflecting: S.self), actual: typeName(of: updated))
+    }
+    state = typedState
+  }
+
+  private static func applyOpened<U: StateUpdater>(_ updater: U, to state: inout S) throws {
+    guard U.StateType.self == S.self else {
+      throw StoreError.wrongStateType(
+        expected: String(reflecting: U.StateType.self), actual: String(reflecting: S.self))
+    }
+    // `U.StateType` and `S` are the same type, so viewing the state through a pointer to `U.StateType`
+    // is sound, and keeps the mutation in place.
+    withUnsafeMutablePointer(to: &state) { pointer in
+      pointer.withMemoryRebound(to: U.StateType.self, capacity: 1) { updater.updateState(&$0.pointee) }
+    }
+  }
+
+  /// Dispatches any item, checking its kind and types at run time, and returns its outcome (`()` for state
+  /// updaters and side effects that return nothing).
+  ///
+  /// - Parameter depth: How many items of the other kind interceptors substituted on the way here.
+  nonisolated(nonsending) func anyDispatch(_ item: any Dispatchable, depth: Int = 0) async throws
+    -> any Sendable
+  {
+    switch try Self.classify(item) {
+    case .updater(let updater):
+      if Task.isCancelled { throw CancellationError() }
+      if !hasInterceptors {
+        switch try applyIfIdle({ try Self.applyErased(updater, to: &$0) }) {
+        case .applied:
+          return ()
+        case .appliedHoldingTurn(let commit):
+          commit.deliver()
+          releaseTurn()
+          return ()
+        case .mustWait:
+          break
+        }
+      }
+      try await dispatchUpdaterWaitingForTurn(
+        item, frame: UpdaterFrame<S>(), apply: { try Self.applyErased(updater, to: &$0) }, depth: depth)
+      return ()
+    case .sideEffect(let effect):
+      let chain = try await chainOnceSideEffectsMayStart()
+      let context = try makeContext()
+      guard let chain else {
+        return try await effect.anySideEffect(context)
+      }
+      let frame = SideEffectFrame(storeID: id)
+      try await SideEffectFrame.$current.withValue(frame) { try await chain(item) }
+      let record = frame.close()
+      try await dispatchRedirects(record.redirects, depth: depth)
+      if let value = record.value { return value }
+      if effect is any ReturningSideEffect {
+        throw StoreError.returnValueUnavailable(typeName(of: item))
+      }
+      return ()
+    }
+  }
+
+  /// Dispatches the items interceptors substituted with items of the other kind, in order, as new items.
+  nonisolated(nonsending) func dispatchRedirects(_ items: [any Dispatchable], depth: Int) async throws {
+    for item in items {
+      guard depth < StoreError.redirectLimit else {
+        throw StoreError.redirectLimitExceeded(typeName(of: item))
+      }
+      _ = try await anyDispatch(item, depth: depth + 1)
+    }
+  }
+
+  // MARK: - The turn
+
+  private enum InlineOutcome {
+    /// Applied; nobody observes the store.
+    case applied
+    /// Applied; the caller holds the turn and must deliver the commit, then release the turn.
+    case appliedHoldingTurn(Commit<S>)
+    /// The store is busy, not ready, or gone: take the slow path.
+    case mustWait
+  }
+
+  /// Applies `mutate` right away if the store is ready and nothing is ahead in the mailbox: the hot path,
+  /// one lock acquisition.
+  @inline(__always)
+  private func applyIfIdle(_ mutate: (inout S) throws -> Void) rethrows -> InlineOutcome {
+    try withLockRunningUpdater { core in
+      guard core.canTakeTurnNow else { return .mustWait }
+      guard let commit = try core.commit(mutate) else { return .applied }
+      core.mailbox.takeTurn(holder: nil)
+      return .appliedHoldingTurn(commit)
+    }
+  }
+
+  /// The slow path of an updater dispatch: waits for the turn, applies the updater (through the
+  /// interceptor chain if there is one), releases the turn, then dispatches any substituted items.
+  private nonisolated(nonsending) func dispatchUpdaterWaitingForTurn(
+    _ item: any Dispatchable, frame: UpdaterFrame<S>, apply: (inout S) throws -> Void, depth: Int
+  ) async throws {
+    let holder = TaskIdentity.current
+    try await acquireTurn(holder: holder)
+    let redirects: [any Dispatchable]
+    do {
+      redirects = try await applyHoldingTurn(item, frame: frame, holder: holder, apply: apply)
+    } catch {
+      releaseTurn()
+      throw error
+    }
+    releaseTurn()
+    try await dispatchRedirects(redirects, depth: depth)
+  }
+
+  /// Applies an updater while holding the turn: through the interceptor chain if there is one, directly
+  /// otherwise. Returns the items of the other kind the interceptors handed to `next`.
+  private nonisolated(nonsending) func applyHoldingTurn(
+    _ item: any Dispatchable, frame: UpdaterFrame<S>, holder: TaskIdentity?, apply: (inout S) throws -> Void
+  ) async throws -> [any Dispatchable] {
+    guard hasInterceptors else {
+      try commitHoldingTurn(apply)
+      return []
+    }
+    let chain: StoreInterceptorNext = try withLock { core in
+      if let error = core.phase.dispatchError { throw error }
+      // Internal invariant: the chain is built before the store becomes ready and only dropped at shutdown.
+      guard let chain = core.chain else { preconditionFailure("Katana internal error: ready without a chain") }
+      core.turnFrame = frame
+      core.mailbox.turnHolder = holder
+      return chain
+    }
+    try await chain(item)
+    // The final `next` only appends redirects under the lock while `frame` is the turn frame; the lock
+    // taken here orders those writes before this read.
+    return withLock { _ in frame.redirects }
+  }
+
+  /// Commits `mutate` while holding the turn, and delivers the change to observers.
+  private func commitHoldingTurn(_ mutate: (inout S) throws -> Void) throws {
+    let commit = try withLockRunningUpdater { core in
+      if let error = core.phase.dispatchError { throw error }
+      return try core.commit(mutate)
+    }
+    commit?.deliver()
+  }
+
+  /// Waits until the calling task holds the turn.
+  ///
+  /// - Throws: `CancellationError` if the caller is cancelled before its turn comes (the updater is then
+  ///   withdrawn), ``StoreError/deadlock(_:)`` if the caller is the one holding the turn or running the
+  ///   state initializer, the phase's error once the store has failed or shut down.
+  private nonisolated(nonsending) func acquireTurn(holder: TaskIdentity?) async throws {
+    let decision = withLock { core -> Admission<Void> in
+      if let error = core.phase.dispatchError { return .fail(error) }
+      if core.canTakeTurnNow {
+        core.mailbox.takeTurn(holder: holder)
+        return .proceed(())
+      }
+      if let error = deadlock(for: holder, in: core) { return .fail(error) }
+      return .wait(core.makeID())
+    }
+    switch decision {
+    case .proceed:
+      return
+    case .fail(let error):
+      throw error
+    case .wait(let id):
+      try await waitInMailbox(id: id) { core, continuation in
+        if core.canTakeTurnNow {
+          core.mailbox.takeTurn(holder: holder)
+          return true
+        }
+        core.mailbox.enqueue(.updater(id: id, task: holder, continuation: continuation))
+        return false
+      }
+    }
+  }
+
+  /// The error to throw instead of waiting for the turn, if waiting from `task` could never end.
+  private func deadlock(for task: TaskIdentity?, in core: CoreState<S, D>) -> StoreError? {
+    guard let task else { return nil }
+    if task == core.mailbox.turnHolder {
+      return .deadlock(
+        "this task holds the updater turn (it is running an interceptor for a state updater) and waited for "
+          + "another state updater of the same store, which can only run after the turn is released.")
+    }
+    if task == core.startupTask {
+      return .deadlock(
+        "the store's state initializer dispatched to its own store and waited; dispatches wait until the "
+          + "initializer has returned.")
+    }
+    return nil
+  }
+
+  /// Suspends until the mailbox resumes the caller.
+  ///
+  /// - Parameter enqueue: Runs under the lock once the caller is ready to suspend. Returns true to resume
+  ///   the caller right away (the situation changed since the caller decided to wait), or enqueues an entry
+  ///   holding the continuation and returns false.
+  private nonisolated(nonsending) func waitInMailbox(
+    id: UInt64,
+    enqueue: @escaping (inout CoreState<S, D>, UnsafeContinuation<Void, any Error>) -> Bool
+  ) async throws {
+    try await withTaskCancellationHandler {
+      try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<Void, any Error>) in
+        let immediate: Result<Void, any Error>? = withLock { core in
+          if let error = core.phase.dispatchError { return .failure(error) }
+          if Task.isCancelled { return .failure(CancellationError()) }
+          return enqueue(&core, continuation) ? .success(()) : nil
+        }
+        if let immediate {
+          continuation.resume(with: immediate)
+        }
+      }
+    } onCancel: {
+      withdraw(id)
+    }
+  }
+
+  /// Withdraws the mailbox entry `id` if it has not started, failing its dispatcher with
+  /// `CancellationError`.
+  func withdraw(_ id: UInt64) {
+    let entry = withLock { $0.mailbox.withdraw(id) }
+    entry?.fail(CancellationError())
+  }
+
+  /// Releases the turn held by an awaited dispatch.
+  private func releaseTurn() {
+    let actions = withLock { $0.releaseTurn(byPump: false) }
+    if !actions.isEmpty {
+      perform(actions)
+    }
+  }
+
+  private func perform(_ actions: MailboxActions) {
+    for continuation in actions.resumptions {
+      continuation.resume()
+    }
+    if let job = actions.startPump {
+      startPump(with: job)
+    }
+    for job in actions.startSideEffects {
+      if !startOwnedTask(id: job.id, { await job.run() }) {
+        job.fail(StoreError.storeShutDown)
+      }
+    }
+  }
+
+  /// Waits, if the store is still starting, until side effects may start; returns the interceptor chain.
+  private nonisolated(nonsending) func chainOnceSideEffectsMayStart() async throws -> StoreInterceptorNext? {
+    let holder = TaskIdentity.current
+    let decision = withLock { core -> Admission<StoreInterceptorNext?> in
+      switch core.phase {
+      case .ready: return .proceed(core.chain)
+      case .failed, .shutDown: return .fail(core.phase.dispatchError ?? .storeShutDown)
+      case .starting:
+        if let error = deadlock(for: holder, in: core) { return .fail(error) }
+        return .wait(core.makeID())
+      }
+    }
+    switch decision {
+    case .proceed(let chain):
+      return chain
+    case .fail(let error):
+      throw error
+    case .wait(let id):
+      try await waitInMailbox(id: id) { core, continuation in
+        // Start right away only if nothing dispatched earlier is still waiting.
+        if core.canTakeTurnNow { return true }
+        core.mailbox.enqueue(.sideEffect(id: id, continuation: continuation))
+        return false
+      }
+      return withLock { $0.chain }
+    }
+  }
+
+  // MARK: - The chain's final `next`
+
+  /// The end of the interceptor chain: handles what interceptors hand to `next`.
+  nonisolated(nonsending) func handleFromChain(_ item: any Dispatchable) async throws {
+    if let frame = SideEffectFrame.current, frame.storeID == id {
+      try await handleInSideEffectChain(item, frame: frame)
+    } else {
+      try handleInUpdaterChain(item)
+    }
+  }
+
+  private nonisolated(nonsending) func handleInSideEffectChain(_ item: any Dispatchable, frame: SideEffectFrame)
+    async throws
+  {
+    try frame.checkOpen(for: item)
+    if let value = try await frame.runIfDispatchedType(item) {
+      frame.setValue(value)
+      return
+    }
+    switch try Self.classify(item) {
+    case .updater:
+      frame.addRedirect(item)
+    case .sideEffect(let effect):
+      let context = try makeContext()
+      let value = try await SideEffectFrame.withoutFrame { try await effect.anySideEffect(context) }
+      frame.setValue(value)
+    }
+  }
+
+  private func handleInUpdaterChain(_ item: any Dispatchable) throws {
+    let attempt = try withLockRunningUpdater { core -> ChainAttempt in
+      guard let frame = core.turnFrame else { throw StoreError.nextCalledOutOfScope(typeName(of: item)) }
+      if let error = core.phase.dispatchError { throw error }
+      var applied = false
+      let commit = core.commitIfApplies { state in
+        applied = frame.applyIfDispatchedType(item, to: &state)
+        return applied
+      }
+      return applied ? .done(commit) : .notDispatchedType(frame)
+    }
+    switch attempt {
+    case .done(let commit):
+      commit?.deliver()
+    case .notDispatchedType(let frame):
+      // Substituted items are rare: classify them outside the lock, then apply or record them.
+      switch try Self.classify(item) {
+      case .sideEffect:
+        try withLock { core in
+          guard core.turnFrame === frame else { throw StoreError.nextCalledOutOfScope(typeName(of: item)) }
+          frame.redirects.append(item)
+        }
+      case .updater(let updater):
+        let commit = try withLockRunningUpdater { core in
+          guard core.turnFrame === frame else { throw StoreError.nextCalledOutOfScope(typeName(of: item)) }
+          if let error = core.phase.dispatchError { throw error }
+          return try core.commit { try Self.applyErased(updater, to: &$0) }
+        }
+        commit?.deliver()
+      }
+    }
+  }
+
+  // MARK: - Sending
+
+  /// Enqueues a state updater now and returns its handle.
+  func send<U: StateUpdater>(_ updater: U) -> DispatchHandle<Void> where U.StateType == S {
+    enqueueUpdaterJob(updater, value: ()) { [self] in
+      try await applySentUpdater(updater, frame: TypedUpdaterFrame<S, U>(), apply: { updater.updateState(&$0) })
+    }
+  }
+
+  /// Enqueues a side effect now and returns its handle.
+  func send<E: SideEffect>(_ effect: E, context: SideEffectContext<S, D>) -> DispatchHandle<Void>
+  where E.StateType == S, E.Dependencies == D {
+    enqueueSideEffectJob(effect) { [self] in try await dispatch(effect, context: context) }
+  }
+
+  /// Enqueues a returning side effect now and returns its handle.
+  func send<R: ReturningSideEffect>(_ effect: R, context: any AnySideEffectContext) -> DispatchHandle<
+    R.ReturnValue
+  > {
+    enqueueSideEffectJob(effect) { [self] in try await dispatch(effect, context: context) }
+  }
+
+  /// Enqueues any item now and returns its handle.
+  func anySend(_ item: any Dispatchable) -> DispatchHandle<any Sendable> {
+    let kind: ItemKind
+    do {
+      kind = try Self.classify(item)
+    } catch {
+      return .failed(error)
+    }
+    switch kind {
+    case .updater(let updater):
+      return enqueueUpdaterJob(item, value: () as any Sendable) { [self] in
+        try await applySentUpdater(item, frame: UpdaterFrame<S>(), apply: { try Self.applyErased(updater, to: &$0) })
+      }
+    case .sideEffect:
+      return enqueueSideEffectJob(item) { [self] in try await anyDispatch(item) }
+    }
+  }
+
+  private func applySentUpdater(
+    _ item: any Dispatchable, frame: UpdaterFrame<S>, apply: (inout S) throws -> Void
+  ) async throws -> [any Dispatchable] {
+    try await applyHoldingTurn(item, frame: frame, holder: TaskIdentity.current, apply: apply)
+  }
+
+  private func enqueueUpdaterJob<Value: Sendable>(
+    _ item: any Dispatchable, value: Value, apply: @escaping @Sendable () async throws -> [any Dispatchable]
+  ) -> DispatchHandle<Value> {
+    enqueue(item) { id in UpdaterJob(id: id, core: self, value: value, apply: apply) }
+  }
+
+  private func enqueueSideEffectJob<Value: Sendable>(
+    _ item: any Dispatchable, run: @escaping @Sendable () async throws -> Value
+  ) -> DispatchHandle<Value> {
+    enqueue(item) { id in SideEffectJob(id: id, core: self, run: run) }
+  }
+
+  /// Puts a job into the mailbox, or starts it right away if nothing is ahead of it.
+  private func enqueue<Job: HandleStorage<Value> & MailboxJob, Value>(
+    _ item: any Dispatchable, makeJob: (UInt64) -> Job
+  ) -> DispatchHandle<Value> {
+    guard !owner.isCurrentThread else {
+      return .failed(StoreError.dispatchFromStateUpdater(typeName(of: item)))
+    }
+    let (job, decision) = withLock { core -> (Job, EnqueueDecision) in
+      let job = makeJob(core.makeID())
+      if let error = core.phase.dispatchError { return (job, .fail(error)) }
+      if core.canTakeTurnNow {
+        if job.isUpdater {
+          core.mailbox.takeTurn(holder: nil)
+          return (job, .startPump)
+        }
+        return (job, .startSideEffect)
+      }
+      core.mailbox.enqueue(.job(job))
+      return (job, .queued)
+    }
+    switch decision {
+    case .queued:
+      break
+    case .startPump:
+      startPump(with: job)
+    case .startSideEffect:
+      if !startOwnedTask(id: job.id, { await job.run() }) {
+        job.fail(StoreError.storeShutDown)
+      }
+    case .fail(let error):
+      job.fail(error)
+    }
+    return DispatchHandle(storage: job)
+  }
+
+  /// Cancels a sent job: withdraws it if it is still queued, cancels its task if it is a running side
+  /// effect. A running updater completes.
+  func cancelJob(_ id: UInt64) {
+    let (entry, task) = withLock { core -> (MailboxEntry?, Task<Void, Never>?) in
+      if let entry = core.mailbox.withdraw(id) { return (entry, nil) }
+      if case .running(let task) = core.ownedTasks[id] { return (nil, task) }
+      return (nil, nil)
+    }
+    entry?.fail(CancellationError())
+    task?.cancel()
+  }
+
+  /// The error to return instead of waiting for the sent job `id`, if the waiting task holds the turn
+  /// while the job is still queued behind it.
+  func deadlockIfWaiting(forQueuedJob id: UInt64) -> StoreError? {
+    guard let task = TaskIdentity.current else { return nil }
+    return withLock { core in
+      guard task == core.mailbox.turnHolder, core.mailbox.isPending(id) else { return nil }
+      return .deadlock(
+        "this task holds the updater turn and waited for an item it sent, which is queued behind that turn.")
+    }
+  }
+
+  // MARK: - The pump
+
+  /// Starts a store-owned task that runs sent updaters while holding the turn, until the next entry is
+  /// not one.
+  private func startPump(with job: any MailboxJob) {
+    let started = startOwnedTask(id: job.id) { [self] in
+      var next: (any MailboxJob)? = job
+      let pump = TaskIdentity.current
+      while let job = next {
+        withLock { $0.mailbox.turnHolder = pump }
+        await job.run()
+        let actions = withLock { $0.releaseTurn(byPump: true) }
+        next = actions.continuePump
+        perform(actions)
+      }
+    }
+    if !started {
+      job.fail(StoreError.storeShutDown)
+      releaseTurn()
+    }
+  }
+
+  // MARK: - Store-owned tasks
+
+  /// Starts a detached task the store owns: shutdown cancels it. Returns false if the store has shut down.
+  ///
+  /// Detached, so that it inherits neither the caller's actor nor its task-locals (in particular no
+  /// side-effect frame).
+  @discardableResult
+  func startOwnedTask(id: UInt64, _ body: @escaping @Sendable () async -> Void) -> Bool {
+    let reserved = withLock { core -> Bool in
+      if case .shutDown = core.phase { return false }
+      core.ownedTasks[id] = .reserved
+      return true
+    }
+    guard reserved else { return false }
+    let task = Task.detached(priority: Task.currentPriority) { [self] in
+      await body()
+      withLock { core in _ = core.ownedTasks.removeValue(forKey: id) }
+    }
+    let cancelNow = withLock { core -> Bool in
+      if case .shutDown = core.phase { return true }
+      if core.ownedTasks[id] != nil {
+        core.ownedTasks[id] = .running(task)
+      }
+      return false
+    }
+    if cancelNow {
+      task.cancel()
+    }
+    return true
+  }
+
+  /// The number of store-owned tasks still registered (tests check that none leak).
+  var ownedTaskCount: Int {
+    withLock { $0.ownedTasks.count }
+  }
+
+  // MARK: - Lifecycle
+
+  func makeID() -> UInt64 {
+    withLock { $0.makeID() }
+  }
+
+  func setDependencies(_ dependencies: D) {
+    withLock { $0.dependencies = dependencies }
+  }
+
+  /// A context for side effects and interceptors.
+  func makeContext() throws -> SideEffectContext<S, D> {
+    let dependencies = withLock { $0.dependencies }
+    guard let dependencies else { throw StoreError.storeShutDown }
+    return SideEffectContext(core: self, dependencies: dependencies)
+  }
+
+  /// Runs the state initializer in a store-owned task, then initialises the interceptors and opens the
+  /// mailbox.
+  func start(stateInitializer: @escaping @Sendable () async throws -> S, interceptors: [StoreInterceptor]) {
+    startOwnedTask(id: makeID()) { [self] in
+      withLock { $0.startupTask = TaskIdentity.current }
+      do {
+        let state = try await stateInitializer()
+        finishStartup(state: state, interceptors: interceptors)
+      } catch {
+        failStartup(error)
+      }
+    }
+  }
+
+  private func finishStartup(state: S, interceptors: [StoreInterceptor]) {
+    let dependencies = withLock { core -> D? in
+      guard case .starting = core.phase else { return nil }
+      core.state = state
+      return core.dependencies
+    }
+    guard let dependencies else { return }
+    var chain: StoreInterceptorNext?
+    if !interceptors.isEmpty {
+      // User code (the interceptors' outer and middle closures) runs here, outside the lock.
+      let context = SideEffectContext(core: self, dependencies: dependencies)
+      chain = composeInterceptors(interceptors, context: context) { [self] item in
+        try await handleFromChain(item)
+      }
+    }
+    let opened = withLock { core -> (MailboxActions, [UnsafeContinuation<Void, any Error>])? in
+      guard case .starting = core.phase else { return nil }
+      core.chain = chain
+      core.phase = .ready
+      core.startupTask = nil
+      let waiters = Array(core.readinessWaiters.values)
+      core.readinessWaiters = [:]
+      return (core.mailbox.advance(byPump: false), waiters)
+    }
+    guard let (actions, waiters) = opened else { return }
+    for waiter in waiters {
+      waiter.resume()
+    }
+    perform(actions)
+  }
+
+  private func failStartup(_ error: any Error) {
+    let failed = withLock { core -> ([MailboxEntry], [UnsafeContinuation<Void, any Error>])? in
+      guard case .starting = core.phase else { return nil }
+      core.phase = .failed(error)
+      core.startupTask = nil
+      let waiters = Array(core.readinessWaiters.values)
+      core.readinessWaiters = [:]
+      return (core.mailbox.removeAll(), waiters)
+    }
+    guard let (entries, waiters) = failed else { return }
+    let storeError = StoreError.startupFailed(error)
+    for entry in entries {
+      entry.fail(storeError)
+    }
+    for waiter in waiters {
+      waiter.resume(throwing: storeError)
+    }
+  }
+
+  /// Waits until the store is ready.
+  nonisolated(nonsending) func waitUntilReady() async throws {
+    let decision = withLock { core -> Admission<Void> in
+      switch core.phase {
+      case .ready: return .proceed(())
+      case .starting: return .wait(core.makeID())
+      case .failed, .shutDown: return .fail(core.phase.dispatchError ?? .storeShutDown)
+      }
+    }
+    switch decision {
+    case .proceed:
+      return
+    case .fail(let error):
+      throw error
+    case .wait(let id):
+      try await withTaskCancellationHandler {
+        try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<Void, any Error>) in
+          let immediate: Result<Void, any Error>? = withLock { core in
+            switch core.phase {
+            case .ready: return .success(())
+            case .failed, .shutDown: return .failure(core.phase.dispatchError ?? .storeShutDown)
+            case .starting:
+              if Task.isCancelled { return .failure(CancellationError()) }
+              core.readinessWaiters[id] = continuation
+              return nil
+            }
+          }
+          if let immediate {
+            continuation.resume(with: immediate)
+          }
+        }
+      } onCancel: {
+        let waiter = withLock { $0.readinessWaiters.removeValue(forKey: id) }
+        waiter?.resume(throwing: CancellationError())
+      }
+    }
+  }
+
+  /// Registers `handler` to run once when the store shuts down (immediately if it already has).
+  func addShutdownHandler(_ handler: @escaping @Sendable () -> Void) {
+    let runNow = withLock { core -> Bool in
+      if case .shutDown = core.phase { return true }
+      core.shutdownHandlers.append(handler)
+      return false
+    }
+    if runNow {
+      handler()
+    }
+  }
+
+  /// Shuts the store down: fails everything waiting, finishes streams, drops listeners and interceptors,
+  /// cancels store-owned tasks. Idempotent. Returns the cancelled tasks, so that an explicit shutdown can
+  /// wait for them.
+  @discardableResult
+  func shutdown() -> [Task<Void, Never>] {
+    let work = withLock { core -> ShutdownWork? in
+      if case .shutDown = core.phase { return nil }
+      core.phase = .shutDown
+      core.startupTask = nil
+      defer {
+        core.readinessWaiters = [:]
+        core.shutdownHandlers = []
+        core.chain = nil
+      }
+      return ShutdownWork(
+        entries: core.mailbox.removeAll(),
+        waiters: Array(core.readinessWaiters.values),
+        subscribers: core.observers.removeAll(),
+        tasks: core.ownedTasks.values.compactMap { task in
+          if case .running(let task) = task { return task }
+          return nil
+        },
+        handlers: core.shutdownHandlers,
+        chain: core.chain)
+    }
+    guard let work else { return [] }
+    for entry in work.entries {
+      entry.fail(StoreError.storeShutDown)
+    }
+    for waiter in work.waiters {
+      waiter.resume(throwing: StoreError.storeShutDown)
+    }
+    for subscriber in work.subscribers {
+      subscriber.finish()
+    }
+    for task in work.tasks {
+      task.cancel()
+    }
+    for handler in work.handlers {
+      handler()
+    }
+    // The chain (and the interceptors it captures) is released here, outside the lock: their deinit may
+    // run user code.
+    _ = work.chain
+    return work.tasks
+  }
+
+  // MARK: - Observation
+
+  /// Adds a listener; see ``Store/addListener(_:)``.
+  func addListener(_ listener: @escaping StoreListener<S>) -> StoreUnsubscribe {
+    guard !owner.isCurrentThread else {
+      runtimeWarning("addListener was called from inside a StateUpdater; the listener was not added.")
+      return {}
+    }
+    let id = withLock { core -> UInt64? in
+      if case .shutDown = core.phase { return nil }
+      let id = core.makeID()
+      core.observers.add(ListenerEntry(id: id, listener: listener))
+      return id
+    }
+    guard let id else { return {} }
+    return { [weak self] in
+      self?.withLock { $0.observers.removeListener(id) }
+    }
+  }
+
+  /// Registers a stream subscriber. `makeSubscriber` runs under the lock (with the thread marked as
+  /// running an updater, since it may evaluate a key path) and gets the current state.
+  func subscribe<Element: Sendable>(
+    buffer: StreamBuffer<Element>, makeSubscriber: (UInt64, S) -> StateSubscriber<S>
+  ) -> StreamBuffer<Element> {
+    guard !owner.isCurrentThread else {
+      runtimeWarning("A store stream was created inside a StateUpdater; it finishes immediately.")
+      buffer.finish()
+      return buffer
+    }
+    let id = withLockRunningUpdater { core -> UInt64? in
+      if case .shutDown = core.phase { return nil }
+      let id = core.makeID()
+      core.observers.add(makeSubscriber(id, core.state))
+      return id
+    }
+    guard let id else {
+      buffer.finish()
+      return buffer
+    }
+    buffer.setOnTermination { [weak self] in
+      self?.withLock { $0.observers.removeSubscriber(id) }
+    }
+    return buffer
+  }
+
+  /// The number of registered listeners and stream subscribers (tests check unregistration).
+  var observerCount: Int {
+    withLock { $0.observers.listeners.count + $0.observers.subscribers.count }
+  }
+
+  // MARK: - Diagnostics
+
+  /// Prints `message` to standard error, once per store and message.
+  func runtimeWarning(_ message: String) {
+    let isNew = warnings.withLock { $0.insert(message).inserted }
+    guard isNew else { return }
+    var line = "[Katana] warning: \(message)\n"
+    line.withUTF8 { bytes in
+      _ = write(2, bytes.baseAddress, bytes.count)
+    }
+  }
+}
+
+extension CoreState {
+  /// Like ``commit(_:)``, for a mutation that may decline (returns false): nothing is committed then.
+  mutating func commitIfApplies(_ mutate: (inout S) -> Bool) -> Commit<S>? {
+    if observers.isEmpty {
+      _ = mutate(&state)
+      return nil
+    }
+    let old: S? = observers.needsOldState ? state : nil
+    guard mutate(&state) else { return nil }
+    return Commit(old: old, new: state, listeners: observers.listeners, subscribers: observers.subscribers)
+  }
+}

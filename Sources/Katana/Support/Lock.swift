@@ -1,0 +1,109 @@
+#if canImport(Darwin)
+  import Darwin
+#elseif canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#endif
+
+/// The platform's cheapest mutual-exclusion primitive: `os_unfair_lock` on Apple platforms, an adaptive
+/// (briefly spinning) `pthread_mutex_t` on glibc, a plain one elsewhere.
+///
+/// The `Synchronization` module's `Mutex` would do, but it raises the Apple floor to macOS 15 / iOS 18.
+/// Memory is owned by the caller (see ``LockedBuffer``) so that the primitive never moves.
+enum LockPrimitive {
+  #if canImport(Darwin)
+    typealias Storage = os_unfair_lock
+  #else
+    typealias Storage = pthread_mutex_t
+  #endif
+
+  static func initialize(_ lock: UnsafeMutablePointer<Storage>) {
+    #if canImport(Darwin)
+      lock.initialize(to: os_unfair_lock())
+    #else
+      var attributes = pthread_mutexattr_t()
+      pthread_mutexattr_init(&attributes)
+      #if canImport(Glibc)
+        // Spinning briefly before sleeping keeps throughput up when several tasks dispatch at once: the
+        // critical sections are a few nanoseconds long, far shorter than a futex sleep and wake-up.
+        pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_ADAPTIVE_NP))
+      #endif
+      let result = pthread_mutex_init(lock, &attributes)
+      pthread_mutexattr_destroy(&attributes)
+      // Internal invariant: initialising a mutex in memory we own cannot fail short of memory corruption.
+      precondition(result == 0, "pthread_mutex_init failed: \(result)")
+    #endif
+  }
+
+  static func deinitialize(_ lock: UnsafeMutablePointer<Storage>) {
+    #if !canImport(Darwin)
+      pthread_mutex_destroy(lock)
+    #endif
+    lock.deinitialize(count: 1)
+  }
+
+  @inline(__always)
+  static func lock(_ lock: UnsafeMutablePointer<Storage>) {
+    #if canImport(Darwin)
+      os_unfair_lock_lock(lock)
+    #else
+      pthread_mutex_lock(lock)
+    #endif
+  }
+
+  @inline(__always)
+  static func unlock(_ lock: UnsafeMutablePointer<Storage>) {
+    #if canImport(Darwin)
+      os_unfair_lock_unlock(lock)
+    #else
+      pthread_mutex_unlock(lock)
+    #endif
+  }
+}
+
+/// A value guarded by a lock, stored with the lock in one allocation.
+///
+/// Access goes through raw pointers, so the hot path pays for neither a second allocation nor Swift's
+/// dynamic exclusivity checks on class properties. Never call code that can re-enter the store from inside
+/// `withLock`.
+final class LockedBuffer<Value>: ManagedBuffer<Value, LockPrimitive.Storage> {
+  /// Creates a buffer holding `value`.
+  static func make(_ value: Value) -> LockedBuffer<Value> {
+    let buffer = LockedBuffer.create(minimumCapacity: 1) { _ in value }
+    buffer.withUnsafeMutablePointerToElements { LockPrimitive.initialize($0) }
+    // Internal invariant: `create` on this subclass returns an instance of it.
+    return unsafeDowncast(buffer, to: LockedBuffer<Value>.self)
+  }
+
+  deinit {
+    withUnsafeMutablePointers { value, lock in
+      LockPrimitive.deinitialize(lock)
+      value.deinitialize(count: 1)
+    }
+  }
+
+  /// Runs `body` with exclusive access to the value.
+  @inline(__always)
+  func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
+    try withUnsafeMutablePointers { value, lock in
+      LockPrimitive.lock(lock)
+      defer { LockPrimitive.unlock(lock) }
+      return try body(&value.pointee)
+    }
+  }
+}
+
+/// A `Sendable` wrapper around ``LockedBuffer`` for values that are only ever touched under the lock.
+struct Locked<Value>: @unchecked Sendable {  // Sendable: every access to `Value` holds the lock.
+  private let buffer: LockedBuffer<Value>
+
+  init(_ value: Value) {
+    buffer = LockedBuffer.make(value)
+  }
+
+  @inline(__always)
+  func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
+    try buffer.withLock(body)
+  }
+}

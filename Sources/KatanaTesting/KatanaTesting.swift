@@ -1,0 +1,3 @@
+// Swift Testing helpers for Katana stores. Built in its own issue; for now the module only re-exports
+// Katana.
+@_exported import Katana

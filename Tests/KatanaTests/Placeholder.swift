@@ -1,0 +1,2 @@
+import Katana
+import Testing
