@@ -42,8 +42,9 @@ public typealias StoreInterceptorNext = @Sendable (_ dispatchable: any Dispatcha
 ///   store from there would deadlock, so the store throws ``StoreError/deadlock(_:)`` instead. Handlers
 ///   for side effects run concurrently.
 public typealias StoreInterceptor =
-  @Sendable (_ context: any AnySideEffectContext) -> @Sendable (_ next: @escaping StoreInterceptorNext) ->
-    StoreInterceptorNext
+  @Sendable (_ context: any AnySideEffectContext) ->
+  @Sendable (_ next: @escaping StoreInterceptorNext) ->
+  StoreInterceptorNext
 
 /// Composes the store's chain: the first interceptor's handler runs first, the last one calls `final`.
 func composeInterceptors(

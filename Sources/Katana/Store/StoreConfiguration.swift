@@ -12,4 +12,9 @@ public struct StoreConfiguration: Sendable {
   public init(clock: any Clock<Duration> = ContinuousClock()) {
     self.clock = clock
   }
+
+  /// Test hook: called, outside the store's lock, each time a dispatch has to wait in the mailbox, with
+  /// the number of entries then waiting. Lets tests synchronise on "this dispatch is queued" without
+  /// sleeping. Only the enqueue slow path reads it.
+  var onMailboxEnqueue: (@Sendable (_ waitingCount: Int) -> Void)?
 }

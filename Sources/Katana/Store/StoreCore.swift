@@ -40,7 +40,7 @@ final class StoreCore<S: State, D: SideEffectDependencyContainer>: @unchecked Se
 
   /// What `send` does with a new job.
   private enum EnqueueDecision {
-    case queued
+    case queued(waitingCount: Int)
     case startPump
     case startSideEffect
     case fail(any Error)
@@ -389,13 +389,18 @@ final class StoreCore<S: State, D: SideEffectDependencyContainer>: @unchecked Se
   ) async throws {
     try await withTaskCancellationHandler {
       try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<Void, any Error>) in
+        var waitingCount = 0
         let immediate: Result<Void, any Error>? = withLock { core in
           if let error = core.phase.dispatchError { return .failure(error) }
           if Task.isCancelled { return .failure(CancellationError()) }
-          return enqueue(&core, continuation) ? .success(()) : nil
+          if enqueue(&core, continuation) { return .success(()) }
+          waitingCount = core.mailbox.entries.count
+          return nil
         }
         if let immediate {
           continuation.resume(with: immediate)
+        } else {
+          configuration.onMailboxEnqueue?(waitingCount)
         }
       }
     } onCancel: {
@@ -598,11 +603,11 @@ final class StoreCore<S: State, D: SideEffectDependencyContainer>: @unchecked Se
         return (job, .startSideEffect)
       }
       core.mailbox.enqueue(.job(job))
-      return (job, .queued)
+      return (job, .queued(waitingCount: core.mailbox.entries.count))
     }
     switch decision {
-    case .queued:
-      break
+    case .queued(let waitingCount):
+      configuration.onMailboxEnqueue?(waitingCount)
     case .startPump:
       startPump(with: job)
     case .startSideEffect:

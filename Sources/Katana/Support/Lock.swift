@@ -77,10 +77,8 @@ final class LockedBuffer<Value>: ManagedBuffer<Value, LockPrimitive.Storage> {
   }
 
   deinit {
-    withUnsafeMutablePointers { value, lock in
-      LockPrimitive.deinitialize(lock)
-      value.deinitialize(count: 1)
-    }
+    // ManagedBuffer destroys the header (the value) itself; the lock, stored as the element, is ours.
+    withUnsafeMutablePointerToElements { LockPrimitive.deinitialize($0) }
   }
 
   /// Runs `body` with exclusive access to the value.

@@ -1,0 +1,134 @@
+import Katana
+import Testing
+
+/// Waits until the task is cancelled, reporting that it started and that it saw the cancellation.
+func waitForCancellation(started: Gate, cancelled: Gate) async throws {
+  let never = Gate()
+  await withTaskCancellationHandler {
+    started.open()
+    await never.wait()
+  } onCancel: {
+    cancelled.open()
+    never.open()
+  }
+  try Task.checkCancellation()
+}
+
+@Suite("Cancellation", .timeLimit(.minutes(1)))
+struct CancellationTests {
+  @Test func cancellingTheCaller_cancelsTheSideEffectBody_andTheStoreKeepsWorking() async throws {
+    let store = try await makeReadyStore()
+    let started = Gate()
+    let cancelled = Gate()
+    let task = Task {
+      try await store.dispatch(Script { _ in try await waitForCancellation(started: started, cancelled: cancelled) })
+    }
+    await started.wait()
+    task.cancel()
+    await cancelled.wait()
+    await #expect(throws: CancellationError.self) { try await task.value }
+    try await store.dispatch(IncrementTwice())
+    #expect(store.state.counter == 2)
+  }
+
+  @Test func cancelledSideEffect_itsLaterUpdatersAreWithdrawn() async throws {
+    let store = try await makeReadyStore()
+    let started = Gate()
+    let proceed = Gate()
+    let task = Task {
+      try await store.dispatch(
+        Script { context in
+          started.open()
+          await proceed.wait()
+          try await context.dispatch(Increment())
+        })
+    }
+    await started.wait()
+    task.cancel()
+    proceed.open()
+    await #expect(throws: CancellationError.self) { try await task.value }
+    #expect(store.state.counter == 0)
+  }
+
+  @Test func updaterFromAlreadyCancelledTask_isWithdrawn() async throws {
+    let store = try await makeReadyStore()
+    let task = Task {
+      withUnsafeCurrentTask { $0?.cancel() }
+      try await store.dispatch(Increment())
+    }
+    await #expect(throws: CancellationError.self) { try await task.value }
+    #expect(store.state.counter == 0)
+  }
+
+  @Test func updaterCancelledWhileWaitingForItsTurn_isWithdrawn_andTheQueueMovesOn() async throws {
+    let gate = Gate()
+    let started = Gate()
+    let enqueued = EventCounter()
+    let store = try await makeObservedStore(
+      interceptors: [gatingInterceptor(tag: "first", gate: gate, started: started)], enqueued: enqueued)
+    let first = Task { try await store.dispatch(Log(tag: "first")) }
+    await started.wait()
+    let cancelled = Task { try await store.dispatch(Log(tag: "cancelled")) }
+    await enqueued.wait(for: 1)
+    let last = Task { try await store.dispatch(Log(tag: "last")) }
+    await enqueued.wait(for: 2)
+    cancelled.cancel()
+    await #expect(throws: CancellationError.self) { try await cancelled.value }
+    gate.open()
+    try await first.value
+    try await last.value
+    #expect(store.state.log == ["first", "last"])
+  }
+
+  @Test func updaterCancelledAfterItGotItsTurn_isApplied() async throws {
+    let gate = Gate()
+    let started = Gate()
+    let store = try await makeReadyStore(interceptors: [gatingInterceptor(tag: "x", gate: gate, started: started)])
+    let task = Task { try await store.dispatch(Log(tag: "x")) }
+    await started.wait()
+    task.cancel()
+    gate.open()
+    try await task.value
+    #expect(store.state.log == ["x"])
+  }
+
+  @Test func cancellingTheHandleOfAQueuedUpdater_withdrawsIt() async throws {
+    let gate = Gate()
+    let started = Gate()
+    let store = try await makeReadyStore(interceptors: [gatingInterceptor(tag: "first", gate: gate, started: started)])
+    let first = store.send(Log(tag: "first"))
+    let second = store.send(Log(tag: "second"))
+    let third = store.send(Log(tag: "third"))
+    await started.wait()
+    second.cancel()
+    gate.open()
+    try await first.value
+    try await third.value
+    await #expect(throws: CancellationError.self) { try await second.value }
+    #expect(store.state.log == ["first", "third"])
+  }
+
+  @Test func cancellingTheHandleOfARunningSideEffect_cancelsIt() async throws {
+    let store = try await makeReadyStore()
+    let started = Gate()
+    let cancelled = Gate()
+    let handle = store.send(Script { _ in try await waitForCancellation(started: started, cancelled: cancelled) })
+    await started.wait()
+    handle.cancel()
+    await cancelled.wait()
+    await #expect(throws: CancellationError.self) { try await handle.value }
+  }
+
+  @Test func waitUntilReady_isCancellable() async throws {
+    let gate = Gate()
+    let store = TestStore(stateInitializer: {
+      await gate.wait()
+      return CounterState()
+    })
+    let waiter = Task { try await store.waitUntilReady() }
+    waiter.cancel()
+    await #expect(throws: CancellationError.self) { try await waiter.value }
+    gate.open()
+    try await store.waitUntilReady()
+  }
+}

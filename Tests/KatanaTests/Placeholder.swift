@@ -1,2 +1,0 @@
-import Katana
-import Testing

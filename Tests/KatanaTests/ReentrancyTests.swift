@@ -1,0 +1,59 @@
+import Katana
+import Testing
+
+/// A store reference an updater can reach, to exercise (deliberate) misuse.
+final class StoreBox: @unchecked Sendable {  // Sendable: written once before the updater runs.
+  var store: TestStore?
+}
+
+struct ReadStoreStateInUpdater: StateUpdater {
+  let box: StoreBox
+  let seen: Recorder<Int>
+  func updateState(_ state: inout CounterState) {
+    state.counter += 1
+    seen.append(box.store?.state.counter ?? -1)
+  }
+}
+
+struct SendFromUpdater: StateUpdater {
+  let box: StoreBox
+  let outcome: Recorder<String>
+  func updateState(_ state: inout CounterState) {
+    state.counter += 1
+    let handle = box.store?.send(Increment())
+    Task {
+      do {
+        try await handle?.value
+        outcome.append("sent")
+      } catch let error as StoreError {
+        outcome.append("\(error == .dispatchFromStateUpdater(String(reflecting: Increment.self)))")
+      }
+    }
+  }
+}
+
+@Suite("Re-entrancy", .timeLimit(.minutes(1)))
+struct ReentrancyTests {
+  @Test func updaterReadingStoreState_getsTheEmptyState_insteadOfDeadlocking() async throws {
+    let store = try await makeReadyStore(CounterState(counter: 5))
+    let box = StoreBox()
+    box.store = store
+    let seen = Recorder<Int>()
+    try await store.dispatch(ReadStoreStateInUpdater(box: box, seen: seen))
+    #expect(seen.values == [0])
+    #expect(store.state.counter == 6)
+    box.store = nil
+  }
+
+  @Test func updaterSending_getsAFailedHandle_insteadOfDeadlocking() async throws {
+    let store = try await makeReadyStore()
+    let box = StoreBox()
+    box.store = store
+    let outcome = Recorder<String>()
+    try await store.dispatch(SendFromUpdater(box: box, outcome: outcome))
+    await outcome.wait(forCount: 1)
+    #expect(outcome.values == ["true"])
+    #expect(store.state.counter == 1)
+    box.store = nil
+  }
+}
