@@ -15,6 +15,7 @@ let package = Package(
     .library(name: "Katana", targets: ["Katana"]),
     .library(name: "KatanaPromises", targets: ["KatanaPromises"]),
     .library(name: "KatanaTesting", targets: ["KatanaTesting"]),
+    .executable(name: "katana-benchmarks", targets: ["KatanaBenchmarks"]),
   ],
   targets: [
     // A few C inline functions: relaxed atomics on one word (the `Synchronization` module would raise the
@@ -23,6 +24,10 @@ let package = Package(
     .target(name: "Katana", dependencies: ["CKatana"], swiftSettings: strictSettings),
     .target(name: "KatanaPromises", dependencies: ["Katana"], swiftSettings: strictSettings),
     .target(name: "KatanaTesting", dependencies: ["Katana"], swiftSettings: strictSettings),
+    // The baselines live in their own module, so that the optimizer cannot fold them into the measuring loop.
+    .target(name: "KatanaBenchmarkBaselines", swiftSettings: strictSettings),
+    .executableTarget(
+      name: "KatanaBenchmarks", dependencies: ["Katana", "KatanaBenchmarkBaselines"], swiftSettings: strictSettings),
     .testTarget(name: "KatanaTests", dependencies: ["Katana"], swiftSettings: strictSettings),
   ],
   swiftLanguageModes: [.v6]

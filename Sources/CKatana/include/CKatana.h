@@ -17,4 +17,14 @@ static inline void ckatana_store_relaxed(uintptr_t *word, uintptr_t value) {
   __atomic_store_n(word, value, __ATOMIC_RELAXED);
 }
 
+/// Loads `*word` atomically, with acquire ordering.
+static inline uintptr_t ckatana_load_acquire(const uintptr_t *word) {
+  return __atomic_load_n(word, __ATOMIC_ACQUIRE);
+}
+
+/// Stores `value` into `*word` atomically, with release ordering.
+static inline void ckatana_store_release(uintptr_t *word, uintptr_t value) {
+  __atomic_store_n(word, value, __ATOMIC_RELEASE);
+}
+
 #endif

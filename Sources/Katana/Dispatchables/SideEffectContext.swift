@@ -69,11 +69,12 @@ extension AnySideEffectContext {
 /// The context does not keep the store alive: once the store has shut down, dispatching through it throws
 /// ``StoreError/storeShutDown``.
 public struct SideEffectContext<S: State, D: SideEffectDependencyContainer>: AnySideEffectContext {
-  let core: StoreCore<S, D>
+  @usableFromInline let core: StoreCore<S, D>
 
   /// The store's dependency container.
   public let dependencies: D
 
+  @inlinable
   init(core: StoreCore<S, D>, dependencies: D) {
     self.core = core
     self.dependencies = dependencies
@@ -81,6 +82,7 @@ public struct SideEffectContext<S: State, D: SideEffectDependencyContainer>: Any
 
   /// The latest committed state. After an awaited `dispatch` of a state updater returns, it includes that
   /// updater's change.
+  @inlinable
   public func getState() -> S {
     core.state
   }
@@ -92,12 +94,14 @@ public struct SideEffectContext<S: State, D: SideEffectDependencyContainer>: Any
   }
 
   /// Dispatches a state updater; see ``Store/dispatch(_:)-(StateUpdater)``.
+  @inlinable
   public nonisolated(nonsending) func dispatch<U: StateUpdater>(_ dispatchable: U) async throws
   where U.StateType == S {
     try await core.dispatch(dispatchable)
   }
 
   /// Dispatches a side effect and waits for it; see ``Store/dispatch(_:)-(SideEffect)``.
+  @inlinable
   public nonisolated(nonsending) func dispatch<E: SideEffect>(_ dispatchable: E) async throws
   where E.StateType == S, E.Dependencies == D {
     try await core.dispatch(dispatchable, context: self)
@@ -105,6 +109,7 @@ public struct SideEffectContext<S: State, D: SideEffectDependencyContainer>: Any
 
   /// Dispatches a returning side effect and returns its value; see
   /// ``Store/dispatch(_:)-(ReturningSideEffect)``.
+  @inlinable
   public nonisolated(nonsending) func dispatch<R: ReturningSideEffect>(_ dispatchable: R) async throws
     -> R.ReturnValue
   {
@@ -112,31 +117,32 @@ public struct SideEffectContext<S: State, D: SideEffectDependencyContainer>: Any
   }
 
   /// Dispatches any item, checking its kind and types at run time; see ``Store/anyDispatch(_:)``.
+  @inlinable
   public nonisolated(nonsending) func anyDispatch(_ dispatchable: any Dispatchable) async throws -> any Sendable {
     try await core.anyDispatch(dispatchable)
   }
 
   /// Hands a state updater to the store now; see ``Store/send(_:)-(StateUpdater)``.
-  @discardableResult
+  @inlinable @discardableResult
   public func send<U: StateUpdater>(_ dispatchable: U) -> DispatchHandle<Void> where U.StateType == S {
     core.send(dispatchable)
   }
 
   /// Hands a side effect to the store now; see ``Store/send(_:)-(SideEffect)``.
-  @discardableResult
+  @inlinable @discardableResult
   public func send<E: SideEffect>(_ dispatchable: E) -> DispatchHandle<Void>
   where E.StateType == S, E.Dependencies == D {
     core.send(dispatchable, context: self)
   }
 
   /// Hands a returning side effect to the store now; see ``Store/send(_:)-(ReturningSideEffect)``.
-  @discardableResult
+  @inlinable @discardableResult
   public func send<R: ReturningSideEffect>(_ dispatchable: R) -> DispatchHandle<R.ReturnValue> {
     core.send(dispatchable, context: self)
   }
 
   /// Hands any item to the store now; see ``Store/anySend(_:)``.
-  @discardableResult
+  @inlinable @discardableResult
   public func anySend(_ dispatchable: any Dispatchable) -> DispatchHandle<any Sendable> {
     core.anySend(dispatchable)
   }

@@ -47,9 +47,21 @@ public typealias StoreInterceptor =
   StoreInterceptorNext
 
 /// Composes the store's chain: the first interceptor's handler runs first, the last one calls `final`.
+///
+/// Plain loops rather than `map` and `reduce`: passing functions through generic algorithms re-abstracts
+/// them, and each re-abstraction adds a thunk (an extra async frame) to every dispatch.
+@usableFromInline
 func composeInterceptors(
   _ interceptors: [StoreInterceptor], context: any AnySideEffectContext, final: @escaping StoreInterceptorNext
 ) -> StoreInterceptorNext {
-  let middles = interceptors.map { interceptor in interceptor(context) }
-  return middles.reversed().reduce(final) { next, middle in middle(next) }
+  var middles: [@Sendable (@escaping StoreInterceptorNext) -> StoreInterceptorNext] = []
+  middles.reserveCapacity(interceptors.count)
+  for interceptor in interceptors {
+    middles.append(interceptor(context))
+  }
+  var next = final
+  for middle in middles.reversed() {
+    next = middle(next)
+  }
+  return next
 }

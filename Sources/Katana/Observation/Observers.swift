@@ -1,105 +1,70 @@
 /// A registered listener.
+@usableFromInline
 struct ListenerEntry<S: State> {
-  let id: UInt64
-  let listener: StoreListener<S>
+  @usableFromInline let id: UInt64
+  @usableFromInline let listener: StoreListener<S>
+
+  @inlinable
+  init(id: UInt64, listener: @escaping StoreListener<S>) {
+    self.id = id
+    self.listener = listener
+  }
 }
 
 /// A stream subscriber, as the store sees it: something to hand each committed state to.
-class StateSubscriber<S: State>: @unchecked Sendable {  // Sendable: see each subclass.
-  let id: UInt64
-
-  init(id: UInt64) {
-    self.id = id
-  }
-
-  /// Whether ``receive(old:new:)`` needs the state before the change (which costs a copy of whatever the
-  /// change mutates).
-  var needsOldState: Bool { false }
-
+///
+/// One final class with closures rather than a subclass per stream kind: the closures are created where
+/// the stream is requested, in code specialised for the store's state type, while a subclass's overrides
+/// would run unspecialised (generic code called through a vtable).
+@usableFromInline
+final class StateSubscriber<S: State>: Sendable {
+  @usableFromInline let id: UInt64
+  /// Whether ``receive`` needs the state before the change (which costs a copy of whatever the change
+  /// mutates).
+  @usableFromInline let needsOldState: Bool
   /// Called once per committed change, in commit order, while the committing dispatch holds the turn (so
   /// never concurrently with itself), outside the store's lock.
-  func receive(old: S?, new: S) {}
-
+  @usableFromInline let receive: @Sendable (_ old: S?, _ new: S) -> Void
   /// Ends the subscriber's stream (store shutdown).
-  func finish() {}
-}
+  @usableFromInline let finish: @Sendable () -> Void
 
-/// Subscriber of ``Store/states(buffering:)``.
-final class StateStreamSubscriber<S: State>: StateSubscriber<S>, @unchecked Sendable {
-  // Sendable: only immutable fields.
-  let buffer: StreamBuffer<S>
-
-  init(id: UInt64, buffer: StreamBuffer<S>) {
-    self.buffer = buffer
-    super.init(id: id)
-  }
-
-  override func receive(old: S?, new: S) {
-    buffer.push(new)
-  }
-
-  override func finish() {
-    buffer.finish()
+  @inlinable
+  init(
+    id: UInt64, needsOldState: Bool, receive: @escaping @Sendable (S?, S) -> Void,
+    finish: @escaping @Sendable () -> Void
+  ) {
+    self.id = id
+    self.needsOldState = needsOldState
+    self.receive = receive
+    self.finish = finish
   }
 }
 
-/// Subscriber of ``Store/changes(buffering:)``.
-final class ChangeStreamSubscriber<S: State>: StateSubscriber<S>, @unchecked Sendable {
-  // Sendable: only immutable fields.
-  let buffer: StreamBuffer<StateChange<S>>
+/// The last value a projection delivered. Only touched by the projection's `receive`, which the store
+/// never runs concurrently with itself.
+@usableFromInline
+final class ProjectionMemory<Value: Sendable>: @unchecked Sendable {
+  // Never accessed concurrently (see above), so Swift's dynamic exclusivity checks are redundant here.
+  @exclusivity(unchecked) @usableFromInline var last: Value
 
-  init(id: UInt64, buffer: StreamBuffer<StateChange<S>>) {
-    self.buffer = buffer
-    super.init(id: id)
-  }
-
-  override var needsOldState: Bool { true }
-
-  override func receive(old: S?, new: S) {
-    // Internal invariant: the store captures the old state whenever a subscriber needs it.
-    guard let old else { preconditionFailure("Katana internal error: change delivered without old state") }
-    buffer.push(StateChange(old: old, new: new))
-  }
-
-  override func finish() {
-    buffer.finish()
-  }
-}
-
-/// Subscriber of ``Store/values(of:buffering:)``: keeps only the projected value, so that the store's state
-/// is not retained between changes.
-final class ProjectionSubscriber<S: State, Value: Equatable & Sendable>: StateSubscriber<S>, @unchecked Sendable {
-  // Sendable: `last` is only touched by `receive`, which the store never runs concurrently with itself.
-  private let keyPath: any KeyPath<S, Value> & Sendable
-  private var last: Value
-  let buffer: StreamBuffer<Value>
-
-  init(id: UInt64, keyPath: any KeyPath<S, Value> & Sendable, initial: Value, buffer: StreamBuffer<Value>) {
-    self.keyPath = keyPath
-    self.last = initial
-    self.buffer = buffer
-    super.init(id: id)
-  }
-
-  override func receive(old: S?, new: S) {
-    let value = new[keyPath: keyPath]
-    guard value != last else { return }
+  @inlinable
+  init(_ value: Value) {
     last = value
-    buffer.push(value)
-  }
-
-  override func finish() {
-    buffer.finish()
   }
 }
 
 /// Everyone who observes a store's changes. Lives inside the store's locked state.
+@usableFromInline
 struct Observers<S: State> {
-  private(set) var listeners: [ListenerEntry<S>] = []
-  private(set) var subscribers: [StateSubscriber<S>] = []
+  @usableFromInline private(set) var listeners: [ListenerEntry<S>] = []
+  @usableFromInline private(set) var subscribers: [StateSubscriber<S>] = []
   /// Whether a commit must keep a copy of the state before the change.
-  private(set) var needsOldState = false
+  @usableFromInline private(set) var needsOldState = false
 
+  @inlinable
+  init() {}
+
+  @inlinable
   var isEmpty: Bool { listeners.isEmpty && subscribers.isEmpty }
 
   mutating func add(_ listener: ListenerEntry<S>) {
@@ -134,13 +99,23 @@ struct Observers<S: State> {
 }
 
 /// A committed change, delivered to its observers after the store's lock is released.
+@usableFromInline
 struct Commit<S: State> {
-  let old: S?
-  let new: S
-  let listeners: [ListenerEntry<S>]
-  let subscribers: [StateSubscriber<S>]
+  @usableFromInline let old: S?
+  @usableFromInline let new: S
+  @usableFromInline let listeners: [ListenerEntry<S>]
+  @usableFromInline let subscribers: [StateSubscriber<S>]
+
+  @inlinable
+  init(old: S?, new: S, listeners: [ListenerEntry<S>], subscribers: [StateSubscriber<S>]) {
+    self.old = old
+    self.new = new
+    self.listeners = listeners
+    self.subscribers = subscribers
+  }
 
   /// Calls the listeners in registration order, then feeds the stream subscribers.
+  @inlinable
   func deliver() {
     if let old {
       for entry in listeners {
@@ -148,7 +123,7 @@ struct Commit<S: State> {
       }
     }
     for subscriber in subscribers {
-      subscriber.receive(old: old, new: new)
+      subscriber.receive(old, new)
     }
   }
 }

@@ -13,8 +13,9 @@ public struct StoreStream<Element: Sendable>: AsyncSequence, Sendable {
   /// Store streams never throw.
   public typealias Failure = Never
 
-  private let subscribe: @Sendable () -> StreamBuffer<Element>
+  @usableFromInline let subscribe: @Sendable () -> StreamBuffer<Element>
 
+  @inlinable
   init(subscribe: @escaping @Sendable () -> StreamBuffer<Element>) {
     self.subscribe = subscribe
   }

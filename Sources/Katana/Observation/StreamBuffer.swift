@@ -3,22 +3,29 @@
 ///
 /// The store pushes while holding its turn but outside its lock; the consumer pops from its own task. The
 /// two only share this buffer's lock, so a slow consumer never slows dispatch down.
+@usableFromInline
 final class StreamBuffer<Element: Sendable>: @unchecked Sendable {  // Sendable: `state` is behind its lock.
-  private struct State {
-    var elements = RingBuffer<Element>()
-    var waiter: UnsafeContinuation<Element?, Never>?
-    var isFinished = false
-    var onTermination: (@Sendable () -> Void)?
+  @usableFromInline
+  struct State {
+    @usableFromInline var elements = RingBuffer<Element>()
+    @usableFromInline var waiter: UnsafeContinuation<Element?, Never>?
+    @usableFromInline var isFinished = false
+    @usableFromInline var onTermination: (@Sendable () -> Void)?
+
+    @inlinable
+    init() {}
   }
 
-  private let policy: StreamBuffering
-  private let state = Locked(State())
+  @usableFromInline let policy: StreamBuffering
+  @usableFromInline let state = Locked(State())
 
+  @inlinable
   init(policy: StreamBuffering) {
     self.policy = policy
   }
 
   /// Registers what to do when the consumer goes away (cancelled or iterator released).
+  @inlinable
   func setOnTermination(_ handler: @escaping @Sendable () -> Void) {
     let runNow: Bool = state.withLock { state in
       if state.isFinished { return true }
@@ -29,6 +36,7 @@ final class StreamBuffer<Element: Sendable>: @unchecked Sendable {  // Sendable:
   }
 
   /// Delivers `element`, directly to a waiting consumer or into the buffer per the buffering policy.
+  @inlinable
   func push(_ element: Element) {
     let waiter: UnsafeContinuation<Element?, Never>? = state.withLock { state in
       guard !state.isFinished else { return nil }
@@ -48,6 +56,7 @@ final class StreamBuffer<Element: Sendable>: @unchecked Sendable {  // Sendable:
   }
 
   /// Ends the stream from the producer side: buffered elements are still delivered, then `nil`.
+  @inlinable
   func finish() {
     let waiter: UnsafeContinuation<Element?, Never>? = state.withLock { state in
       state.isFinished = true
@@ -59,6 +68,7 @@ final class StreamBuffer<Element: Sendable>: @unchecked Sendable {  // Sendable:
   }
 
   /// Ends the stream from the consumer side: drops buffered elements and runs the termination handler.
+  @inlinable
   func cancel() {
     let (waiter, onTermination) = state.withLock { state in
       state.isFinished = true
@@ -74,6 +84,7 @@ final class StreamBuffer<Element: Sendable>: @unchecked Sendable {  // Sendable:
   }
 
   /// The next element, or nil once the stream has finished or the consuming task is cancelled.
+  @inlinable
   func next() async -> Element? {
     await withTaskCancellationHandler {
       await withUnsafeContinuation { (continuation: UnsafeContinuation<Element?, Never>) in
@@ -93,6 +104,7 @@ final class StreamBuffer<Element: Sendable>: @unchecked Sendable {  // Sendable:
   }
 
   /// The number of buffered elements (tests check the bound).
+  @inlinable
   var bufferedCount: Int {
     state.withLock { $0.elements.count }
   }

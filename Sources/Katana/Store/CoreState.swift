@@ -1,4 +1,5 @@
 /// A store-owned task: started by the store, cancelled at shutdown.
+@usableFromInline
 enum OwnedTask {
   /// The identifier is taken; the task is being created.
   case reserved
@@ -10,35 +11,47 @@ enum OwnedTask {
 ///
 /// ``StoreCore`` only touches it inside its lock; the transitions here never call user code, except the
 /// state mutation closures the core passes to ``commit(_:)``.
+@usableFromInline
 struct CoreState<S: State, D: SideEffectDependencyContainer> {
   /// The latest committed state, mutated in place.
-  var state: S
-  var phase = StorePhase.starting
+  @usableFromInline var state: S
+  @usableFromInline var phase = StorePhase.starting
   /// Set in `Store.init`, right after the container is built.
-  var dependencies: D?
-  /// The composed interceptor chain; nil without interceptors, and after shutdown.
-  var chain: StoreInterceptorNext?
-  var mailbox = Mailbox()
+  @usableFromInline var dependencies: D?
+  /// The composed interceptor chain; ``noChain`` without interceptors, and after shutdown. Not optional:
+  /// a function stored in a generic container (`Optional` included) is re-abstracted, and every call then
+  /// goes through a thunk, an extra async frame.
+  @usableFromInline var chain: StoreInterceptorNext = Self.noChain
+  @usableFromInline var mailbox = Mailbox()
   /// The frame of the updater whose interceptor chain holds the turn.
-  var turnFrame: UpdaterFrame<S>?
+  @usableFromInline var turnFrame: UpdaterFrame<S>?
   /// The task running the state initializer, for deadlock detection.
-  var startupTask: TaskIdentity?
-  var readinessWaiters: [UInt64: UnsafeContinuation<Void, any Error>] = [:]
-  var observers = Observers<S>()
-  var ownedTasks: [UInt64: OwnedTask] = [:]
-  var shutdownHandlers: [@Sendable () -> Void] = []
-  private var lastID: UInt64 = 0
+  @usableFromInline var startupTask: TaskIdentity?
+  @usableFromInline var readinessWaiters: [UInt64: UnsafeContinuation<Void, any Error>] = [:]
+  @usableFromInline var observers = Observers<S>()
+  @usableFromInline var ownedTasks: [UInt64: OwnedTask] = [:]
+  @usableFromInline var shutdownHandlers: [@Sendable () -> Void] = []
+  @usableFromInline var lastID: UInt64 = 0
 
+  /// The chain of a store without interceptors (never called), and of a store that has shut down.
+  @usableFromInline
+  static var noChain: StoreInterceptorNext {
+    { _ in throw StoreError.storeShutDown }
+  }
+
+  @inlinable
   init(state: S) {
     self.state = state
   }
 
+  @inlinable
   mutating func makeID() -> UInt64 {
     lastID &+= 1
     return lastID
   }
 
   /// Whether a dispatch arriving now may apply its updater right away.
+  @inlinable
   var canTakeTurnNow: Bool {
     phase.isReady && mailbox.isIdle
   }
@@ -48,6 +61,7 @@ struct CoreState<S: State, D: SideEffectDependencyContainer> {
   /// With observers, it keeps what they need (the old state only if someone needs it, since holding it
   /// makes the mutation copy whatever it touches) and returns the commit to deliver once the lock is
   /// released; the caller must hold the turn until that delivery is done.
+  @inlinable
   mutating func commit(_ mutate: (inout S) throws -> Void) rethrows -> Commit<S>? {
     if observers.isEmpty {
       try mutate(&state)
@@ -59,6 +73,7 @@ struct CoreState<S: State, D: SideEffectDependencyContainer> {
   }
 
   /// Releases the turn and starts whatever comes next, if the store is running.
+  @inlinable
   mutating func releaseTurn(byPump: Bool) -> MailboxActions {
     turnFrame = nil
     let actions = mailbox.releaseTurn(byPump: byPump)

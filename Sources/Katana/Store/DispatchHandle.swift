@@ -7,8 +7,14 @@
 ///
 /// The store owns the work: it runs whether or not anyone awaits the handle, and store shutdown cancels
 /// it.
-public struct DispatchHandle<Value: Sendable>: Sendable {
-  let storage: HandleStorage<Value>
+public struct DispatchHandle<Value: Sendable>: @unchecked Sendable {
+  // Sendable: the storage's state is only touched under its lock (ManagedBuffer itself is not Sendable).
+  @usableFromInline let storage: HandleStorage<Value>
+
+  @inlinable
+  init(storage: HandleStorage<Value>) {
+    self.storage = storage
+  }
 
   /// Waits for the item to be handled and returns its value (`()` for state updaters and for side effects
   /// that return nothing).
@@ -41,16 +47,44 @@ public struct DispatchHandle<Value: Sendable>: Sendable {
   package func whenComplete(_ callback: @escaping @Sendable (Result<Value, any Error>) -> Void) {
     storage.whenComplete(callback)
   }
+
+  /// A handle that has already failed with `error`.
+  @inlinable
+  static func failed(_ error: any Error) -> DispatchHandle {
+    let storage = HandleStorage<Value>.make()
+    storage.complete(.failure(error))
+    return DispatchHandle(storage: storage)
+  }
 }
 
-/// The completion state behind a ``DispatchHandle``: a result set once, and whoever waits for it.
-///
-/// Subclassed by the jobs that run sent items, which know how to cancel themselves.
-class HandleStorage<Value: Sendable>: @unchecked Sendable {  // Sendable: `state` is only touched under its lock.
-  private enum Waiter {
+/// What a handle needs from the job behind it, whatever the store's types.
+@usableFromInline
+protocol JobControl: AnyObject, Sendable {
+  /// Withdraws the job if it is queued; cancels its task if it is a running side effect.
+  func cancel()
+  /// The error to return instead of waiting for the job, if waiting from the calling task would deadlock.
+  func deadlockIfWaited() -> (any Error)?
+}
+
+/// What a job needs from the handle behind it, whatever its value type.
+@usableFromInline
+protocol HandleCompletion: AnyObject {
+  /// Completes the handle with `error` (only the first completion counts).
+  func fail(_ error: any Error)
+}
+
+/// The completion state behind a ``DispatchHandle``: a result set once, whoever waits for it, and the job
+/// to cancel. One allocation, with the lock.
+@usableFromInline
+final class HandleStorage<Value: Sendable>: ManagedBuffer<HandleStorage<Value>.State, LockPrimitive.Storage>,
+  HandleCompletion
+{
+  @usableFromInline
+  enum Waiter {
     case continuation(UnsafeContinuation<Result<Value, any Error>, Never>)
     case callback(@Sendable (Result<Value, any Error>) -> Void)
 
+    @inlinable
     func resume(with result: Result<Value, any Error>) {
       switch self {
       case .continuation(let continuation): continuation.resume(returning: result)
@@ -59,39 +93,78 @@ class HandleStorage<Value: Sendable>: @unchecked Sendable {  // Sendable: `state
     }
   }
 
-  private enum State {
-    case pending([Waiter])
-    case completed(Result<Value, any Error>)
+  @usableFromInline
+  struct State {
+    @usableFromInline var result: Result<Value, any Error>?
+    @usableFromInline var waiters: [Waiter] = []
+    /// The job behind the handle, until it completes (the job also references the handle).
+    @usableFromInline var control: (any JobControl)?
+
+    @inlinable
+    init() {}
   }
 
-  private let state = Locked(State.pending([]))
+  @inlinable
+  static func make() -> HandleStorage<Value> {
+    let buffer = create(minimumCapacity: 1) { _ in State() }
+    buffer.withUnsafeMutablePointerToElements { LockPrimitive.initialize($0) }
+    // Internal invariant: `create` on this subclass returns an instance of it.
+    return unsafeDowncast(buffer, to: HandleStorage<Value>.self)
+  }
+
+  @inlinable
+  deinit {
+    withUnsafeMutablePointerToElements { LockPrimitive.deinitialize($0) }
+  }
+
+  @inlinable @inline(__always)
+  func withLock<Result>(_ body: (inout State) throws -> Result) rethrows -> Result {
+    try withUnsafeMutablePointers { state, lock in
+      LockPrimitive.lock(lock)
+      defer { LockPrimitive.unlock(lock) }
+      return try body(&state.pointee)
+    }
+  }
+
+  @inlinable
+  func setControl(_ control: any JobControl) {
+    withLock { state in
+      if state.result == nil { state.control = control }
+    }
+  }
 
   /// Sets the outcome; only the first call has an effect. Wakes every waiter outside the lock.
-  final func complete(_ result: Result<Value, any Error>) {
-    let waiters: [Waiter] = state.withLock { state in
-      guard case .pending(let waiters) = state else { return [] }
-      state = .completed(result)
-      return waiters
+  @inlinable
+  func complete(_ result: Result<Value, any Error>) {
+    let waiters: [Waiter]? = withLock { state in
+      guard state.result == nil else { return nil }
+      state.result = result
+      state.control = nil
+      defer { state.waiters = [] }
+      return state.waiters
     }
-    for waiter in waiters {
+    for waiter in waiters ?? [] {
       waiter.resume(with: result)
     }
   }
 
-  final func wait() async -> Result<Value, any Error> {
-    if let error = deadlockIfWaited() {
+  @usableFromInline
+  func fail(_ error: any Error) {
+    complete(.failure(error))
+  }
+
+  @inlinable
+  func wait() async -> Result<Value, any Error> {
+    let (result, control) = withLock { ($0.result, $0.control) }
+    if let result { return result }
+    if let error = control?.deadlockIfWaited() {
       return .failure(error)
     }
     return await withUnsafeContinuation { continuation in
-      let completed: Result<Value, any Error>? = state.withLock { state in
-        switch state {
-        case .completed(let result):
-          return result
-        case .pending(var waiters):
-          waiters.append(.continuation(continuation))
-          state = .pending(waiters)
-          return nil
-        }
+      let completed: Result<Value, any Error>? = withLock { state in
+        if let result = state.result { return result }
+        state.waiters.append(.continuation(continuation))
+        return nil
       }
       if let completed {
         continuation.resume(returning: completed)
@@ -99,26 +172,21 @@ class HandleStorage<Value: Sendable>: @unchecked Sendable {  // Sendable: `state
     }
   }
 
-  final func whenComplete(_ callback: @escaping @Sendable (Result<Value, any Error>) -> Void) {
-    let completed: Result<Value, any Error>? = state.withLock { state in
-      switch state {
-      case .completed(let result):
-        return result
-      case .pending(var waiters):
-        waiters.append(.callback(callback))
-        state = .pending(waiters)
-        return nil
-      }
+  @inlinable
+  func whenComplete(_ callback: @escaping @Sendable (Result<Value, any Error>) -> Void) {
+    let completed: Result<Value, any Error>? = withLock { state in
+      if let result = state.result { return result }
+      state.waiters.append(.callback(callback))
+      return nil
     }
     if let completed {
       callback(completed)
     }
   }
 
-  /// Cancels the work behind the handle. Overridden by jobs.
-  func cancel() {}
-
-  /// The error to return instead of waiting, when waiting from the calling task would deadlock.
-  /// Overridden by updater jobs.
-  func deadlockIfWaited() -> (any Error)? { nil }
+  @inlinable
+  func cancel() {
+    let control = withLock { $0.control }
+    control?.cancel()
+  }
 }

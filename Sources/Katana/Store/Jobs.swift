@@ -1,111 +1,69 @@
-/// A state updater handed to the store with `send`. The pump runs it while holding the turn.
-final class UpdaterJob<S: State, D: SideEffectDependencyContainer, Value: Sendable>: HandleStorage<Value>,
-  MailboxJob, @unchecked Sendable
-{
-  // Sendable: immutable fields; the completion state is behind HandleStorage's lock.
-  let id: UInt64
-  private let core: StoreCore<S, D>
-  /// What the handle returns on success (`()`, typed or type-erased).
-  private let value: Value
-  /// Applies the updater (the caller holds the turn) and returns the items of the other kind that
-  /// interceptors substituted.
-  private let apply: @Sendable () async throws -> [any Dispatchable]
+/// An item handed to the store with `send`, waiting in the mailbox or running.
+///
+/// Not generic on purpose: the pump runs jobs of every type through this one class, and generic code
+/// reached that way would run unspecialised. The work itself is a closure created where `send` was
+/// called, which the compiler specialises for the store's types.
+@usableFromInline
+final class MailboxJob: JobControl, @unchecked Sendable {
+  // Sendable: immutable fields; the closure and the handle are Sendable.
 
-  init(
-    id: UInt64, core: StoreCore<S, D>, value: Value,
-    apply: @escaping @Sendable () async throws -> [any Dispatchable]
-  ) {
+  /// The mailbox entry identifier, also used for the job's store-owned task.
+  @usableFromInline let id: UInt64
+  /// Whether the job applies a state updater (the pump runs it holding the turn) or runs a side effect
+  /// (in a store-owned task of its own).
+  @usableFromInline let isUpdater: Bool
+  /// Runs the item and completes the handle.
+  @usableFromInline let work: Work
+  @usableFromInline let handle: any HandleCompletion
+  @usableFromInline let store: any JobStore
+
+  /// What running the job takes.
+  @usableFromInline
+  enum Work: Sendable {
+    /// A state updater with no interceptor to go through: commit and complete, no suspension.
+    case synchronous(@Sendable () -> Void)
+    /// Anything that may suspend: an interceptor chain, a side effect.
+    case asynchronous(@Sendable () async -> Void)
+  }
+
+  @inlinable
+  init(id: UInt64, isUpdater: Bool, store: any JobStore, handle: any HandleCompletion, work: Work) {
     self.id = id
-    self.core = core
-    self.value = value
-    self.apply = apply
-  }
-
-  var isUpdater: Bool { true }
-
-  func run() async {
-    let redirects: [any Dispatchable]
-    do {
-      redirects = try await apply()
-    } catch {
-      complete(.failure(error))
-      return
-    }
-    guard !redirects.isEmpty else {
-      complete(.success(value))
-      return
-    }
-    // The running task holds the turn, so the substituted items run in a task of their own, after it is
-    // released.
-    let started = core.startOwnedTask(id: core.makeID()) { [self] in
-      do {
-        try await core.dispatchRedirects(redirects, depth: 0)
-        complete(.success(value))
-      } catch {
-        complete(.failure(error))
-      }
-    }
-    if !started {
-      complete(.failure(StoreError.storeShutDown))
-    }
-  }
-
-  func fail(_ error: any Error) {
-    complete(.failure(error))
-  }
-
-  override func cancel() {
-    core.cancelJob(id)
-  }
-
-  override func deadlockIfWaited() -> (any Error)? {
-    core.deadlockIfWaiting(forQueuedJob: id)
-  }
-}
-
-/// A side effect handed to the store with `send`. It runs in a store-owned task of its own.
-final class SideEffectJob<S: State, D: SideEffectDependencyContainer, Value: Sendable>: HandleStorage<Value>,
-  MailboxJob, @unchecked Sendable
-{
-  // Sendable: immutable fields; the completion state is behind HandleStorage's lock.
-  let id: UInt64
-  private let core: StoreCore<S, D>
-  private let work: @Sendable () async throws -> Value
-
-  init(id: UInt64, core: StoreCore<S, D>, run work: @escaping @Sendable () async throws -> Value) {
-    self.id = id
-    self.core = core
+    self.isUpdater = isUpdater
+    self.store = store
+    self.handle = handle
     self.work = work
   }
 
-  var isUpdater: Bool { false }
-
+  /// Runs the item and completes the handle.
+  @inlinable
   func run() async {
-    do {
-      complete(.success(try await work()))
-    } catch {
-      complete(.failure(error))
+    switch work {
+    case .synchronous(let body): body()
+    case .asynchronous(let body): await body()
     }
   }
 
+  /// Completes the handle with `error` without running the item.
+  @inlinable
   func fail(_ error: any Error) {
-    complete(.failure(error))
+    handle.fail(error)
   }
 
-  override func cancel() {
-    core.cancelJob(id)
+  @usableFromInline
+  func cancel() {
+    store.cancelJob(id)
   }
 
-  override func deadlockIfWaited() -> (any Error)? {
-    core.deadlockIfWaiting(forQueuedJob: id)
+  @usableFromInline
+  func deadlockIfWaited() -> (any Error)? {
+    store.deadlockIfWaiting(forQueuedJob: id)
   }
 }
 
-extension DispatchHandle {
-  /// A handle that has already failed with `error`.
-  static func failed(_ error: any Error) -> DispatchHandle {
-    let storage = HandleStorage<Value>()
-    storage.complete(.failure(error))
-    return DispatchHandle(storage: storage)
-  }
+/// What a job needs from its store, whatever the store's types.
+@usableFromInline
+protocol JobStore: AnyObject, Sendable {
+  func cancelJob(_ id: UInt64)
+  func deadlockIfWaiting(forQueuedJob id: UInt64) -> StoreError?
 }

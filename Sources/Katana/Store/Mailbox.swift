@@ -1,4 +1,5 @@
 /// Where a store is in its life. Every entry point decides what it does in each phase.
+@usableFromInline
 enum StorePhase {
   /// The state initializer has not finished: dispatches wait in the mailbox.
   case starting
@@ -10,12 +11,14 @@ enum StorePhase {
   /// ``StoreError/storeShutDown``.
   case shutDown
 
+  @inlinable
   var isReady: Bool {
     if case .ready = self { return true }
     return false
   }
 
   /// The error a new dispatch gets in this phase, or nil if it may proceed (possibly after waiting).
+  @inlinable
   var dispatchError: StoreError? {
     switch self {
     case .starting, .ready: nil
@@ -26,39 +29,40 @@ enum StorePhase {
 }
 
 /// Identity of a task, kept only to compare with (deadlock detection). Never used to reach the task.
+///
+/// It holds the task's address without retaining it. That is sound because the store only keeps an
+/// identity while its task is alive: while the task holds the turn, waits in the mailbox, or runs the
+/// state initializer.
+@usableFromInline
 struct TaskIdentity: Equatable, @unchecked Sendable {  // Sendable: only compared, never dereferenced.
-  private let task: UnsafeCurrentTask
+  @usableFromInline let address: UnsafeRawPointer
+
+  @inlinable
+  init(_ task: UnsafeCurrentTask) {
+    // `UnsafeCurrentTask` is a single reference to the task object.
+    address = unsafeBitCast(task, to: UnsafeRawPointer.self)
+  }
 
   /// The identity of the calling task, or nil outside of any task.
+  @inlinable
   static var current: TaskIdentity? {
-    withUnsafeCurrentTask { task in task.map(TaskIdentity.init(task:)) }
+    withUnsafeCurrentTask { task in task.map(TaskIdentity.init) }
   }
 }
 
-/// An item sent with `send`, waiting in the mailbox or running. The store runs it; its handle reports the
-/// outcome.
-protocol MailboxJob: AnyObject, Sendable {
-  /// The mailbox entry identifier, also used for the job's store-owned task.
-  var id: UInt64 { get }
-  /// Whether the job applies a state updater (runs holding the turn) or runs a side effect.
-  var isUpdater: Bool { get }
-  /// Runs the item and completes the handle. Updater jobs are only run by the pump while it holds the turn.
-  func run() async
-  /// Completes the handle with `error` without running the item.
-  func fail(_ error: any Error)
-}
-
 /// One place in the mailbox, in arrival order.
+@usableFromInline
 enum MailboxEntry {
   /// An awaited updater dispatch. Resuming the continuation hands the turn to the waiting task.
   case updater(id: UInt64, task: TaskIdentity?, continuation: UnsafeContinuation<Void, any Error>)
   /// An awaited side effect dispatched before start-up completed. Resuming lets it start.
   case sideEffect(id: UInt64, continuation: UnsafeContinuation<Void, any Error>)
   /// An item from `send`.
-  case job(any MailboxJob)
+  case job(MailboxJob)
   /// An entry whose dispatcher was cancelled; skipped.
   case withdrawn
 
+  @inlinable
   var id: UInt64? {
     switch self {
     case .updater(let id, _, _), .sideEffect(let id, _): id
@@ -68,6 +72,7 @@ enum MailboxEntry {
   }
 
   /// Fails the entry's dispatcher with `error`.
+  @inlinable
   func fail(_ error: any Error) {
     switch self {
     case .updater(_, _, let continuation), .sideEffect(_, let continuation): continuation.resume(throwing: error)
@@ -78,18 +83,23 @@ enum MailboxEntry {
 }
 
 /// What to do, outside the lock, after a mailbox transition.
+@usableFromInline
 struct MailboxActions {
   /// Waiters to resume: updater waiters now hold the turn, side-effect waiters may start.
-  var resumptions: [UnsafeContinuation<Void, any Error>] = []
+  @usableFromInline var resumptions: [UnsafeContinuation<Void, any Error>] = []
   /// An updater job that now holds the turn and needs a new pump task.
-  var startPump: (any MailboxJob)?
-  /// An updater job that now holds the turn and is handed back to the pump that released it.
-  var continuePump: (any MailboxJob)?
+  @usableFromInline var startPump: MailboxJob?
+  /// Updater jobs that now hold the turn, in mailbox order, handed back to the pump that released it.
+  @usableFromInline var continuePump: [MailboxJob] = []
   /// Side-effect jobs that may start, each in its own store-owned task.
-  var startSideEffects: [any MailboxJob] = []
+  @usableFromInline var startSideEffects: [MailboxJob] = []
 
+  @inlinable
+  init() {}
+
+  @inlinable
   var isEmpty: Bool {
-    resumptions.isEmpty && startPump == nil && continuePump == nil && startSideEffects.isEmpty
+    resumptions.isEmpty && startPump == nil && continuePump.isEmpty && startSideEffects.isEmpty
   }
 }
 
@@ -102,21 +112,31 @@ struct MailboxActions {
 /// everything that arrives meanwhile queues behind it. When the turn is released, the entries at the head
 /// are started in order: side-effect entries start and the scan continues; the first updater entry gets the
 /// turn and the scan stops.
+@usableFromInline
 struct Mailbox {
-  private(set) var entries = RingBuffer<MailboxEntry>()
+  @usableFromInline private(set) var entries = RingBuffer<MailboxEntry>()
   /// Whether some dispatch currently holds the turn.
-  var turnHeld = false
+  @usableFromInline var turnHeld = false
   /// The task that holds the turn while running an interceptor chain, for deadlock detection.
-  var turnHolder: TaskIdentity?
+  @usableFromInline var turnHolder: TaskIdentity?
+
+  /// The most sent updaters the pump takes from the mailbox at once.
+  @usableFromInline static let pumpBatchLimit = 256
+
+  @inlinable
+  init() {}
 
   /// Whether a newly arrived updater may take the turn right away.
+  @inlinable
   var isIdle: Bool { !turnHeld && entries.isEmpty }
 
+  @inlinable
   mutating func enqueue(_ entry: MailboxEntry) {
     entries.append(entry)
   }
 
   /// Takes the turn for a dispatch that arrived while the mailbox was idle.
+  @inlinable
   mutating func takeTurn(holder: TaskIdentity?) {
     // Internal invariant: callers check `isIdle` (or that they were handed the turn) first.
     precondition(!turnHeld, "Katana internal error: turn taken twice")
@@ -126,8 +146,9 @@ struct Mailbox {
 
   /// Releases the turn and starts whatever comes next.
   ///
-  /// - Parameter byPump: Whether the pump task released it, in which case a next updater job is handed
-  ///   back to that pump (``MailboxActions/continuePump``) instead of starting a new one.
+  /// - Parameter byPump: Whether the pump task released it, in which case the next updater jobs are
+  ///   handed back to that pump (``MailboxActions/continuePump``) instead of starting a new one.
+  @inlinable
   mutating func releaseTurn(byPump: Bool) -> MailboxActions {
     turnHeld = false
     turnHolder = nil
@@ -135,6 +156,7 @@ struct Mailbox {
   }
 
   /// Starts the entries at the head of the mailbox, up to and including the first updater.
+  @inlinable
   mutating func advance(byPump: Bool) -> MailboxActions {
     var actions = MailboxActions()
     guard !turnHeld else { return actions }
@@ -155,7 +177,15 @@ struct Mailbox {
         entries.removeFirst()
         turnHeld = true
         if byPump {
-          actions.continuePump = job
+          // Hand the pump every consecutive sent updater at once: they are next in mailbox order anyway,
+          // and one lock acquisition per batch keeps `send` throughput up.
+          actions.continuePump.append(job)
+          while actions.continuePump.count < Self.pumpBatchLimit, case .job(let next)? = entries.first,
+            next.isUpdater
+          {
+            entries.removeFirst()
+            actions.continuePump.append(next)
+          }
         } else {
           actions.startPump = job
         }
@@ -169,16 +199,19 @@ struct Mailbox {
   }
 
   /// Withdraws the pending entry `id`, if it has not started. Returns the withdrawn entry.
+  @inlinable
   mutating func withdraw(_ id: UInt64) -> MailboxEntry? {
     entries.replaceFirst { entry in entry.id == id ? .withdrawn : nil }
   }
 
   /// Removes every pending entry, oldest first (start-up failure, shutdown).
+  @inlinable
   mutating func removeAll() -> [MailboxEntry] {
     entries.removeAll()
   }
 
   /// Whether the pending updater entry `id` is still waiting.
+  @inlinable
   func isPending(_ id: UInt64) -> Bool {
     entries.contains { $0.id == id }
   }

@@ -13,6 +13,7 @@ extension Store {
   ///
   /// - Important: Once an updater has its turn it is applied even if the caller is cancelled; interceptors
   ///   see the cancellation (`Task.isCancelled`) and may reject it by throwing.
+  @inlinable @inline(__always)
   public nonisolated(nonsending) func dispatch<U: StateUpdater>(_ dispatchable: U) async throws
   where U.StateType == S {
     try await core.dispatch(dispatchable)
@@ -28,6 +29,7 @@ extension Store {
   ///
   /// - Important: Cancelling the calling task cancels the body, cooperatively: the body sees
   ///   `Task.isCancelled`, and the updaters it then dispatches are withdrawn with `CancellationError`.
+  @inlinable @inline(__always)
   public nonisolated(nonsending) func dispatch<E: SideEffect>(_ dispatchable: E) async throws
   where E.StateType == S, E.Dependencies == D {
     try await core.dispatch(dispatchable, context: SideEffectContext(core: core, dependencies: dependencies))
@@ -41,6 +43,7 @@ extension Store {
   ///   not hand it on (or replaced it with a state updater);
   ///   ``StoreError/returnValueTypeMismatch(expected:actual:)`` if an interceptor replaced it with a side
   ///   effect that returns another type.
+  @inlinable @inline(__always)
   public nonisolated(nonsending) func dispatch<R: ReturningSideEffect>(_ dispatchable: R) async throws
     -> R.ReturnValue
   {
@@ -55,6 +58,7 @@ extension Store {
   /// - Throws: ``StoreError/ambiguousDispatchable(_:)``, ``StoreError/unsupportedDispatchable(_:)``,
   ///   ``StoreError/wrongStateType(expected:actual:)``, ``StoreError/wrongContextType(expected:actual:)``,
   ///   and what the typed dispatch throws.
+  @inlinable
   public nonisolated(nonsending) func anyDispatch(_ dispatchable: any Dispatchable) async throws -> any Sendable {
     try await core.anyDispatch(dispatchable)
   }
@@ -67,7 +71,7 @@ extension Store {
   ///
   /// Calling it from inside a state updater returns a handle that has failed with
   /// ``StoreError/dispatchFromStateUpdater(_:)``.
-  @discardableResult
+  @inlinable @discardableResult
   public nonisolated func send<U: StateUpdater>(_ dispatchable: U) -> DispatchHandle<Void> where U.StateType == S {
     core.send(dispatchable)
   }
@@ -77,7 +81,7 @@ extension Store {
   /// The side effect starts, in a task the store owns, once every item that entered the mailbox before it
   /// has started and every state updater among them is committed: fire-and-forget code keeps its order.
   /// Cancelling the handle cancels the side effect; shutdown cancels it too.
-  @discardableResult
+  @inlinable @discardableResult
   public nonisolated func send<E: SideEffect>(_ dispatchable: E) -> DispatchHandle<Void>
   where E.StateType == S, E.Dependencies == D {
     core.send(dispatchable, context: SideEffectContext(core: core, dependencies: dependencies))
@@ -86,7 +90,7 @@ extension Store {
   /// Hands a returning side effect to the store now and returns its handle, which yields the value.
   ///
   /// See ``send(_:)-(SideEffect)``.
-  @discardableResult
+  @inlinable @discardableResult
   public nonisolated func send<R: ReturningSideEffect>(_ dispatchable: R) -> DispatchHandle<R.ReturnValue> {
     core.send(dispatchable, context: SideEffectContext(core: core, dependencies: dependencies))
   }
@@ -95,7 +99,7 @@ extension Store {
   ///
   /// See ``send(_:)-(StateUpdater)`` and ``anyDispatch(_:)``; an item of neither or both kinds gives a
   /// handle that has already failed.
-  @discardableResult
+  @inlinable @discardableResult
   public nonisolated func anySend(_ dispatchable: any Dispatchable) -> DispatchHandle<any Sendable> {
     core.anySend(dispatchable)
   }

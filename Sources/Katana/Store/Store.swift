@@ -37,7 +37,7 @@ public actor Store<S: State, D: SideEffectDependencyContainer> {
   /// Settings of a store; see ``StoreConfiguration``.
   public typealias Configuration = StoreConfiguration
 
-  nonisolated let core: StoreCore<S, D>
+  @usableFromInline nonisolated let core: StoreCore<S, D>
 
   /// The store's dependency container, the same instance every side effect gets.
   public nonisolated let dependencies: D
@@ -58,6 +58,7 @@ public actor Store<S: State, D: SideEffectDependencyContainer> {
   ///   - dependenciesInitializer: Builds the dependency container, synchronously, here in `init`. It may
   ///     keep the `dispatch` closure and use it, including right away from a task it starts.
   ///   - configuration: Other settings.
+  @inlinable
   public init(
     interceptors: [StoreInterceptor],
     stateInitializer: @escaping @Sendable () async throws -> S,
@@ -81,6 +82,7 @@ public actor Store<S: State, D: SideEffectDependencyContainer> {
   /// Creates a store whose dependency container is built with its required initializer.
   ///
   /// See ``init(interceptors:stateInitializer:dependenciesInitializer:configuration:)``.
+  @inlinable
   public init(
     interceptors: [StoreInterceptor] = [],
     stateInitializer: @escaping @Sendable () async throws -> S,
@@ -96,6 +98,7 @@ public actor Store<S: State, D: SideEffectDependencyContainer> {
   /// Creates a store that starts from `initialState`.
   ///
   /// See ``init(interceptors:stateInitializer:dependenciesInitializer:configuration:)``.
+  @inlinable
   public init(
     initialState: S,
     interceptors: [StoreInterceptor] = [],
@@ -105,11 +108,13 @@ public actor Store<S: State, D: SideEffectDependencyContainer> {
   }
 
   /// Creates a store with the given interceptors that starts from the empty state `S()`.
+  @inlinable
   public init(interceptors: [StoreInterceptor]) {
     self.init(interceptors: interceptors, stateInitializer: { S() })
   }
 
   /// Creates a store with no interceptors that starts from the empty state `S()`.
+  @inlinable
   public init() {
     self.init(interceptors: [])
   }
@@ -129,6 +134,7 @@ public actor Store<S: State, D: SideEffectDependencyContainer> {
   ///   mutates that storage copies it once. Read what you need rather than keeping the whole state around.
   ///   Reading it from inside a state updater returns `S()` (and prints a warning): updaters must use their
   ///   `inout` parameter.
+  @inlinable
   public nonisolated var state: S {
     core.state
   }

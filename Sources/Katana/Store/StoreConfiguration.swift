@@ -16,5 +16,5 @@ public struct StoreConfiguration: Sendable {
   /// Test hook: called, outside the store's lock, each time a dispatch has to wait in the mailbox, with
   /// the number of entries then waiting. Lets tests synchronise on "this dispatch is queued" without
   /// sleeping. Only the enqueue slow path reads it.
-  var onMailboxEnqueue: (@Sendable (_ waitingCount: Int) -> Void)?
+  @usableFromInline var onMailboxEnqueue: (@Sendable (_ waitingCount: Int) -> Void)?
 }

@@ -11,13 +11,15 @@
 ///
 /// The `Synchronization` module's `Mutex` would do, but it raises the Apple floor to macOS 15 / iOS 18.
 /// Memory is owned by the caller (see ``LockedBuffer``) so that the primitive never moves.
+@usableFromInline
 enum LockPrimitive {
   #if canImport(Darwin)
-    typealias Storage = os_unfair_lock
+    @usableFromInline typealias Storage = os_unfair_lock
   #else
-    typealias Storage = pthread_mutex_t
+    @usableFromInline typealias Storage = pthread_mutex_t
   #endif
 
+  @inlinable
   static func initialize(_ lock: UnsafeMutablePointer<Storage>) {
     #if canImport(Darwin)
       lock.initialize(to: os_unfair_lock())
@@ -36,6 +38,7 @@ enum LockPrimitive {
     #endif
   }
 
+  @inlinable
   static func deinitialize(_ lock: UnsafeMutablePointer<Storage>) {
     #if !canImport(Darwin)
       pthread_mutex_destroy(lock)
@@ -43,7 +46,7 @@ enum LockPrimitive {
     lock.deinitialize(count: 1)
   }
 
-  @inline(__always)
+  @inlinable @inline(__always)
   static func lock(_ lock: UnsafeMutablePointer<Storage>) {
     #if canImport(Darwin)
       os_unfair_lock_lock(lock)
@@ -52,7 +55,7 @@ enum LockPrimitive {
     #endif
   }
 
-  @inline(__always)
+  @inlinable @inline(__always)
   static func unlock(_ lock: UnsafeMutablePointer<Storage>) {
     #if canImport(Darwin)
       os_unfair_lock_unlock(lock)
@@ -67,8 +70,10 @@ enum LockPrimitive {
 /// Access goes through raw pointers, so the hot path pays for neither a second allocation nor Swift's
 /// dynamic exclusivity checks on class properties. Never call code that can re-enter the store from inside
 /// `withLock`.
+@usableFromInline
 final class LockedBuffer<Value>: ManagedBuffer<Value, LockPrimitive.Storage> {
   /// Creates a buffer holding `value`.
+  @inlinable
   static func make(_ value: Value) -> LockedBuffer<Value> {
     let buffer = LockedBuffer.create(minimumCapacity: 1) { _ in value }
     buffer.withUnsafeMutablePointerToElements { LockPrimitive.initialize($0) }
@@ -76,13 +81,14 @@ final class LockedBuffer<Value>: ManagedBuffer<Value, LockPrimitive.Storage> {
     return unsafeDowncast(buffer, to: LockedBuffer<Value>.self)
   }
 
+  @inlinable
   deinit {
     // ManagedBuffer destroys the header (the value) itself; the lock, stored as the element, is ours.
     withUnsafeMutablePointerToElements { LockPrimitive.deinitialize($0) }
   }
 
   /// Runs `body` with exclusive access to the value.
-  @inline(__always)
+  @inlinable @inline(__always)
   func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
     try withUnsafeMutablePointers { value, lock in
       LockPrimitive.lock(lock)
@@ -93,14 +99,16 @@ final class LockedBuffer<Value>: ManagedBuffer<Value, LockPrimitive.Storage> {
 }
 
 /// A `Sendable` wrapper around ``LockedBuffer`` for values that are only ever touched under the lock.
+@usableFromInline
 struct Locked<Value>: @unchecked Sendable {  // Sendable: every access to `Value` holds the lock.
-  private let buffer: LockedBuffer<Value>
+  @usableFromInline let buffer: LockedBuffer<Value>
 
+  @inlinable
   init(_ value: Value) {
     buffer = LockedBuffer.make(value)
   }
 
-  @inline(__always)
+  @inlinable @inline(__always)
   func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
     try buffer.withLock(body)
   }

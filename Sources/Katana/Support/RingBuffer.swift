@@ -1,16 +1,23 @@
 /// A minimal first-in first-out queue with amortised O(1) push and pop, used for the store's mailbox and
 /// for stream buffers.
+@usableFromInline
 struct RingBuffer<Element> {
-  private var storage: [Element?] = []
-  private var head = 0
-  private(set) var count = 0
+  @usableFromInline var storage: [Element?] = []
+  @usableFromInline var head = 0
+  @usableFromInline private(set) var count = 0
 
+  @inlinable
+  init() {}
+
+  @inlinable
   var isEmpty: Bool { count == 0 }
 
+  @inlinable
   var first: Element? {
     count == 0 ? nil : storage[head]
   }
 
+  @inlinable
   mutating func append(_ element: Element) {
     if count == storage.count {
       grow()
@@ -19,6 +26,7 @@ struct RingBuffer<Element> {
     count += 1
   }
 
+  @inlinable
   @discardableResult
   mutating func removeFirst() -> Element? {
     guard count > 0 else { return nil }
@@ -34,6 +42,7 @@ struct RingBuffer<Element> {
 
   /// Replaces, in place, the first element for which `update` returns a new value. Returns that element's
   /// previous value. O(n); used only for cancellation, which is rare.
+  @inlinable
   mutating func replaceFirst(where update: (Element) -> Element?) -> Element? {
     for offset in 0..<count {
       let index = (head + offset) % storage.count
@@ -48,6 +57,7 @@ struct RingBuffer<Element> {
   }
 
   /// Whether some element satisfies `predicate`. O(n).
+  @inlinable
   func contains(where predicate: (Element) -> Bool) -> Bool {
     for offset in 0..<count {
       if let element = storage[(head + offset) % storage.count], predicate(element) { return true }
@@ -56,6 +66,7 @@ struct RingBuffer<Element> {
   }
 
   /// Removes and returns every element, oldest first.
+  @inlinable
   mutating func removeAll() -> [Element] {
     var result: [Element] = []
     result.reserveCapacity(count)
@@ -66,7 +77,8 @@ struct RingBuffer<Element> {
     return result
   }
 
-  private mutating func grow() {
+  @inlinable
+  mutating func grow() {
     let newCapacity = Swift.max(8, storage.count * 2)
     var newStorage = [Element?](repeating: nil, count: newCapacity)
     for offset in 0..<count {

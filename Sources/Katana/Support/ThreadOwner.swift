@@ -17,40 +17,71 @@ import CKatana
 ///
 /// The word is read with a relaxed atomic load: a thread can only ever observe its own identifier there if
 /// it stored that identifier itself and has not cleared it yet, so no stronger ordering is needed.
+@usableFromInline
 final class ThreadOwner: @unchecked Sendable {  // Sendable: the word is only accessed atomically.
-  private let word: UnsafeMutablePointer<UInt>
+  @usableFromInline let word: UnsafeMutablePointer<UInt>
 
+  @inlinable
   init() {
     word = .allocate(capacity: 1)
     word.initialize(to: 0)
   }
 
+  @inlinable
   deinit {
     word.deallocate()
   }
 
   /// Whether the calling thread is the one currently marked as owner.
+  @inlinable
   var isCurrentThread: Bool {
     ckatana_load_relaxed(word) == Self.currentThreadID
   }
 
   /// Marks the calling thread as owner until the matching ``clear()``.
-  @inline(__always)
+  @inlinable @inline(__always)
   func markCurrentThread() {
     ckatana_store_relaxed(word, Self.currentThreadID)
   }
 
-  @inline(__always)
+  @inlinable @inline(__always)
   func clear() {
     ckatana_store_relaxed(word, 0)
   }
 
-  @inline(__always)
-  private static var currentThreadID: UInt {
+  @inlinable @inline(__always)
+  static var currentThreadID: UInt {
     #if canImport(Darwin)
       UInt(bitPattern: pthread_self())
     #else
       UInt(pthread_self())
     #endif
+  }
+}
+
+/// A flag read without a lock on hot paths (acquire) and written under the store's lock (release).
+@usableFromInline
+final class AtomicFlag: @unchecked Sendable {  // Sendable: the word is only accessed atomically.
+  @usableFromInline let word: UnsafeMutablePointer<UInt>
+
+  @inlinable
+  init() {
+    word = .allocate(capacity: 1)
+    word.initialize(to: 0)
+  }
+
+  @inlinable
+  deinit {
+    word.deallocate()
+  }
+
+  @inlinable
+  var isSet: Bool {
+    ckatana_load_acquire(word) != 0
+  }
+
+  @inlinable
+  func set(_ value: Bool) {
+    ckatana_store_release(word, value ? 1 : 0)
   }
 }
