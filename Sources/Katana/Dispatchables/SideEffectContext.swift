@@ -156,14 +156,28 @@ public struct SideEffectContext<S: State, D: SideEffectDependencyContainer>: Any
   }
 }
 
-/// Access to store internals for the built-in interceptors, whatever the store's types.
-protocol StoreContextInternals {
+/// Access to store internals for the package's store features, whatever the store's types.
+package protocol StoreContextInternals {
   /// Registers `handler` to run once when the store shuts down (at once if it already has).
   func addShutdownHandler(_ handler: @escaping @Sendable () -> Void)
+
+  /// The per-store object of type `T`, created on first use; nil once the store has shut down.
+  func attachment<T: AnyObject & Sendable>(_ type: T.Type, make: () -> T) -> T?
 }
 
 extension SideEffectContext: StoreContextInternals {
-  func addShutdownHandler(_ handler: @escaping @Sendable () -> Void) {
+  package func addShutdownHandler(_ handler: @escaping @Sendable () -> Void) {
     core.addShutdownHandler(handler)
+  }
+
+  package func attachment<T: AnyObject & Sendable>(_ type: T.Type, make: () -> T) -> T? {
+    core.attachment(type, make: make)
+  }
+}
+
+extension AnySideEffectContext {
+  /// The store internals behind this context (every context the store creates provides them).
+  package var storeInternals: (any StoreContextInternals)? {
+    self as? any StoreContextInternals
   }
 }

@@ -97,13 +97,15 @@ class SideEffectFrame: @unchecked Sendable {  // Sendable: mutable state lives i
 
   /// Runs `body` with `frame` as the current side-effect frame (nil: outside of any).
   @usableFromInline
-  static func withFrame<T>(_ frame: SideEffectFrame?, _ body: () async throws -> T) async rethrows -> T {
+  nonisolated(nonsending) static func withFrame<T>(
+    _ frame: SideEffectFrame?, _ body: () async throws -> T
+  ) async rethrows -> T {
     try await $current.withValue(frame) { try await body() }
   }
 
   /// Runs `body` outside of any side-effect frame.
   @inlinable
-  static func withoutFrame<T>(_ body: () async throws -> T) async rethrows -> T {
+  nonisolated(nonsending) static func withoutFrame<T>(_ body: () async throws -> T) async rethrows -> T {
     try await withFrame(nil, body)
   }
 }

@@ -31,6 +31,12 @@ struct CoreState<S: State, D: SideEffectDependencyContainer> {
   @usableFromInline var observers = Observers<S>()
   @usableFromInline var ownedTasks: [UInt64: OwnedTask] = [:]
   @usableFromInline var shutdownHandlers: [@Sendable () -> Void] = []
+  /// Per-store objects attached by store features, keyed by their type; dropped at shutdown.
+  @usableFromInline var attachments: [ObjectIdentifier: any Sendable] = [:]
+  /// With activity tracking on: awaited dispatches in progress, sent items not yet finished, and
+  /// store-owned tasks still running.
+  @usableFromInline var activeWork = 0
+  @usableFromInline var idleWaiters: [UInt64: UnsafeContinuation<Void, any Error>] = [:]
   @usableFromInline var lastID: UInt64 = 0
 
   /// The chain of a store without interceptors (never called), and of a store that has shut down.

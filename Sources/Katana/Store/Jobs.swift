@@ -16,6 +16,8 @@ final class MailboxJob: JobControl, @unchecked Sendable {
   @usableFromInline let work: Work
   @usableFromInline let handle: any HandleCompletion
   @usableFromInline let store: any JobStore
+  /// Whether the store counts this job as in-flight work until it finishes.
+  @usableFromInline let tracksActivity: Bool
 
   /// What running the job takes.
   @usableFromInline
@@ -27,12 +29,15 @@ final class MailboxJob: JobControl, @unchecked Sendable {
   }
 
   @inlinable
-  init(id: UInt64, isUpdater: Bool, store: any JobStore, handle: any HandleCompletion, work: Work) {
+  init(
+    id: UInt64, isUpdater: Bool, store: any JobStore, handle: any HandleCompletion, work: Work, tracksActivity: Bool
+  ) {
     self.id = id
     self.isUpdater = isUpdater
     self.store = store
     self.handle = handle
     self.work = work
+    self.tracksActivity = tracksActivity
   }
 
   /// Runs the item and completes the handle.
@@ -42,12 +47,14 @@ final class MailboxJob: JobControl, @unchecked Sendable {
     case .synchronous(let body): body()
     case .asynchronous(let body): await body()
     }
+    if tracksActivity { store.endActivity() }
   }
 
   /// Completes the handle with `error` without running the item.
   @inlinable
   func fail(_ error: any Error) {
     handle.fail(error)
+    if tracksActivity { store.endActivity() }
   }
 
   @usableFromInline
@@ -66,4 +73,6 @@ final class MailboxJob: JobControl, @unchecked Sendable {
 protocol JobStore: AnyObject, Sendable {
   func cancelJob(_ id: UInt64)
   func deadlockIfWaiting(forQueuedJob id: UInt64) -> StoreError?
+  /// Marks one unit of tracked work finished.
+  func endActivity()
 }

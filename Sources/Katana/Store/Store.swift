@@ -173,3 +173,27 @@ public actor Store<S: State, D: SideEffectDependencyContainer> {
     }
   }
 }
+
+// MARK: - Package-level hooks (KatanaTesting, KatanaPromises)
+
+extension Store {
+  /// Returns once nothing is in flight; requires `StoreConfiguration.tracksActivity`.
+  package nonisolated(nonsending) func waitUntilIdle() async throws {
+    try await core.waitUntilIdle()
+  }
+
+  /// The amount of in-flight work; requires `StoreConfiguration.tracksActivity`.
+  package nonisolated var activeWork: Int {
+    core.activeWork
+  }
+
+  /// The number of tasks the store owns and has not seen finish.
+  package nonisolated var ownedTaskCount: Int {
+    core.ownedTaskCount
+  }
+
+  /// The per-store object of type `T`, created on first use; nil once the store has shut down.
+  package nonisolated func attachment<T: AnyObject & Sendable>(_ type: T.Type, make: () -> T) -> T? {
+    core.attachment(type, make: make)
+  }
+}

@@ -17,4 +17,9 @@ public struct StoreConfiguration: Sendable {
   /// the number of entries then waiting. Lets tests synchronise on "this dispatch is queued" without
   /// sleeping. Only the enqueue slow path reads it.
   @usableFromInline var onMailboxEnqueue: (@Sendable (_ waitingCount: Int) -> Void)?
+
+  /// Whether the store counts its in-flight work (awaited dispatches, sent items, store-owned tasks) so
+  /// that the package's test store can wait until nothing is left. Off by default: it costs two lock
+  /// acquisitions per dispatch.
+  package var tracksActivity = false
 }

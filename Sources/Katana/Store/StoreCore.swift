@@ -69,12 +69,15 @@ final class StoreCore<S: State, D: SideEffectDependencyContainer>: @unchecked Se
   /// Whether the store has interceptors; fixed at initialisation.
   @usableFromInline let hasInterceptors: Bool
   @usableFromInline let configuration: StoreConfiguration
+  /// ``StoreConfiguration/tracksActivity``, fixed at initialisation.
+  @usableFromInline let tracksActivity: Bool
 
   @usableFromInline
   init(initialState: S, hasInterceptors: Bool, configuration: StoreConfiguration) {
     storage = LockedBuffer.make(CoreState(state: initialState))
     self.hasInterceptors = hasInterceptors
     self.configuration = configuration
+    self.tracksActivity = configuration.tracksActivity
   }
 
   @inlinable
@@ -156,6 +159,9 @@ final class StoreCore<S: State, D: SideEffectDependencyContainer>: @unchecked Se
   /// Dispatches a state updater and returns once it is committed and observers have seen it.
   @inlinable @inline(__always)
   nonisolated(nonsending) func dispatch<U: StateUpdater>(_ updater: U) async throws where U.StateType == S {
+    if tracksActivity, !isTrackedHere {
+      return try await withActivity { try await dispatch(updater) }
+    }
     if try dispatchWithoutWaiting(updater) { return }
     try await dispatchWaitingForTurn(updater)
   }
@@ -172,6 +178,9 @@ final class StoreCore<S: State, D: SideEffectDependencyContainer>: @unchecked Se
   nonisolated(nonsending) func dispatch<E: SideEffect>(_ effect: E, context: SideEffectContext<S, D>)
     async throws where E.StateType == S, E.Dependencies == D
   {
+    if tracksActivity, !isTrackedHere {
+      return try await withActivity { try await dispatch(effect, context: context) }
+    }
     if sideEffectsStartDirectly {
       try await effect.sideEffect(context)
     } else {
@@ -197,6 +206,9 @@ final class StoreCore<S: State, D: SideEffectDependencyContainer>: @unchecked Se
   nonisolated(nonsending) func dispatch<R: ReturningSideEffect>(
     _ effect: R, context: any AnySideEffectContext
   ) async throws -> R.ReturnValue {
+    if tracksActivity, !isTrackedHere {
+      return try await withActivity { try await dispatch(effect, context: context) }
+    }
     if sideEffectsStartDirectly {
       return try await effect.sideEffect(context)
     }
@@ -279,6 +291,9 @@ final class StoreCore<S: State, D: SideEffectDependencyContainer>: @unchecked Se
   nonisolated(nonsending) func anyDispatch(_ item: any Dispatchable, depth: Int = 0) async throws
     -> any Sendable
   {
+    if tracksActivity, !isTrackedHere {
+      return try await withActivity { try await anyDispatch(item, depth: depth) }
+    }
     switch try Self.classify(item) {
     case .updater(let updater):
       if try dispatchWithoutWaiting(erased: updater) {
@@ -767,7 +782,10 @@ final class StoreCore<S: State, D: SideEffectDependencyContainer>: @unchecked Se
       return
     }
     let (job, decision) = withLock { core -> (MailboxJob, EnqueueDecision) in
-      let job = MailboxJob(id: core.makeID(), isUpdater: isUpdater, store: self, handle: handle, work: work)
+      let job = MailboxJob(
+        id: core.makeID(), isUpdater: isUpdater, store: self, handle: handle, work: work,
+        tracksActivity: tracksActivity)
+      if tracksActivity { core.activeWork += 1 }
       if let error = core.phase.dispatchError { return (job, .fail(error)) }
       // Set under the store lock, before anyone can cancel or complete the job.
       handle.setControl(job)
@@ -865,12 +883,14 @@ final class StoreCore<S: State, D: SideEffectDependencyContainer>: @unchecked Se
     let reserved = withLock { core -> Bool in
       if case .shutDown = core.phase { return false }
       core.ownedTasks[id] = .reserved
+      if tracksActivity { core.activeWork += 1 }
       return true
     }
     guard reserved else { return false }
     let task = Task.detached(priority: Task.currentPriority) { [self] in
       await body()
       withLock { core in _ = core.ownedTasks.removeValue(forKey: id) }
+      if tracksActivity { endActivity() }
     }
     let cancelNow = withLock { core -> Bool in
       if case .shutDown = core.phase { return true }
@@ -1043,6 +1063,7 @@ final class StoreCore<S: State, D: SideEffectDependencyContainer>: @unchecked Se
         core.readinessWaiters = [:]
         core.shutdownHandlers = []
         core.chain = CoreState<S, D>.noChain
+        core.attachments = [:]
       }
       return ShutdownWork(
         entries: core.mailbox.removeAll(),
@@ -1130,6 +1151,80 @@ final class StoreCore<S: State, D: SideEffectDependencyContainer>: @unchecked Se
     withLock { $0.observers.listeners.count + $0.observers.subscribers.count }
   }
 
+  // MARK: - Activity (opt-in, for tests)
+
+  /// Whether a tracked dispatch already counts the work running in this task.
+  @inlinable
+  var isTrackedHere: Bool { ActivityScope.isTracking }
+
+  /// Counts `body` as in-flight work.
+  @inlinable
+  nonisolated(nonsending) func withActivity<T>(_ body: () async throws -> T) async rethrows -> T {
+    withLock { $0.activeWork += 1 }
+    defer { endActivity() }
+    return try await ActivityScope.tracking(body)
+  }
+
+  /// Marks one unit of in-flight work finished, waking whoever waits for the store to be idle.
+  @usableFromInline
+  func endActivity() {
+    let waiters = withLock { core -> [UnsafeContinuation<Void, any Error>] in
+      core.activeWork -= 1
+      guard core.activeWork == 0 else { return [] }
+      defer { core.idleWaiters = [:] }
+      return Array(core.idleWaiters.values)
+    }
+    for waiter in waiters {
+      waiter.resume()
+    }
+  }
+
+  /// The amount of in-flight work (with activity tracking on).
+  var activeWork: Int {
+    withLock { $0.activeWork }
+  }
+
+  /// Returns once nothing is in flight: no awaited dispatch in progress, no sent item unfinished, no
+  /// store-owned task running. Requires ``StoreConfiguration/tracksActivity``.
+  ///
+  /// - Throws: `CancellationError` if the calling task is cancelled while waiting.
+  nonisolated(nonsending) func waitUntilIdle() async throws {
+    let id = withLock { core -> UInt64? in core.activeWork == 0 ? nil : core.makeID() }
+    guard let id else { return }
+    try await withTaskCancellationHandler {
+      try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<Void, any Error>) in
+        let idle = withLock { core -> Bool in
+          if core.activeWork == 0 { return true }
+          if Task.isCancelled { return false }
+          core.idleWaiters[id] = continuation
+          return false
+        }
+        if idle {
+          continuation.resume()
+        } else if Task.isCancelled, withLock({ $0.idleWaiters[id] == nil }) {
+          continuation.resume(throwing: CancellationError())
+        }
+      }
+    } onCancel: {
+      let waiter = withLock { $0.idleWaiters.removeValue(forKey: id) }
+      waiter?.resume(throwing: CancellationError())
+    }
+  }
+
+  // MARK: - Attachments
+
+  /// The object of type `T` attached to this store, created with `make` on first use; nil once the store
+  /// has shut down. Store features (the effect registry, built-in interceptors) keep per-store state here.
+  func attachment<T: AnyObject & Sendable>(_ type: T.Type, make: () -> T) -> T? {
+    withLock { core in
+      if case .shutDown = core.phase { return nil }
+      if let existing = core.attachments[ObjectIdentifier(type)] as? T { return existing }
+      let created = make()
+      core.attachments[ObjectIdentifier(type)] = created
+      return created
+    }
+  }
+
   // MARK: - Diagnostics
 
   /// Prints `message` to standard error, once per store and message.
@@ -1158,3 +1253,15 @@ extension CoreState {
 }
 
 extension StoreCore: JobStore {}
+
+/// Marks the work a tracked dispatch runs in its task, so that the nested calls it makes (the fast path
+/// calling the slow path, redirects, nested dispatches) are not counted twice.
+@usableFromInline
+enum ActivityScope {
+  @TaskLocal @usableFromInline static var isTracking = false
+
+  @usableFromInline
+  nonisolated(nonsending) static func tracking<T>(_ body: () async throws -> T) async rethrows -> T {
+    try await $isTracking.withValue(true) { try await body() }
+  }
+}
