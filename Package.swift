@@ -29,6 +29,10 @@ let package = Package(
     .executableTarget(
       name: "KatanaBenchmarks", dependencies: ["Katana", "KatanaBenchmarkBaselines"], swiftSettings: strictSettings),
     .testTarget(name: "KatanaTests", dependencies: ["Katana"], swiftSettings: strictSettings),
+    .testTarget(
+      name: "KatanaTestingTests", dependencies: ["Katana", "KatanaTesting"], swiftSettings: strictSettings),
+    .testTarget(
+      name: "KatanaPromisesTests", dependencies: ["Katana", "KatanaPromises"], swiftSettings: strictSettings),
   ],
   swiftLanguageModes: [.v6]
 )

@@ -2,7 +2,7 @@
 /// or a side effect (``SideEffect``, ``ReturningSideEffect``, ``AnySideEffect``).
 ///
 /// An item must be exactly one of the two kinds; the type-erased APIs throw
-/// ``StoreError/invalidDispatchable(_:reason:)`` otherwise.
+/// ``StoreError/ambiguousDispatchable(_:)`` or ``StoreError/unsupportedDispatchable(_:)`` otherwise.
 public protocol Dispatchable: Sendable {}
 
 extension Dispatchable {

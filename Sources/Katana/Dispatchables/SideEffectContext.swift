@@ -93,14 +93,14 @@ public struct SideEffectContext<S: State, D: SideEffectDependencyContainer>: Any
     core.configuration.clock
   }
 
-  /// Dispatches a state updater; see ``Store/dispatch(_:)-(StateUpdater)``.
+  /// Dispatches a state updater; see ``Store/dispatch(_:)-(U)``.
   @inlinable
   public nonisolated(nonsending) func dispatch<U: StateUpdater>(_ dispatchable: U) async throws
   where U.StateType == S {
     try await core.dispatch(dispatchable)
   }
 
-  /// Dispatches a side effect and waits for it; see ``Store/dispatch(_:)-(SideEffect)``.
+  /// Dispatches a side effect and waits for it; see ``Store/dispatch(_:)-(E)``.
   @inlinable
   public nonisolated(nonsending) func dispatch<E: SideEffect>(_ dispatchable: E) async throws
   where E.StateType == S, E.Dependencies == D {
@@ -108,7 +108,7 @@ public struct SideEffectContext<S: State, D: SideEffectDependencyContainer>: Any
   }
 
   /// Dispatches a returning side effect and returns its value; see
-  /// ``Store/dispatch(_:)-(ReturningSideEffect)``.
+  /// ``Store/dispatch(_:)->_``.
   @inlinable
   public nonisolated(nonsending) func dispatch<R: ReturningSideEffect>(_ dispatchable: R) async throws
     -> R.ReturnValue
@@ -122,20 +122,20 @@ public struct SideEffectContext<S: State, D: SideEffectDependencyContainer>: Any
     try await core.anyDispatch(dispatchable)
   }
 
-  /// Hands a state updater to the store now; see ``Store/send(_:)-(StateUpdater)``.
+  /// Hands a state updater to the store now; see ``Store/send(_:)-(U)``.
   @inlinable @discardableResult
   public func send<U: StateUpdater>(_ dispatchable: U) -> DispatchHandle<Void> where U.StateType == S {
     core.send(dispatchable)
   }
 
-  /// Hands a side effect to the store now; see ``Store/send(_:)-(SideEffect)``.
+  /// Hands a side effect to the store now; see ``Store/send(_:)-(E)``.
   @inlinable @discardableResult
   public func send<E: SideEffect>(_ dispatchable: E) -> DispatchHandle<Void>
   where E.StateType == S, E.Dependencies == D {
     core.send(dispatchable, context: self)
   }
 
-  /// Hands a returning side effect to the store now; see ``Store/send(_:)-(ReturningSideEffect)``.
+  /// Hands a returning side effect to the store now; see ``Store/send(_:)->DispatchHandle<R.ReturnValue>``.
   @inlinable @discardableResult
   public func send<R: ReturningSideEffect>(_ dispatchable: R) -> DispatchHandle<R.ReturnValue> {
     core.send(dispatchable, context: self)

@@ -31,7 +31,7 @@ public protocol AnyStateUpdater: Dispatchable {
 /// - Important: `updateState` runs while the store holds its internal lock. Keep it pure and short: do not
 ///   read ``Store/state`` or dispatch from it (use the `inout` parameter; dispatch from side effects).
 ///   Reading the store's state from inside an updater returns `StateType()` and prints a runtime warning;
-///   ``Store/send(_:)-(StateUpdater)`` from inside an updater fails with
+///   ``Store/send(_:)-(U)`` from inside an updater fails with
 ///   ``StoreError/dispatchFromStateUpdater(_:)``.
 public protocol StateUpdater: AnyStateUpdater {
   /// The state this updater changes. It must be the store's state type.

@@ -37,7 +37,7 @@ extension Store {
 
   /// Dispatches a returning side effect in the calling task and returns its value.
   ///
-  /// Behaves like ``dispatch(_:)-(SideEffect)``.
+  /// Behaves like ``dispatch(_:)-(E)``.
   ///
   /// - Throws: What the side effect throws; ``StoreError/returnValueUnavailable(_:)`` if an interceptor did
   ///   not hand it on (or replaced it with a state updater);
@@ -89,7 +89,7 @@ extension Store {
 
   /// Hands a returning side effect to the store now and returns its handle, which yields the value.
   ///
-  /// See ``send(_:)-(SideEffect)``.
+  /// See ``send(_:)-(E)``.
   @inlinable @discardableResult
   public nonisolated func send<R: ReturningSideEffect>(_ dispatchable: R) -> DispatchHandle<R.ReturnValue> {
     core.send(dispatchable, context: SideEffectContext(core: core, dependencies: dependencies))
@@ -97,7 +97,7 @@ extension Store {
 
   /// Hands any item to the store now, checking what it is at run time, and returns its handle.
   ///
-  /// See ``send(_:)-(StateUpdater)`` and ``anyDispatch(_:)``; an item of neither or both kinds gives a
+  /// See ``send(_:)-(U)`` and ``anyDispatch(_:)``; an item of neither or both kinds gives a
   /// handle that has already failed.
   @inlinable @discardableResult
   public nonisolated func anySend(_ dispatchable: any Dispatchable) -> DispatchHandle<any Sendable> {

@@ -9,7 +9,7 @@
 ///
 /// ## Ordering
 /// State updaters are applied one at a time, in the order they enter the store's mailbox: at the call for
-/// ``send(_:)-(StateUpdater)``, on arrival for an awaited ``dispatch(_:)-(StateUpdater)``. Task priority never
+/// ``send(_:)-(U)``, on arrival for an awaited ``dispatch(_:)-(U)``. Task priority never
 /// reorders them. A store's interceptors run for each updater while it holds its turn. Side effects run
 /// concurrently with each other and with updaters.
 ///

@@ -46,7 +46,7 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
   /// `next` and return, and dispatch the follow-up from a side effect, or without waiting (`send`).
   case deadlock(String)
 
-  /// A state updater tried to dispatch (for example with ``Store/send(_:)-(StateUpdater)``) from inside
+  /// A state updater tried to dispatch (for example with ``Store/send(_:)-(U)``) from inside
   /// `updateState`.
   ///
   /// Updaters must be pure. Dispatch follow-ups from a side effect, a listener or an interceptor.
@@ -79,6 +79,7 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
   /// ``redirectLimitExceeded(_:)``).
   public static let redirectLimit = 16
 
+  /// What happened and what to do about it, in one or two sentences.
   public var description: String {
     switch self {
     case .storeShutDown:
