@@ -6,7 +6,7 @@ public protocol AnySideEffect: Dispatchable {
   ///
   /// - Throws: The side effect's error; ``StoreError/wrongContextType(expected:actual:)`` when the context
   ///   does not match what the side effect needs.
-  func anySideEffect(_ context: any AnySideEffectContext) async throws -> any Sendable
+  nonisolated(nonsending) func anySideEffect(_ context: any AnySideEffectContext) async throws -> any Sendable
 }
 
 /// Asynchronous logic tied to a store's state and dependencies: network calls, disk access, timers, and
@@ -30,6 +30,10 @@ public protocol AnySideEffect: Dispatchable {
 ///
 /// A synchronous `sideEffect` also satisfies this requirement, which is how Katana 6 side effects keep
 /// compiling.
+///
+/// The requirement is `nonisolated(nonsending)`: the store calls it on the caller's executor, and an
+/// implementation's own isolation decides where its body runs. A plain `async` implementation runs on the
+/// global concurrent executor, as usual; a synchronous one runs where it is called.
 public protocol SideEffect: AnySideEffect {
   /// The state of the store this side effect runs in.
   associatedtype StateType: State
@@ -37,7 +41,7 @@ public protocol SideEffect: AnySideEffect {
   associatedtype Dependencies: SideEffectDependencyContainer
 
   /// The side effect's logic.
-  func sideEffect(_ context: SideEffectContext<StateType, Dependencies>) async throws
+  nonisolated(nonsending) func sideEffect(_ context: SideEffectContext<StateType, Dependencies>) async throws
 }
 
 /// A side effect that returns a value to whoever dispatched it.
@@ -59,8 +63,8 @@ public protocol ReturningSideEffect: AnySideEffect {
   /// The type of the value this side effect returns.
   associatedtype ReturnValue: Sendable
 
-  /// The side effect's logic.
-  func sideEffect(_ context: any AnySideEffectContext) async throws -> ReturnValue
+  /// The side effect's logic. Called like ``SideEffect/sideEffect(_:)``.
+  nonisolated(nonsending) func sideEffect(_ context: any AnySideEffectContext) async throws -> ReturnValue
 }
 
 extension SideEffect {
@@ -69,7 +73,9 @@ extension SideEffect {
   ///
   /// - Throws: ``StoreError/wrongContextType(expected:actual:)`` if the store's state or dependency types
   ///   differ from this side effect's, then whatever the side effect throws.
-  public func anySideEffect(_ context: any AnySideEffectContext) async throws -> any Sendable {
+  public nonisolated(nonsending) func anySideEffect(_ context: any AnySideEffectContext) async throws
+    -> any Sendable
+  {
     guard let typed = context as? SideEffectContext<StateType, Dependencies> else {
       throw StoreError.wrongContextType(
         expected: String(reflecting: SideEffectContext<StateType, Dependencies>.self),
@@ -82,7 +88,9 @@ extension SideEffect {
 
 extension ReturningSideEffect {
   /// Runs ``sideEffect(_:)`` and returns its value.
-  public func anySideEffect(_ context: any AnySideEffectContext) async throws -> any Sendable {
+  public nonisolated(nonsending) func anySideEffect(_ context: any AnySideEffectContext) async throws
+    -> any Sendable
+  {
     try await sideEffect(context)
   }
 }

@@ -56,10 +56,22 @@ class SideEffectFrame: @unchecked Sendable {  // Sendable: mutable state lives i
   /// The store whose chain this frame belongs to.
   @usableFromInline let storeID: ObjectIdentifier
   @usableFromInline let record = Locked(Record())
+  /// The store's side-effect runner, if it has one.
+  @usableFromInline let runner: (any SideEffectRunner)?
 
   @usableFromInline
-  init(storeID: ObjectIdentifier) {
+  init(storeID: ObjectIdentifier, runner: (any SideEffectRunner)?) {
     self.storeID = storeID
+    self.runner = runner
+  }
+
+  /// Runs a side-effect body, through the store's runner if it has one.
+  @usableFromInline
+  nonisolated(nonsending) func runBody<T: Sendable>(_ body: nonisolated(nonsending) () async throws -> T)
+    async throws -> T
+  {
+    guard let runner else { return try await body() }
+    return try await runner.run(body)
   }
 
   /// Runs `item` if it has the dispatched item's type and returns its value; returns nil for any other
@@ -116,15 +128,18 @@ final class TypedSideEffectFrame<E: SideEffect>: SideEffectFrame, @unchecked Sen
   @usableFromInline let context: SideEffectContext<E.StateType, E.Dependencies>
 
   @usableFromInline
-  init(storeID: ObjectIdentifier, context: SideEffectContext<E.StateType, E.Dependencies>) {
+  init(
+    storeID: ObjectIdentifier, context: SideEffectContext<E.StateType, E.Dependencies>,
+    runner: (any SideEffectRunner)?
+  ) {
     self.context = context
-    super.init(storeID: storeID)
+    super.init(storeID: storeID, runner: runner)
   }
 
   @usableFromInline
   override func runIfDispatchedType(_ item: any Dispatchable) async throws -> (any Sendable)? {
     guard let effect = item as? E else { return nil }
-    try await Self.withoutFrame { try await effect.sideEffect(context) }
+    try await Self.withoutFrame { try await runBody { try await effect.sideEffect(context) } }
     return ()
   }
 }
@@ -135,14 +150,14 @@ final class ReturningSideEffectFrame<R: ReturningSideEffect>: SideEffectFrame, @
   @usableFromInline let context: any AnySideEffectContext
 
   @usableFromInline
-  init(storeID: ObjectIdentifier, context: any AnySideEffectContext) {
+  init(storeID: ObjectIdentifier, context: any AnySideEffectContext, runner: (any SideEffectRunner)?) {
     self.context = context
-    super.init(storeID: storeID)
+    super.init(storeID: storeID, runner: runner)
   }
 
   @usableFromInline
   override func runIfDispatchedType(_ item: any Dispatchable) async throws -> (any Sendable)? {
     guard let effect = item as? R else { return nil }
-    return try await Self.withoutFrame { try await effect.sideEffect(context) }
+    return try await Self.withoutFrame { try await runBody { try await effect.sideEffect(context) } }
   }
 }

@@ -22,4 +22,17 @@ public struct StoreConfiguration: Sendable {
   /// that the package's test store can wait until nothing is left. Off by default: it costs two lock
   /// acquisitions per dispatch.
   package var tracksActivity = false
+
+  /// Runs every side-effect body, when set. KatanaPromises sets it to run Katana 6's synchronous side
+  /// effects, which block their thread in `Hydra.await`, on dedicated threads instead of the cooperative
+  /// pool. Nil (the default) costs nothing.
+  package var sideEffectRunner: (any SideEffectRunner)?
+}
+
+/// Runs side-effect bodies for a store; see `StoreConfiguration.sideEffectRunner`.
+@usableFromInline
+package protocol SideEffectRunner: Sendable {
+  /// Runs `body`, where the runner chooses, and returns its value.
+  nonisolated(nonsending) func run<T: Sendable>(_ body: nonisolated(nonsending) () async throws -> T) async throws
+    -> T
 }

@@ -71,6 +71,8 @@ final class StoreCore<S: State, D: SideEffectDependencyContainer>: @unchecked Se
   @usableFromInline let configuration: StoreConfiguration
   /// ``StoreConfiguration/tracksActivity``, fixed at initialisation.
   @usableFromInline let tracksActivity: Bool
+  /// `StoreConfiguration.sideEffectRunner`, fixed at initialisation.
+  @usableFromInline let sideEffectRunner: (any SideEffectRunner)?
 
   @usableFromInline
   init(initialState: S, hasInterceptors: Bool, configuration: StoreConfiguration) {
@@ -78,6 +80,16 @@ final class StoreCore<S: State, D: SideEffectDependencyContainer>: @unchecked Se
     self.hasInterceptors = hasInterceptors
     self.configuration = configuration
     self.tracksActivity = configuration.tracksActivity
+    self.sideEffectRunner = configuration.sideEffectRunner
+  }
+
+  /// Runs a side-effect body, through the configured runner if there is one.
+  @inlinable @inline(__always)
+  nonisolated(nonsending) func runBody<T: Sendable>(_ body: nonisolated(nonsending) () async throws -> T)
+    async throws -> T
+  {
+    guard let sideEffectRunner else { return try await body() }
+    return try await sideEffectRunner.run(body)
   }
 
   @inlinable
@@ -182,7 +194,7 @@ final class StoreCore<S: State, D: SideEffectDependencyContainer>: @unchecked Se
       return try await withActivity { try await dispatch(effect, context: context) }
     }
     if sideEffectsStartDirectly {
-      try await effect.sideEffect(context)
+      try await runBody { try await effect.sideEffect(context) }
     } else {
       try await dispatchThroughChain(effect, context: context)
     }
@@ -193,10 +205,10 @@ final class StoreCore<S: State, D: SideEffectDependencyContainer>: @unchecked Se
     _ effect: E, context: SideEffectContext<S, D>
   ) async throws where E.StateType == S, E.Dependencies == D {
     guard let chain = try await chainOnceSideEffectsMayStart() else {
-      try await effect.sideEffect(context)
+      try await runBody { try await effect.sideEffect(context) }
       return
     }
-    let frame = TypedSideEffectFrame<E>(storeID: id, context: context)
+    let frame = TypedSideEffectFrame<E>(storeID: id, context: context, runner: sideEffectRunner)
     try await SideEffectFrame.withFrame(frame) { try await chain(effect) }
     try await dispatchRedirects(frame.close().redirects, depth: 0)
   }
@@ -210,7 +222,7 @@ final class StoreCore<S: State, D: SideEffectDependencyContainer>: @unchecked Se
       return try await withActivity { try await dispatch(effect, context: context) }
     }
     if sideEffectsStartDirectly {
-      return try await effect.sideEffect(context)
+      return try await runBody { try await effect.sideEffect(context) }
     }
     return try await dispatchThroughChain(effect, context: context)
   }
@@ -220,9 +232,9 @@ final class StoreCore<S: State, D: SideEffectDependencyContainer>: @unchecked Se
     _ effect: R, context: any AnySideEffectContext
   ) async throws -> R.ReturnValue {
     guard let chain = try await chainOnceSideEffectsMayStart() else {
-      return try await effect.sideEffect(context)
+      return try await runBody { try await effect.sideEffect(context) }
     }
-    let frame = ReturningSideEffectFrame<R>(storeID: id, context: context)
+    let frame = ReturningSideEffectFrame<R>(storeID: id, context: context, runner: sideEffectRunner)
     try await SideEffectFrame.withFrame(frame) { try await chain(effect) }
     let record = frame.close()
     try await dispatchRedirects(record.redirects, depth: 0)
@@ -306,9 +318,9 @@ final class StoreCore<S: State, D: SideEffectDependencyContainer>: @unchecked Se
       let chain = try await chainOnceSideEffectsMayStart()
       let context = try makeContext()
       guard let chain else {
-        return try await effect.anySideEffect(context)
+        return try await runBody { try await effect.anySideEffect(context) }
       }
-      let frame = SideEffectFrame(storeID: id)
+      let frame = SideEffectFrame(storeID: id, runner: sideEffectRunner)
       try await SideEffectFrame.withFrame(frame) { try await chain(item) }
       let record = frame.close()
       try await dispatchRedirects(record.redirects, depth: depth)
@@ -605,7 +617,9 @@ final class StoreCore<S: State, D: SideEffectDependencyContainer>: @unchecked Se
       frame.addRedirect(item)
     case .sideEffect(let effect):
       let context = try makeContext()
-      let value = try await SideEffectFrame.withoutFrame { try await effect.anySideEffect(context) }
+      let value = try await SideEffectFrame.withoutFrame {
+        try await runBody { try await effect.anySideEffect(context) }
+      }
       frame.setValue(value)
     }
   }
