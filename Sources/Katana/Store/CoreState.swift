@@ -30,6 +30,8 @@ struct CoreState<S: State, D: SideEffectDependencyContainer> {
   @usableFromInline var readinessWaiters: [UInt64: UnsafeContinuation<Void, any Error>] = [:]
   @usableFromInline var observers = Observers<S>()
   @usableFromInline var ownedTasks: [UInt64: OwnedTask] = [:]
+  /// The identity of each running store-owned task, so that shutdown does not wait for the task calling it.
+  @usableFromInline var ownedTaskIdentities: [UInt64: TaskIdentity] = [:]
   @usableFromInline var shutdownHandlers: [@Sendable () -> Void] = []
   /// Per-store objects attached by store features, keyed by their type; dropped at shutdown.
   @usableFromInline var attachments: [ObjectIdentifier: any Sendable] = [:]

@@ -35,7 +35,7 @@ public struct DispatchHandle<Value: Sendable>: @unchecked Sendable {
 
   /// Cancels the item.
   ///
-  /// An item still waiting in the mailbox is withdrawn (never handled) and the handle fails with
+  /// An item that has not started is withdrawn (never handled) and the handle fails with
   /// `CancellationError`. A running side effect is cancelled cooperatively. A state updater that has
   /// started completes.
   public func cancel() {
@@ -63,7 +63,7 @@ protocol JobControl: AnyObject, Sendable {
   /// Withdraws the job if it is queued; cancels its task if it is a running side effect.
   func cancel()
   /// The error to return instead of waiting for the job, if waiting from the calling task would deadlock.
-  func deadlockIfWaited() -> (any Error)?
+  func deadlockIfWaited(started: Bool) -> (any Error)?
 }
 
 /// What a job needs from the handle behind it, whatever its value type.
@@ -71,6 +71,9 @@ protocol JobControl: AnyObject, Sendable {
 protocol HandleCompletion: AnyObject {
   /// Completes the handle with `error` (only the first completion counts).
   func fail(_ error: any Error)
+  /// Records that the job starts, and returns true; returns false, after failing the handle with
+  /// `CancellationError`, if the handle was cancelled first.
+  func markStarted() -> Bool
 }
 
 /// The completion state behind a ``DispatchHandle``: a result set once, whoever waits for it, and the job
@@ -99,6 +102,10 @@ final class HandleStorage<Value: Sendable>: ManagedBuffer<HandleStorage<Value>.S
     @usableFromInline var waiters: [Waiter] = []
     /// The job behind the handle, until it completes (the job also references the handle).
     @usableFromInline var control: (any JobControl)?
+    /// Whether the job has started running.
+    @usableFromInline var started = false
+    /// Whether ``DispatchHandle/cancel()`` was called.
+    @usableFromInline var cancelRequested = false
 
     @inlinable
     init() {}
@@ -153,11 +160,24 @@ final class HandleStorage<Value: Sendable>: ManagedBuffer<HandleStorage<Value>.S
     complete(.failure(error))
   }
 
+  @usableFromInline
+  func markStarted() -> Bool {
+    let cancelled = withLock { state -> Bool in
+      if state.cancelRequested { return true }
+      state.started = true
+      return false
+    }
+    if cancelled {
+      complete(.failure(CancellationError()))
+    }
+    return !cancelled
+  }
+
   @inlinable
   func wait() async -> Result<Value, any Error> {
-    let (result, control) = withLock { ($0.result, $0.control) }
+    let (result, control, started) = withLock { ($0.result, $0.control, $0.started) }
     if let result { return result }
-    if let error = control?.deadlockIfWaited() {
+    if let error = control?.deadlockIfWaited(started: started) {
       return .failure(error)
     }
     return await withUnsafeContinuation { continuation in
@@ -186,7 +206,10 @@ final class HandleStorage<Value: Sendable>: ManagedBuffer<HandleStorage<Value>.S
 
   @inlinable
   func cancel() {
-    let control = withLock { $0.control }
+    let control = withLock { state -> (any JobControl)? in
+      state.cancelRequested = true
+      return state.control
+    }
     control?.cancel()
   }
 }

@@ -40,9 +40,13 @@ final class MailboxJob: JobControl, @unchecked Sendable {
     self.tracksActivity = tracksActivity
   }
 
-  /// Runs the item and completes the handle.
+  /// Runs the item and completes the handle; a job cancelled before it starts is withdrawn instead.
   @inlinable
   func run() async {
+    guard handle.markStarted() else {
+      if tracksActivity { store.endActivity() }
+      return
+    }
     switch work {
     case .synchronous(let body): body()
     case .asynchronous(let body): await body()
@@ -63,8 +67,8 @@ final class MailboxJob: JobControl, @unchecked Sendable {
   }
 
   @usableFromInline
-  func deadlockIfWaited() -> (any Error)? {
-    store.deadlockIfWaiting(forQueuedJob: id)
+  func deadlockIfWaited(started: Bool) -> (any Error)? {
+    store.deadlockIfWaiting(forJob: id, isUpdaterNotStarted: isUpdater && !started)
   }
 }
 
@@ -72,7 +76,7 @@ final class MailboxJob: JobControl, @unchecked Sendable {
 @usableFromInline
 protocol JobStore: AnyObject, Sendable {
   func cancelJob(_ id: UInt64)
-  func deadlockIfWaiting(forQueuedJob id: UInt64) -> StoreError?
+  func deadlockIfWaiting(forJob id: UInt64, isUpdaterNotStarted: Bool) -> StoreError?
   /// Marks one unit of tracked work finished.
   func endActivity()
 }

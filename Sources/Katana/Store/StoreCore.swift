@@ -429,7 +429,13 @@ final class StoreCore<S: State, D: SideEffectDependencyContainer>: @unchecked Se
       }
       return core.chain
     }
-    try await chain(item)
+    if SideEffectFrame.current == nil {
+      try await chain(item)
+    } else {
+      // Dispatched from an interceptor running for a side effect: the side effect's frame, inherited
+      // through the task-local, must not capture this updater's `next`.
+      try await SideEffectFrame.withoutFrame { try await chain(item) }
+    }
   }
 
   /// Commits `mutate` while holding the turn, and delivers the change to observers.
@@ -841,12 +847,13 @@ final class StoreCore<S: State, D: SideEffectDependencyContainer>: @unchecked Se
   }
 
   /// The error to return instead of waiting for the sent job `id`, if the waiting task holds the turn
-  /// while the job is still queued behind it.
+  /// while the job still waits behind it: in the mailbox, or, for a state updater that has not started,
+  /// in the pump's current batch.
   @usableFromInline
-  func deadlockIfWaiting(forQueuedJob id: UInt64) -> StoreError? {
+  func deadlockIfWaiting(forJob id: UInt64, isUpdaterNotStarted: Bool) -> StoreError? {
     guard let task = TaskIdentity.current else { return nil }
     return withLock { core in
-      guard task == core.mailbox.turnHolder, core.mailbox.isPending(id) else { return nil }
+      guard task == core.mailbox.turnHolder, isUpdaterNotStarted || core.mailbox.isPending(id) else { return nil }
       return .deadlock(
         "this task holds the updater turn and waited for an item it sent, which is queued behind that turn.")
     }
@@ -902,8 +909,13 @@ final class StoreCore<S: State, D: SideEffectDependencyContainer>: @unchecked Se
     }
     guard reserved else { return false }
     let task = Task.detached(priority: Task.currentPriority) { [self] in
+      let identity = TaskIdentity.current
+      withLock { core in core.ownedTaskIdentities[id] = identity }
       await body()
-      withLock { core in _ = core.ownedTasks.removeValue(forKey: id) }
+      withLock { core in
+        core.ownedTasks.removeValue(forKey: id)
+        core.ownedTaskIdentities.removeValue(forKey: id)
+      }
       if tracksActivity { endActivity() }
     }
     let cancelNow = withLock { core -> Bool in
@@ -1064,8 +1076,8 @@ final class StoreCore<S: State, D: SideEffectDependencyContainer>: @unchecked Se
   }
 
   /// Shuts the store down: fails everything waiting, finishes streams, drops listeners and interceptors,
-  /// cancels store-owned tasks. Idempotent. Returns the cancelled tasks, so that an explicit shutdown can
-  /// wait for them.
+  /// cancels store-owned tasks. Idempotent. Returns the cancelled tasks, except the calling task if it is
+  /// one of them, so that an explicit shutdown can wait for them without waiting for itself.
   @usableFromInline @discardableResult
   func shutdown() -> [Task<Void, Never>] {
     let work = withLock { core -> ShutdownWork? in
@@ -1079,13 +1091,14 @@ final class StoreCore<S: State, D: SideEffectDependencyContainer>: @unchecked Se
         core.chain = CoreState<S, D>.noChain
         core.attachments = [:]
       }
+      let caller = TaskIdentity.current
       return ShutdownWork(
         entries: core.mailbox.removeAll(),
         waiters: Array(core.readinessWaiters.values),
         subscribers: core.observers.removeAll(),
-        tasks: core.ownedTasks.values.compactMap { task in
-          if case .running(let task) = task { return task }
-          return nil
+        tasks: core.ownedTasks.compactMap { id, task in
+          guard case .running(let task) = task else { return nil }
+          return caller != nil && core.ownedTaskIdentities[id] == caller ? nil : task
         },
         handlers: core.shutdownHandlers,
         chain: core.chain)
@@ -1100,8 +1113,12 @@ final class StoreCore<S: State, D: SideEffectDependencyContainer>: @unchecked Se
     for subscriber in work.subscribers {
       subscriber.finish()
     }
+    // The calling task, if it is a store-owned one, is left out of `tasks`: cancel everything else.
     for task in work.tasks {
       task.cancel()
+    }
+    if let caller = TaskIdentity.current, withLock({ $0.ownedTaskIdentities.values.contains(caller) }) {
+      withUnsafeCurrentTask { $0?.cancel() }
     }
     for handler in work.handlers {
       handler()
