@@ -1,10 +1,12 @@
 /// Reports each dispatch a store handles (its kind, type, start, duration and outcome), on every platform,
-/// so that an application or a server can feed metrics or tracing.
+/// so that an application or a server can feed its metrics (for tracing spans, see the Interceptors article).
 ///
 /// ```swift
 /// let store = Store<AppState, AppDependencies>(interceptors: [
 ///   DispatchInstrumentation.interceptor { event in
-///     metrics.record(event.typeName, event.duration, failed: !event.succeeded)
+///     if event.duration > .milliseconds(100) {
+///       print("slow \(event.kind): \(event.typeName) took \(event.duration)")
+///     }
 ///   }
 /// ])
 /// ```
