@@ -46,9 +46,14 @@ import Foundation
 ///   not keep the store alive. Items an observer dispatches while the store shuts down are dropped (their
 ///   dispatch fails with ``StoreError/storeShutDown``, which nobody awaits).
 ///
+/// - Important: The items an observer dispatches go through the store's interceptors too, this one
+///   included. An entry that its own items trigger again (an ``ObserverType/onDispatch(_:_:)`` entry that
+///   observes the type it dispatches, an ``ObserverType/onStateChange(_:_:)`` closure that stays true)
+///   dispatches forever.
+///
 /// - Important: An ``ObserverType/onStateChange(_:_:)`` entry keeps the state from before each state
 ///   updater until the updater has been handled, so the updater's mutation copies the storage it touches,
-///   as with a listener. An entry whose follow-up makes its own closure return true again loops forever.
+///   as with a listener.
 public enum ObserverInterceptor {
   /// One thing to observe, and the types of the items to dispatch when it happens.
   public enum ObserverType: Sendable {
