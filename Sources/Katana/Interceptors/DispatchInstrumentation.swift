@@ -71,7 +71,7 @@ public enum DispatchInstrumentation {
 
     /// The fully qualified name of the item's type, for example `MyApp.AddTodo`.
     ///
-    /// Computed on each access, which takes about a microsecond: to aggregate many events, key them by
+    /// Computed on each access, which takes a microsecond or two: to aggregate many events, key them by
     /// `ObjectIdentifier(event.dispatchableType)` and compute each name once.
     public var typeName: String {
       String(reflecting: dispatchableType)
