@@ -105,6 +105,7 @@ final class Runner {
   func run() async throws {
     try await runDispatchGroup()
     try await runInterceptorGroup()
+    try await runInstrumentationGroup()
     try await runConcurrencyGroup()
     try await runAppendGroup()
     try await measure([streamCase])

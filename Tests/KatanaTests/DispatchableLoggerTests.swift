@@ -1,0 +1,107 @@
+import Testing
+
+@testable import Katana
+
+/// A non-final updater class, to check that the black list matches exact types only.
+class BaseLog: StateUpdater, @unchecked Sendable {  // Sendable: immutable.
+  let tag: String
+  init(tag: String) { self.tag = tag }
+  func updateState(_ state: inout CounterState) { state.log.append(tag) }
+}
+
+final class DerivedLog: BaseLog, @unchecked Sendable {}  // Sendable: immutable.
+
+/// A logger whose sink records what it logs.
+private func recordingLogger(blackList: [any Dispatchable.Type] = [], into recorder: Recorder<String>)
+  -> StoreInterceptor
+{
+  DispatchableLogger.interceptor(blackList: blackList) { item in
+    if let log = item as? Log {
+      recorder.append("Log \(log.tag)")
+    } else {
+      recorder.append("\(type(of: item))")
+    }
+  }
+}
+
+@Suite("DispatchableLogger", .timeLimit(.minutes(1)))
+struct DispatchableLoggerTests {
+  @Test func message_isKatana6sLine() {
+    #expect(DispatchableLogger.message(for: Increment()) == "[Dispatchable]: KatanaTests.Increment")
+  }
+
+  @Test func logger_logsEachHandledItem_sideEffectsOnceTheirBodyReturned() async throws {
+    let logged = Recorder<String>()
+    let store = try await makeReadyStore(interceptors: [recordingLogger(into: logged)])
+    try await store.dispatch(Increment())
+    try await store.dispatch(IncrementTwice())
+    #expect(try await store.dispatch(AddAndRead(by: 1)) == 4)
+    #expect(logged.values == ["Increment", "Increment", "Increment", "IncrementTwice", "Increment", "AddAndRead"])
+  }
+
+  @Test func blackList_skipsExactlyTheListedTypes() async throws {
+    let logged = Recorder<String>()
+    let store = try await makeReadyStore(interceptors: [
+      recordingLogger(blackList: [Increment.self, BaseLog.self], into: logged)
+    ])
+    try await store.dispatch(Increment())
+    try await store.dispatch(BaseLog(tag: "base"))
+    try await store.dispatch(DerivedLog(tag: "derived"))
+    try await store.dispatch(Log(tag: "plain"))
+    #expect(logged.values == ["DerivedLog", "Log plain"])
+    #expect(store.state.log == ["base", "derived", "plain"])
+  }
+
+  @Test func logger_whenHandlingThrows_logsNothing() async throws {
+    let logged = Recorder<String>()
+    let rejectingAfterLogger = interceptor { item, next, _ in
+      if let log = item as? Log, log.tag == "rejected" { throw TestError(code: 1) }
+      try await next(item)
+    }
+    let store = try await makeReadyStore(interceptors: [recordingLogger(into: logged), rejectingAfterLogger])
+    await #expect(throws: TestError(code: 5)) { try await store.dispatch(Fail(code: 5)) }
+    await #expect(throws: TestError(code: 1)) { try await store.dispatch(Log(tag: "rejected")) }
+    try await store.dispatch(Log(tag: "accepted"))
+    #expect(logged.values == ["Log accepted"])
+  }
+
+  @Test func logger_whenAnEarlierInterceptorBlocksTheItem_logsNothing() async throws {
+    let logged = Recorder<String>()
+    let blocking = interceptor { item, next, _ in
+      guard let log = item as? Log else { return try await next(item) }
+      switch log.tag {
+      case "swallowed": return
+      case "rejected": throw TestError(code: 2)
+      default: try await next(item)
+      }
+    }
+    let store = try await makeReadyStore(interceptors: [blocking, recordingLogger(into: logged)])
+    try await store.dispatch(Log(tag: "swallowed"))
+    await #expect(throws: TestError(code: 2)) { try await store.dispatch(Log(tag: "rejected")) }
+    try await store.dispatch(Log(tag: "passed"))
+    #expect(logged.values == ["Log passed"])
+    #expect(store.state.log == ["passed"])
+  }
+
+  @Test func logger_logsStateUpdatersInTheOrderTheStoreAppliedThem() async throws {
+    let logged = Recorder<String>()
+    let store = try await makeReadyStore(interceptors: [recordingLogger(into: logged)])
+    try await withThrowingTaskGroup(of: Void.self) { group in
+      for task in 0..<4 {
+        group.addTask {
+          for index in 0..<25 {
+            if index.isMultiple(of: 2) {
+              try await store.dispatch(Log(tag: "\(task).\(index)"))
+            } else {
+              store.send(Log(tag: "\(task).\(index)"))
+            }
+          }
+        }
+      }
+      try await group.waitForAll()
+    }
+    try await store.send(Log(tag: "last")).value
+    #expect(store.state.log.count == 101)
+    #expect(logged.values == store.state.log.map { "Log \($0)" })
+  }
+}
