@@ -1,5 +1,5 @@
 /// Reports each dispatch a store handles (its kind, type, start, duration and outcome), on every platform,
-/// so that an application or a server can feed its metrics (for tracing spans, see the Interceptors article).
+/// so that an application or a server can feed its metrics (for tracing spans, see <doc:Interceptors>).
 ///
 /// ```swift
 /// let store = Store<AppState, AppDependencies>(interceptors: [

@@ -10,7 +10,7 @@
 /// The interceptor hands each item on, and once the item has been handled without an error, passes it to
 /// the sink, unless the item's exact type is in the black list. The default sink prints
 /// ``message(for:)`` to standard output; pass your own to route the log to swift-log, `os.Logger` or a
-/// test recorder (the Interceptors article shows a swift-log bridge).
+/// test recorder (<doc:Interceptors> shows a swift-log bridge).
 ///
 /// What it logs, precisely:
 /// - an item whose handling threw (a failing side effect, an interceptor after the logger that threw):
