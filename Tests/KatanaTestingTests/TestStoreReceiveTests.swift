@@ -22,9 +22,9 @@ struct TestStoreReceiveTests {
   @Test func receive_predicateAndEquatableForms() async throws {
     let store = makeStore()
     try await store.dispatch(LogAll(tags: ["a", "b", "c"]))
-    await store.receive(Log.self, where: { $0.tag == "a" }) { $0.log = ["a"] }
+    await store.receive(Log.self, where: { $0.tag == "a" }, { $0.log = ["a"] })
     await store.receive(Log(tag: "b")) { $0.log = ["a", "b"] }
-    let item = await store.receive(where: { ($0 as? Log)?.tag == "c" }) { $0.log = ["a", "b", "c"] }
+    let item = await store.receive(where: { ($0 as? Log)?.tag == "c" }, { $0.log = ["a", "b", "c"] })
     #expect((item as? Log)?.tag == "c")
     await store.finish()
   }
