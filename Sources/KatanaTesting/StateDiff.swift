@@ -228,9 +228,10 @@ package enum StateDiff {
       (mirror.superclassMirror.map(fields) ?? []) + Array(mirror.children)
     }
 
-    /// The name to show for a stored property: property wrappers store `_name`; show `name`.
+    /// The name to show for a field: property wrappers store `_name`, unlabeled tuple elements are `.0`,
+    /// `.1`; show `name`, `0`, `1`.
     static func fieldName(_ label: String) -> String {
-      label.hasPrefix("_") && label.count > 1 ? String(label.dropFirst()) : label
+      (label.hasPrefix("_") || label.hasPrefix(".")) && label.count > 1 ? String(label.dropFirst()) : label
     }
 
     func join(_ path: String, _ component: String) -> String {
