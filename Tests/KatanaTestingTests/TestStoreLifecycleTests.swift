@@ -74,10 +74,9 @@ struct TestStoreLifecycleTests {
   @Test func release_withASideEffectStillRunning_recordsOneIssue_atTheCreationLine() async throws {
     let gate = Gate()
     let started = Gate()
-    let line = #line + 3
-    await expectOneIssue(
-      containing: ["released while work was still in flight", "WaitForGate", "(running)"], atLine: line
-    ) {
+    let fragments = ["released while work was still in flight", "WaitForGate", "(running)"]
+    let line = #line + 2
+    await expectOneIssue(containing: fragments, atLine: line) {
       let store = makeStore()
       store.send(WaitForGate(gate: gate, started: started))
       await started.wait()

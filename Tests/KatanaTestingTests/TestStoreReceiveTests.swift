@@ -161,10 +161,9 @@ struct TestStoreReceiveTests {
     let store = makeStore()
     try await store.dispatch(LogAll(tags: ["a", "b"]))
     await store.receive(Log.self) { $0.log = ["a"] }
+    let fragments = ["1 received item was not asserted at the end of the test", #"Log(tag: "b")"#]
     let line = #line + 2
-    await expectOneIssue(
-      containing: ["1 received item was not asserted at the end of the test", #"Log(tag: "b")"#], atLine: line
-    ) {
+    await expectOneIssue(containing: fragments, atLine: line) {
       await store.finish()
     }
   }
