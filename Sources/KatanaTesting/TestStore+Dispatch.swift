@@ -21,6 +21,10 @@ extension TestStore {
   /// - Parameters:
   ///   - updater: The state updater.
   ///   - mutation: Describes the expected change, starting from the state before the updater.
+  ///   - fileID: The caller's file ID; leave the default, issues are attributed to the caller's line.
+  ///   - filePath: The caller's file path; leave the default.
+  ///   - line: The caller's line; leave the default.
+  ///   - column: The caller's column; leave the default.
   /// - Throws: What the store's `dispatch` throws (for example an interceptor's error); the change is then
   ///   not asserted. ``TestStoreError/failsafeExpired(_:)`` if the dispatch did not return within the
   ///   failsafe (an issue is recorded too).
@@ -46,7 +50,7 @@ extension TestStore {
   /// ```
   ///
   /// A side effect does not change the state itself: assert what it dispatched with `receive`. Use
-  /// ``send(_:fileID:filePath:line:column:)-(E)`` instead for a side effect that waits for something the
+  /// ``send(_:fileID:filePath:line:column:)-(E,_,_,_,_)`` instead for a side effect that waits for something the
   /// test has to drive (a test clock, a gate): `dispatch` would wait for it to return first.
   ///
   /// - Throws: The side effect's error, unchanged; what the store's `dispatch` throws;

@@ -37,7 +37,7 @@ extension TestStore {
   ///
   /// Records an issue if work is still running when the failsafe (``TestStoreConfiguration/failsafe``)
   /// expires, and, in exhaustive mode, if received items were not asserted. Then the store shuts down,
-  /// cancelling anything it still owns; later dispatches throw ``StoreError/storeShutDown``.
+  /// cancelling anything it still owns; later dispatches throw `StoreError.storeShutDown`.
   ///
   /// Calling it is optional but recommended: a test store that is released without it runs the exhaustive
   /// checks then, without waiting, so work that is about to finish counts as still running.

@@ -52,7 +52,7 @@ extension TestStore {
   /// }
   /// ```
   ///
-  /// See ``receive(_:_:fileID:filePath:line:column:)``.
+  /// See ``receive(_:_:fileID:filePath:line:column:)-(I.Type,_,_,_,_,_)``.
   ///
   /// - Returns: The received item, or nil if none matched.
   @discardableResult
@@ -75,7 +75,7 @@ extension TestStore {
   /// await store.receive(SetResults(results: ["katana"])) { $0.results = ["katana"] }
   /// ```
   ///
-  /// See ``receive(_:_:fileID:filePath:line:column:)``.
+  /// See ``receive(_:_:fileID:filePath:line:column:)-(I.Type,_,_,_,_,_)``.
   public nonisolated(nonsending) func receive<I: Dispatchable & Equatable>(
     _ item: I,
     _ mutation: ((inout S) throws -> Void)? = nil,
@@ -93,7 +93,7 @@ extension TestStore {
   /// await store.receive(where: { $0 is any AnyStateUpdater }) { $0.isLoading = true }
   /// ```
   ///
-  /// See ``receive(_:_:fileID:filePath:line:column:)``.
+  /// See ``receive(_:_:fileID:filePath:line:column:)-(I.Type,_,_,_,_,_)``.
   ///
   /// - Returns: The received item, or nil if none matched.
   @discardableResult

@@ -17,14 +17,14 @@ import Testing
 /// }
 /// ```
 ///
-/// The test store runs a real ``Store``: the same mailbox, the same interceptors (yours, after one of its
+/// The test store runs a real `Store`: the same mailbox, the same interceptors (yours, after one of its
 /// own that records what happens), the same ordering. It adds three things:
 /// - **Assertions on state.** ``dispatch(_:_:fileID:filePath:line:column:)-(U,_,_,_,_,_)`` applies your
 ///   mutation to the state before the updater and checks the result against the state the store committed.
 ///   A mismatch records an issue with a field-level diff.
 /// - **Received items.** Everything dispatched by anything other than the test (side effects, the
 ///   dependency container, interceptors) is queued, with its state change, until you assert it with
-///   ``receive(_:_:fileID:filePath:line:column:)``, in order.
+///   ``receive(_:_:fileID:filePath:line:column:)-(I.Type,_,_,_,_,_)``, in order.
 /// - **Waiting without sleeping.** The test store knows when the store has nothing in flight (it turns the
 ///   store's activity tracking on), so `receive` and ``finish(fileID:filePath:line:column:)`` wait for
 ///   events, never for time. A failsafe (``TestStoreConfiguration/failsafe``) turns a wait that would never
@@ -67,6 +67,10 @@ public final class TestStore<S: State & Equatable, D: SideEffectDependencyContai
   ///   - dependencies: Builds the dependency container, as a store's `dependenciesInitializer` does: put
   ///     the test doubles of this test in it.
   ///   - configuration: Exhaustivity, the store's clock and configuration, the failsafe.
+  ///   - fileID: The caller's file ID; leave the default, issues are attributed to the caller's line.
+  ///   - filePath: The caller's file path; leave the default.
+  ///   - line: The caller's line; leave the default.
+  ///   - column: The caller's column; leave the default.
   public init(
     initialState: S,
     interceptors: [StoreInterceptor] = [],
@@ -98,6 +102,10 @@ public final class TestStore<S: State & Equatable, D: SideEffectDependencyContai
   ///   - interceptors: The store's interceptors, as in production.
   ///   - dependencies: The dependency container, with the test doubles of this test.
   ///   - configuration: Exhaustivity, the store's clock and configuration, the failsafe.
+  ///   - fileID: The caller's file ID; leave the default, issues are attributed to the caller's line.
+  ///   - filePath: The caller's file path; leave the default.
+  ///   - line: The caller's line; leave the default.
+  ///   - column: The caller's column; leave the default.
   public convenience init(
     initialState: S,
     interceptors: [StoreInterceptor] = [],
@@ -117,6 +125,10 @@ public final class TestStore<S: State & Equatable, D: SideEffectDependencyContai
   ///   - initialState: The state the store starts from.
   ///   - interceptors: The store's interceptors, as in production.
   ///   - configuration: Exhaustivity, the store's clock and configuration, the failsafe.
+  ///   - fileID: The caller's file ID; leave the default, issues are attributed to the caller's line.
+  ///   - filePath: The caller's file path; leave the default.
+  ///   - line: The caller's line; leave the default.
+  ///   - column: The caller's column; leave the default.
   public convenience init(
     initialState: S,
     interceptors: [StoreInterceptor] = [],

@@ -42,8 +42,8 @@ public struct TestStoreConfiguration: Sendable {
   /// everything else is used as given.
   public var store: StoreConfiguration
 
-  /// The store's clock (``StoreConfiguration/clock``), which side effects reach through
-  /// ``SideEffectContext/clock``. Inject a manual clock to test debounces, throttles and timers without
+  /// The store's clock (`StoreConfiguration.clock`), which side effects reach through
+  /// `SideEffectContext.clock`. Inject a manual clock to test debounces, throttles and timers without
   /// waiting for real time.
   public var clock: any Clock<Duration> {
     get { store.clock }

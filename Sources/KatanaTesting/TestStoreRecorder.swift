@@ -69,7 +69,7 @@ final class DispatchClaim: Sendable {
   }
 }
 
-/// What an item started by the test (``TestStore/send(_:fileID:filePath:line:column:)-(E)``, and every
+/// What an item started by the test (`send`, and every
 /// `dispatch`, which runs in a task of its own so that a failsafe can bound it) offers the recorder.
 protocol OwnWork: AnyObject, Sendable {
   /// The item, for messages.
