@@ -145,7 +145,14 @@ public final class TestStore<S: State & Equatable, D: SideEffectDependencyContai
   /// mode, received items nobody asserted and work still in flight record issues (at the line that created
   /// the test store). Then the store shuts down, cancelling what it owns.
   deinit {
-    guard let report = recorder.endOfTest(), report.exhaustivity == .on else { return }
+    guard let report = recorder.endOfTest() else { return }
+    if !report.running.isEmpty {
+      // A task of the test that is still running keeps the store alive: shut it down now, so that what it
+      // owns is cancelled with the test rather than when that task ends.
+      let store = self.store
+      Task { await store.shutdown() }
+    }
+    guard report.exhaustivity == .on else { return }
     if !report.running.isEmpty {
       recordIssue(
         "The test store was released while work was still in flight: \(report.running.joined(separator: ", ")). "

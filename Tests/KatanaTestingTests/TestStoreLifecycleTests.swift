@@ -84,6 +84,44 @@ struct TestStoreLifecycleTests {
     gate.open()
   }
 
+  @Test func release_cancelsTheTestsSideEffects_andWhatTheStoreOwns() async throws {
+    let started = Gate()
+    let ownedStarted = Gate()
+    let ownedCancelled = Gate()
+    let released = Gate()
+    let sentCancelled = Gate()
+    do {
+      let store = makeStore(exhaustivity: .off)
+      store.send(
+        Script { context in
+          // Handed to the store: a task the store owns.
+          context.send(
+            Script { _ in
+              ownedStarted.open()
+              try? await waitForCancellation()
+              ownedCancelled.open()
+            })
+          started.open()
+          await released.wait()  // ignores cancellation, so this task keeps the store alive
+        })
+      let sentStarted = Gate()
+      store.send(
+        Script { _ in
+          sentStarted.open()
+          try? await waitForCancellation()
+          sentCancelled.open()
+        })
+      await started.wait()
+      await ownedStarted.wait()
+      await sentStarted.wait()
+    }
+    // Cancellable waits: if the store were not shut down, the test's time limit would end them.
+    await sentCancelled.waitUnlessCancelled()
+    await ownedCancelled.waitUnlessCancelled()
+    released.open()
+    #expect(sentCancelled.isOpen && ownedCancelled.isOpen)
+  }
+
   @Test func finish_whenWorkNeverEnds_failsafeRecordsOneIssue_insteadOfHanging() async throws {
     let failsafeClock = ManualClock()
     let store = makeStore(failsafeClock: failsafeClock)

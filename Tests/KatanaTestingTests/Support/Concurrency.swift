@@ -1,15 +1,25 @@
-// Copied from Tests/KatanaTests/Support (test targets cannot import each other).
+// Copied from Tests/KatanaTests/Support (test targets cannot import each other); `Gate` gained
+// `waitUnlessCancelled()`.
 import Foundation
 
 /// A one-shot latch: `wait()` suspends until `open()` is called. Opening twice is harmless.
+///
+/// `wait()` ignores cancellation on purpose (tests use it to model work that does); a test waiting for an
+/// outcome that a regression could prevent uses `waitUnlessCancelled()`, so that its time limit ends it.
 final class Gate: Sendable {
-  private let state = LockedValue<(isOpen: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
+  private struct GateState {
+    var isOpen = false
+    var lastID = 0
+    var waiters: [Int: CheckedContinuation<Void, Never>] = [:]
+  }
+
+  private let state = LockedValue(GateState())
 
   func open() {
     let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
       state.isOpen = true
-      defer { state.waiters = [] }
-      return state.waiters
+      defer { state.waiters = [:] }
+      return Array(state.waiters.values)
     }
     for waiter in waiters { waiter.resume() }
   }
@@ -17,13 +27,35 @@ final class Gate: Sendable {
   var isOpen: Bool { state.withLock { $0.isOpen } }
 
   func wait() async {
+    await suspend(id: makeID(), cancellable: false)
+  }
+
+  /// Like `wait()`, but also returns when the calling task is cancelled.
+  func waitUnlessCancelled() async {
+    let id = makeID()
+    await withTaskCancellationHandler {
+      await suspend(id: id, cancellable: true)
+    } onCancel: {
+      let waiter = state.withLock { $0.waiters.removeValue(forKey: id) }
+      waiter?.resume()
+    }
+  }
+
+  private func makeID() -> Int {
+    state.withLock { state in
+      state.lastID += 1
+      return state.lastID
+    }
+  }
+
+  private func suspend(id: Int, cancellable: Bool) async {
     await withCheckedContinuation { continuation in
-      let isOpen = state.withLock { state -> Bool in
-        if state.isOpen { return true }
-        state.waiters.append(continuation)
+      let resumeNow = state.withLock { state -> Bool in
+        if state.isOpen || (cancellable && Task.isCancelled) { return true }
+        state.waiters[id] = continuation
         return false
       }
-      if isOpen { continuation.resume() }
+      if resumeNow { continuation.resume() }
     }
   }
 }
