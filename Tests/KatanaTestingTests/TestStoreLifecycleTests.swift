@@ -102,7 +102,7 @@ struct TestStoreLifecycleTests {
               ownedCancelled.open()
             })
           started.open()
-          await released.wait()  // ignores cancellation, so this task keeps the store alive
+          await released.waitIgnoringCancellation()  // so this task keeps the store alive
         })
       let sentStarted = Gate()
       store.send(
@@ -115,9 +115,8 @@ struct TestStoreLifecycleTests {
       await ownedStarted.wait()
       await sentStarted.wait()
     }
-    // Cancellable waits: if the store were not shut down, the test's time limit would end them.
-    await sentCancelled.waitUnlessCancelled()
-    await ownedCancelled.waitUnlessCancelled()
+    await sentCancelled.wait()
+    await ownedCancelled.wait()
     released.open()
     #expect(sentCancelled.isOpen && ownedCancelled.isOpen)
   }

@@ -1,11 +1,13 @@
-// Copied from Tests/KatanaTests/Support (test targets cannot import each other); `Gate` gained
-// `waitUnlessCancelled()`.
+// Copied from Tests/KatanaTests/Support (test targets cannot import each other). Here every wait also
+// ends when the waiting task is cancelled (see `Gate`).
 import Foundation
 
 /// A one-shot latch: `wait()` suspends until `open()` is called. Opening twice is harmless.
 ///
-/// `wait()` ignores cancellation on purpose (tests use it to model work that does); a test waiting for an
-/// outcome that a regression could prevent uses `waitUnlessCancelled()`, so that its time limit ends it.
+/// `wait()` also returns when the calling task is cancelled, so that a test's time limit ends a test that
+/// waits for something a regression prevents (Swift Testing cannot end a test blocked in a wait that
+/// ignores cancellation). Side effects that model work ignoring cancellation use
+/// `waitIgnoringCancellation()`.
 final class Gate: Sendable {
   private struct GateState {
     var isOpen = false
@@ -27,11 +29,6 @@ final class Gate: Sendable {
   var isOpen: Bool { state.withLock { $0.isOpen } }
 
   func wait() async {
-    await suspend(id: makeID(), cancellable: false)
-  }
-
-  /// Like `wait()`, but also returns when the calling task is cancelled.
-  func waitUnlessCancelled() async {
     let id = makeID()
     await withTaskCancellationHandler {
       await suspend(id: id, cancellable: true)
@@ -39,6 +36,11 @@ final class Gate: Sendable {
       let waiter = state.withLock { $0.waiters.removeValue(forKey: id) }
       waiter?.resume()
     }
+  }
+
+  /// Like `wait()`, but only `open()` ends it.
+  func waitIgnoringCancellation() async {
+    await suspend(id: makeID(), cancellable: false)
   }
 
   private func makeID() -> Int {
@@ -60,17 +62,24 @@ final class Gate: Sendable {
   }
 }
 
-/// Counts events and lets a test wait until a given count is reached, without polling.
+/// Counts events and lets a test wait until a given count is reached, without polling (or until the
+/// waiting task is cancelled).
 final class EventCounter: Sendable {
-  private let state = LockedValue<(count: Int, waiters: [(Int, CheckedContinuation<Void, Never>)])>((0, []))
+  private struct CounterState {
+    var count = 0
+    var lastID = 0
+    var waiters: [Int: (target: Int, continuation: CheckedContinuation<Void, Never>)] = [:]
+  }
+
+  private let state = LockedValue(CounterState())
 
   func increment() {
     let ready = state.withLock { state -> [CheckedContinuation<Void, Never>] in
       state.count += 1
       let count = state.count
-      let ready = state.waiters.filter { $0.0 <= count }.map(\.1)
-      state.waiters.removeAll { $0.0 <= count }
-      return ready
+      let ready = state.waiters.filter { $0.value.target <= count }
+      for id in ready.keys { state.waiters[id] = nil }
+      return ready.values.map(\.continuation)
     }
     for waiter in ready { waiter.resume() }
   }
@@ -79,13 +88,22 @@ final class EventCounter: Sendable {
 
   /// Returns once `increment()` has been called at least `target` times.
   func wait(for target: Int) async {
-    await withCheckedContinuation { continuation in
-      let reached = state.withLock { state -> Bool in
-        if state.count >= target { return true }
-        state.waiters.append((target, continuation))
-        return false
+    let id = state.withLock { state -> Int in
+      state.lastID += 1
+      return state.lastID
+    }
+    await withTaskCancellationHandler {
+      await withCheckedContinuation { continuation in
+        let reached = state.withLock { state -> Bool in
+          if state.count >= target || Task.isCancelled { return true }
+          state.waiters[id] = (target, continuation)
+          return false
+        }
+        if reached { continuation.resume() }
       }
-      if reached { continuation.resume() }
+    } onCancel: {
+      let waiter = state.withLock { $0.waiters.removeValue(forKey: id) }
+      waiter?.continuation.resume()
     }
   }
 }

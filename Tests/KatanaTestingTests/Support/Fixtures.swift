@@ -93,14 +93,14 @@ struct Fail: SideEffect {
   }
 }
 
-/// Waits for a gate, after reporting that it started; then dispatches `Log(tag)`.
+/// Waits for a gate, ignoring cancellation, after reporting that it started; then dispatches `Log(tag)`.
 struct WaitForGate: SideEffect {
   let gate: Gate
   let started: Gate
   var tag = "after gate"
   func sideEffect(_ context: SideEffectContext<CounterState, CounterDependencies>) async throws {
     started.open()
-    await gate.wait()
+    await gate.waitIgnoringCancellation()
     try await context.dispatch(Log(tag: tag))
   }
 }
