@@ -126,27 +126,40 @@ extension TestStore {
   ) async -> RecordedStep<S>? {
     var failsafe: Failsafe?
     defer { failsafe?.cancel() }
-    var found: RecordedStep<S>?
-    while found == nil {
-      if Task.isCancelled { return nil }
+    guard let step = await findReceived(expecting: expectation, matching: matches, failsafe: &failsafe, at: location),
+      await waitUntilApplied(step, failsafe: &failsafe, at: location)
+    else { return nil }
+    assertChange(of: step, mutation: mutation, at: location)
+    return step
+  }
+
+  /// Takes the first received item that `matches` out of the queue, waiting for the store to dispatch more
+  /// until it has nothing in flight.
+  nonisolated(nonsending) func findReceived(
+    expecting expectation: String,
+    matching matches: (any Dispatchable) -> Bool,
+    failsafe: inout Failsafe?,
+    at location: SourceLocation
+  ) async -> RecordedStep<S>? {
+    while !Task.isCancelled {
       let pending = recorder.pendingReceived
       // The predicate is user code: it runs on a snapshot, outside the recorder's lock.
       if let index = pending.steps.firstIndex(where: { matches($0.item) }) {
         let step = pending.steps[index]
-        if pending.exhaustivity == .on {
-          if index > 0 {
-            recordIssue(
-              "Received \(describe(step.item)) out of order: \(describeList(pending.steps[..<index].map(\.item))) "
-                + "was received before it and is not asserted yet. Assert received items in the order the store "
-                + "received them.",
-              at: location)
-          }
-          recorder.removeReceived([step.id])
-        } else {
+        guard pending.exhaustivity == .on else {
           recorder.removeReceived(Set(pending.steps[...index].map(\.id)))
+          return step
         }
-        found = step
-        break
+        if index > 0 {
+          let earlier = pending.steps[..<index].map(\.item)
+          recordIssue(
+            "Received \(describe(step.item)) out of order: \(describeList(earlier)) "
+              + "\(earlier.count == 1 ? "was" : "were") received before it and not asserted yet. Assert received "
+              + "items in the order the store received them.",
+            at: location)
+        }
+        recorder.removeReceived([step.id])
+        return step
       }
       if failsafe == nil { failsafe = recorder.startFailsafe() }
       if let failsafe, failsafe.isExpired {
@@ -161,11 +174,12 @@ extension TestStore {
       guard isIdle, recorder.generation == pending.generation else { continue }
       // The store has nothing in flight and nothing arrived since the snapshot: the item will not come.
       if pending.exhaustivity == .on, let next = pending.steps.first {
+        // Take the next item as the one the test meant, so that it is not reported again as unasserted.
         recorder.removeReceived([next.id])
+        let others = pending.steps.dropFirst().map(\.item)
         recordIssue(
           "Expected to receive \(expectation), but received \(describe(next.item))."
-            + (pending.steps.count > 1
-              ? " Also received, not asserted yet: \(describeList(pending.steps.dropFirst().map(\.item)))." : ""),
+            + (others.isEmpty ? "" : " Also received, not asserted yet: \(describeList(others))."),
           at: location)
       } else {
         recordIssue(
@@ -176,12 +190,17 @@ extension TestStore {
       }
       return nil
     }
-    guard let step = found else { return nil }
-    // A state updater is recorded when its chain starts; its change is known once the chain returns.
-    while true {
+    return nil
+  }
+
+  /// Waits until the state change of `step` is known: a state updater is recorded when its interceptor
+  /// chain starts, and applied by the time the chain returns. Returns false if the failsafe expired first.
+  nonisolated(nonsending) func waitUntilApplied(
+    _ step: RecordedStep<S>, failsafe: inout Failsafe?, at location: SourceLocation
+  ) async -> Bool {
+    while !Task.isCancelled {
       let (isReady, generation) = recorder.readiness(of: step)
-      if isReady { break }
-      if Task.isCancelled { return nil }
+      if isReady { return true }
       if failsafe == nil { failsafe = recorder.startFailsafe() }
       if let failsafe, failsafe.isExpired {
         recordIssue(
@@ -189,12 +208,11 @@ extension TestStore {
             + "store's hang failsafe): an interceptor holds its turn. Still in flight: "
             + "\(recorder.runningDescription()).",
           at: location)
-        return nil
+        return false
       }
       await recorder.waitForChange(after: generation)
     }
-    assertChange(of: step, mutation: mutation, at: location)
-    return step
+    return false
   }
 
   static func receivedSoFar(_ steps: [RecordedStep<S>]) -> String {
