@@ -93,6 +93,7 @@ extension TestStore {
   ///
   /// ```swift
   /// store.send(Search(query: "kat"))        // sleeps 300 ms on the store's clock, then searches
+  /// await clock.waitForSleeps(1)            // once it sleeps (however your test clock reports that)
   /// clock.advance(by: .milliseconds(300))
   /// await store.receive(SetResults.self) { $0.results = ["katana"] }
   /// ```

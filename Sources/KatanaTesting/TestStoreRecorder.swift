@@ -40,7 +40,8 @@ final class RecordedStep<S: State>: @unchecked Sendable {
 final class DispatchClaim: Sendable {
   @TaskLocal static var current: DispatchClaim?
 
-  /// The recorder of the test store that made the claim: another store's interceptor ignores it.
+  /// The recorder of the test store that made the claim: another store's interceptor ignores it. (The task
+  /// that binds the claim keeps that recorder alive, so the identifier cannot be reused meanwhile.)
   let owner: ObjectIdentifier
   private let state = TestLock<(isClaimed: Bool, step: AnyObject?)>((false, nil))
 
@@ -69,8 +70,8 @@ final class DispatchClaim: Sendable {
   }
 }
 
-/// What an item started by the test (`send`, and every
-/// `dispatch`, which runs in a task of its own so that a failsafe can bound it) offers the recorder.
+/// What an item the test started offers the recorder: every `dispatch` and `send` of the test store runs
+/// in a task of its own, so that a failsafe can stop waiting for it.
 protocol OwnWork: AnyObject, Sendable {
   /// The item, for messages.
   var item: any Dispatchable { get }
@@ -80,12 +81,17 @@ protocol OwnWork: AnyObject, Sendable {
 }
 
 /// A task the test store started to dispatch an item of the test, and the outcome once it is done.
-final class OwnTask<Value: Sendable>: OwnWork, @unchecked Sendable {
-  // Sendable: the mutable state lives behind `state`'s lock.
+final class OwnTask<Value: Sendable>: OwnWork {
+  private struct TaskState {
+    var task: Task<Void, Never>?
+    var isCancelled = false
+    var result: Result<Value, any Error>?
+  }
+
   let id: UInt64
   let item: any Dispatchable
   let claim: DispatchClaim
-  private let state = TestLock<(task: Task<Void, Never>?, result: Result<Value, any Error>?)>((nil, nil))
+  private let state = TestLock(TaskState())
 
   init(id: UInt64, item: any Dispatchable, claim: DispatchClaim) {
     self.id = id
@@ -100,7 +106,11 @@ final class OwnTask<Value: Sendable>: OwnWork, @unchecked Sendable {
   }
 
   func setTask(_ task: Task<Void, Never>) {
-    state.withLock { $0.task = task }
+    let isCancelled = state.withLock { state in
+      state.task = task
+      return state.isCancelled
+    }
+    if isCancelled { task.cancel() }
   }
 
   func complete(_ result: Result<Value, any Error>) {
@@ -108,13 +118,17 @@ final class OwnTask<Value: Sendable>: OwnWork, @unchecked Sendable {
   }
 
   func cancel() {
-    let task = state.withLock { $0.task }
+    let task = state.withLock { state in
+      state.isCancelled = true
+      return state.task
+    }
     task?.cancel()
   }
 }
 
-/// Starts on first use and fires once a bound has passed on the failsafe clock, waking the recorder's
-/// waiters so that a wait that would never end gives up.
+/// Fires once `bound` has passed on the failsafe clock after its creation, waking the recorder's waiters
+/// so that a wait that would never end gives up. Each wait of the test store that has to suspend starts
+/// one, and cancels it when it returns.
 final class Failsafe: Sendable {
   private let state = TestLock<(isExpired: Bool, task: Task<Void, Never>?)>((false, nil))
   let bound: Duration
