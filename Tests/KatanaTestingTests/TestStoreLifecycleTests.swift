@@ -55,6 +55,20 @@ struct TestStoreLifecycleTests {
     await store.finish()
   }
 
+  @Test func sendTask_finish_waitsForTheSideEffect_whateverItsOutcome() async throws {
+    let store = makeStore()
+    let gate = Gate()
+    let started = Gate()
+    let task = store.send(WaitForGate(gate: gate, started: started))
+    await started.wait()
+    Task { gate.open() }
+    await task.finish()
+    #expect(store.state.log == ["after gate"])
+    await store.receive(Log.self) { $0.log = ["after gate"] }
+    await store.send(Fail(code: 1)).finish()
+    await store.finish()
+  }
+
   @Test func sendTask_cancel_cancelsTheSideEffect() async throws {
     let store = makeStore()
     let started = Gate()

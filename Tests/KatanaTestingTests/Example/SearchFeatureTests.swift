@@ -34,10 +34,10 @@ struct SearchFeatureTests {
   func makeStore(api: any SearchAPI, initialState: SearchState = SearchState()) -> TestStore<
     SearchState, SearchDependencies
   > {
-    TestStore(
-      initialState: initialState,
-      dependencies: SearchDependencies(api: api),
-      configuration: TestStoreConfiguration(store: StoreConfiguration(clock: clock)))
+    var configuration = TestStoreConfiguration()
+    configuration.clock = clock  // side effects sleep on `context.clock`: the test moves its time
+    return TestStore(
+      initialState: initialState, dependencies: SearchDependencies(api: api), configuration: configuration)
   }
 
   @Test func typing_searchesOnceTypingPauses_andShowsTheResults() async throws {
