@@ -1,0 +1,89 @@
+import Katana
+
+/// How strictly a ``TestStore`` checks what happened.
+public enum Exhaustivity: Sendable, Equatable {
+  /// Every state change and every received item must be asserted, and no work may be left running when the
+  /// test ends. The default.
+  ///
+  /// - A state change is asserted by applying your mutation to the state *before* the item: the result must
+  ///   equal the state after it, so a field you forget to mention fails the test.
+  /// - Every item that side effects dispatch must be asserted with `receive`, in order, before the test
+  ///   dispatches anything else and before it ends.
+  /// - Work still running when the test store is released, or when ``TestStore/finish(fileID:filePath:line:column:)``
+  ///   gives up waiting, records an issue.
+  case on
+
+  /// Only what the test names is checked.
+  ///
+  /// - A state change is asserted by applying your mutation to the state *after* the item: the mutation
+  ///   must not change it. So only the fields the mutation assigns are checked; write absolute values
+  ///   (`$0.count = 2`), not relative changes (`$0.count += 1`).
+  /// - `receive` skips received items until one matches; unasserted items are not reported.
+  /// - Work still running at the end is not reported.
+  case off
+}
+
+/// Settings of a ``TestStore``.
+///
+/// ```swift
+/// var configuration = TestStoreConfiguration()
+/// configuration.exhaustivity = .off
+/// configuration.clock = testClock       // the store's clock, which side effects sleep on
+/// let store = TestStore(initialState: SearchState(), configuration: configuration)
+/// ```
+public struct TestStoreConfiguration: Sendable {
+  /// How strictly the test store checks; ``Exhaustivity/on`` by default. Also settable on the store, at any
+  /// point of a test (``TestStore/exhaustivity``).
+  public var exhaustivity: Exhaustivity
+
+  /// The configuration of the store under test.
+  ///
+  /// The test store turns the store's activity tracking on (so that it knows when nothing is in flight);
+  /// everything else is used as given.
+  public var store: StoreConfiguration
+
+  /// The store's clock (`StoreConfiguration.clock`), which side effects reach through
+  /// `SideEffectContext.clock`. Inject a manual clock to test debounces, throttles and timers without
+  /// waiting for real time.
+  public var clock: any Clock<Duration> {
+    get { store.clock }
+    set { store.clock = newValue }
+  }
+
+  /// How long the test store waits for the store before it gives up, records an issue and moves on: a hang
+  /// failsafe, 30 seconds by default.
+  ///
+  /// The test store never waits for a duration to decide that something passed. It waits for events: the
+  /// item it awaits returning, the item it expects arriving, the store having no work in flight. This bound
+  /// only turns a wait that would never end (an effect blocked forever, a clock that nobody advances) into a
+  /// failed test with a message that lists what is still running. It is measured on a `ContinuousClock`,
+  /// never on ``clock``.
+  public var failsafe: Duration
+
+  /// Whether the test store keeps a log of every item dispatched to the store, the test's own and the
+  /// received ones, in the order its interceptor saw them (``TestStore/dispatchLog``). Off by default.
+  public var recordsDispatches: Bool
+
+  /// The clock the failsafe is measured on. Tests of the test store replace it to expire the failsafe
+  /// without waiting.
+  package var failsafeClock: any Clock<Duration> = ContinuousClock()
+
+  /// Creates a configuration.
+  ///
+  /// - Parameters:
+  ///   - exhaustivity: How strictly the test store checks.
+  ///   - store: The configuration of the store under test; its clock is the one side effects use.
+  ///   - failsafe: How long the test store waits for the store before it records an issue instead of hanging.
+  ///   - recordsDispatches: Whether to keep a log of every dispatched item.
+  public init(
+    exhaustivity: Exhaustivity = .on,
+    store: StoreConfiguration = StoreConfiguration(),
+    failsafe: Duration = .seconds(30),
+    recordsDispatches: Bool = false
+  ) {
+    self.exhaustivity = exhaustivity
+    self.store = store
+    self.failsafe = failsafe
+    self.recordsDispatches = recordsDispatches
+  }
+}

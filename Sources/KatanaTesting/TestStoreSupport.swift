@@ -1,0 +1,81 @@
+import Foundation
+import Katana
+import Testing
+
+/// A value guarded by a lock. KatanaTesting keeps its own (Katana's is internal to the core); tests are not a
+/// hot path, so `NSLock` does.
+final class TestLock<Value>: @unchecked Sendable {  // Sendable: `value` is only touched under `lock`.
+  private let lock = NSLock()
+  private var value: Value
+
+  init(_ value: Value) {
+    self.value = value
+  }
+
+  func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
+    lock.lock()
+    defer { lock.unlock() }
+    return try body(&value)
+  }
+}
+
+/// Records a test failure at `location`.
+///
+/// `Issue.record` is silently ignored outside a Swift Testing test (for example in an XCTest case), so the
+/// message also goes to standard error there: a failure the test framework cannot see is still visible.
+func recordIssue(_ message: String, at location: SourceLocation) {
+  if Test.current == nil {
+    let line =
+      "[KatanaTesting] error: \(location.fileID):\(location.line): \(message)\n"
+      + "[KatanaTesting] TestStore reports failures through Swift Testing; this code is not running inside a "
+      + "Swift Testing test, so the failure above is not reported to any test framework.\n"
+    FileHandle.standardError.write(Data(line.utf8))
+  }
+  Issue.record(Comment(rawValue: message), sourceLocation: location)
+}
+
+/// Builds the Swift Testing source location of a caller from the literals it passed.
+///
+/// The test store takes `#fileID`, `#filePath`, `#line` and `#column` rather than a `#_sourceLocation`
+/// default: that macro expands at the call site, so every test file would need `import Testing`.
+func sourceLocation(fileID: String, filePath: String, line: Int, column: Int) -> SourceLocation {
+  SourceLocation(fileID: fileID, filePath: filePath, line: line, column: column)
+}
+
+/// How the test store names an item in messages: its value, shortened.
+func describe(_ item: any Dispatchable) -> String {
+  abbreviated(String(describing: item))
+}
+
+/// How the test store names an item's type in messages, without the module prefix.
+func typeName(of item: any Dispatchable) -> String {
+  String(describing: type(of: item))
+}
+
+/// Lists items for a message: `A(x: 1), B()` or, past `limit`, the first ones and a count of the rest.
+func describeList(_ items: [any Dispatchable], limit: Int = 8) -> String {
+  var parts = items.prefix(limit).map(describe)
+  if items.count > limit {
+    parts.append("and \(items.count - limit) more")
+  }
+  return parts.joined(separator: ", ")
+}
+
+/// `text`, cut to `limit` characters with an ellipsis.
+func abbreviated(_ text: String, limit: Int = 160) -> String {
+  guard text.count > limit else { return text }
+  return String(text.prefix(limit - 1)) + "…"
+}
+
+/// `count` and the noun, singular or plural: `1 item`, `2 items`.
+func counted(_ count: Int, _ singular: String, _ plural: String? = nil) -> String {
+  "\(count) \(count == 1 ? singular : plural ?? singular + "s")"
+}
+
+/// How a failsafe bound reads in messages: `30 seconds`, `250 milliseconds`.
+func describe(_ duration: Duration) -> String {
+  let (seconds, attoseconds) = duration.components
+  if attoseconds == 0 { return counted(Int(seconds), "second") }
+  let milliseconds = seconds * 1000 + attoseconds / 1_000_000_000_000_000
+  return counted(Int(milliseconds), "millisecond")
+}

@@ -1,0 +1,114 @@
+import KatanaTesting
+
+// An example feature, written the way an app would write it, and tested end to end in SearchFeatureTests:
+// a search field whose side effect waits for typing to pause (a debounce on the store's clock), then calls
+// an API from the dependency container, and shows the results or the error.
+
+struct SearchState: State, Equatable {
+  var query = ""
+  var results: [String] = []
+  var isSearching = false
+  var errorMessage: String?
+}
+
+/// The search backend. The app's container holds the live one; tests put a double in.
+protocol SearchAPI: Sendable {
+  func search(_ query: String) async throws -> [String]
+}
+
+final class SearchDependencies: SideEffectDependencyContainer {
+  let api: any SearchAPI
+
+  init(api: any SearchAPI) {
+    self.api = api
+  }
+
+  init(dispatch: @escaping AnyDispatch, getState: @escaping GetState) {
+    self.api = UnconfiguredSearchAPI()
+  }
+}
+
+/// What a container built without an API gets: every search fails.
+struct UnconfiguredSearchAPI: SearchAPI {
+  struct NotConfigured: Error {}
+  func search(_ query: String) async throws -> [String] { throw NotConfigured() }
+}
+
+// MARK: - State updaters
+
+struct SetQuery: StateUpdater, Equatable {
+  let query: String
+  func updateState(_ state: inout SearchState) { state.query = query }
+}
+
+struct SearchStarted: StateUpdater, Equatable {
+  func updateState(_ state: inout SearchState) {
+    state.isSearching = true
+    state.errorMessage = nil
+  }
+}
+
+struct SearchSucceeded: StateUpdater, Equatable {
+  let results: [String]
+  func updateState(_ state: inout SearchState) {
+    state.isSearching = false
+    state.results = results
+  }
+}
+
+struct SearchFailed: StateUpdater, Equatable {
+  let message: String
+  func updateState(_ state: inout SearchState) {
+    state.isSearching = false
+    state.results = []
+    state.errorMessage = message
+  }
+}
+
+struct ClearResults: StateUpdater, Equatable {
+  func updateState(_ state: inout SearchState) {
+    state.results = []
+    state.errorMessage = nil
+  }
+}
+
+// MARK: - Side effects
+
+/// The user typed: store the query, then search once typing pauses.
+struct QueryChanged: SideEffect {
+  let query: String
+
+  func sideEffect(_ context: SideEffectContext<SearchState, SearchDependencies>) async throws {
+    try await context.dispatch(SetQuery(query: query))
+    guard !query.isEmpty else {
+      try await context.dispatch(ClearResults())
+      return
+    }
+    try await context.dispatch(Search(query: query))
+  }
+}
+
+/// Waits for typing to pause, then searches, unless the query changed meanwhile.
+struct Search: SideEffect, Equatable {
+  static let debounce = Duration.milliseconds(300)
+  let query: String
+
+  func sideEffect(_ context: SideEffectContext<SearchState, SearchDependencies>) async throws {
+    try await context.clock.sleep(for: Self.debounce)
+    guard context.getState().query == query else { return }
+    try await context.dispatch(SearchStarted())
+    do {
+      let results = try await context.dependencies.api.search(query)
+      try await context.dispatch(SearchSucceeded(results: results))
+    } catch {
+      try await context.dispatch(SearchFailed(message: "Search failed: \(error)"))
+    }
+  }
+}
+
+/// How many results are shown: a returning side effect, for callers that need a value back.
+struct CountResults: ReturningSideEffect {
+  func sideEffect(_ context: any AnySideEffectContext) async throws -> Int {
+    try context.typed(SearchState.self, SearchDependencies.self).getState().results.count
+  }
+}
