@@ -109,11 +109,14 @@ final class EffectRegistry: Sendable {
     _ id: EffectID, latest: Bool, token: UInt64,
     continuation: UnsafeContinuation<EffectRegistryState.ThrottleTurn, any Error>
   ) -> EffectRegistryState.ThrottleDecision? {
-    state.withLock { state in
+    var actions = EffectRegistryState.Actions()
+    let decision = state.withLock { state -> EffectRegistryState.ThrottleDecision? in
       // Checked under the lock: a cancellation handler that runs later finds the held call to withdraw.
       if Task.isCancelled { return nil }
-      return state.throttle(id, latest: latest, token: token, continuation: continuation)
+      return state.throttle(id, latest: latest, token: token, continuation: continuation, actions: &actions)
     }
+    perform(actions)
+    return decision
   }
 
   /// Takes back a held throttled call whose caller was cancelled.
@@ -124,25 +127,30 @@ final class EffectRegistry: Sendable {
     return held
   }
 
+  /// The window whose closing task has run token `token` has reached its end.
   func windowElapsed(_ id: EffectID, _ token: UInt64) -> EffectRegistryState.WindowStep {
-    state.withLock { $0.windowElapsed(id, token) }
+    var actions = EffectRegistryState.Actions()
+    let step = state.withLock { $0.windowElapsed(id, token, actions: &actions) }
+    perform(actions)
+    return step
   }
 
   func makeToken() -> UInt64 {
     state.withLock { $0.makeToken() }
   }
 
-  // MARK: - Idle
+  // MARK: - Waiting for a count
 
-  /// Returns once nothing is registered (at once if nothing is).
+  /// Returns once ``entryCount`` equals `count` (at once if it does): tests synchronise on it, for
+  /// example to know that a throttled call is waiting, or that everything has finished.
   ///
   /// - Throws: `CancellationError` if the calling task is cancelled first.
-  nonisolated(nonsending) func waitUntilEmpty() async throws {
+  nonisolated(nonsending) func waitForEntryCount(_ count: Int) async throws {
     let id = makeToken()
     try await withTaskCancellationHandler {
       await withUnsafeContinuation { (continuation: UnsafeContinuation<Void, Never>) in
         let waiting = state.withLock { state in
-          Task.isCancelled ? false : state.addEmptyWaiter(id, continuation)
+          Task.isCancelled ? false : state.addCountWaiter(id, count: count, continuation)
         }
         if !waiting {
           continuation.resume()
@@ -150,7 +158,7 @@ final class EffectRegistry: Sendable {
       }
       try Task.checkCancellation()
     } onCancel: {
-      state.withLock { $0.removeEmptyWaiter(id) }?.resume()
+      state.withLock { $0.removeCountWaiter(id) }?.resume()
     }
   }
 
@@ -164,7 +172,7 @@ final class EffectRegistry: Sendable {
     for continuation in actions.dropped {
       continuation.resume(throwing: CancellationError())
     }
-    for continuation in actions.emptyWaiters {
+    for continuation in actions.countWaiters {
       continuation.resume()
     }
   }

@@ -59,9 +59,9 @@ struct EffectRegistryState {
   struct Actions {
     var cancels: [@Sendable () -> Void] = []
     var dropped: [UnsafeContinuation<ThrottleTurn, any Error>] = []
-    var emptyWaiters: [UnsafeContinuation<Void, Never>] = []
+    var countWaiters: [UnsafeContinuation<Void, Never>] = []
 
-    var isEmpty: Bool { cancels.isEmpty && dropped.isEmpty && emptyWaiters.isEmpty }
+    var isEmpty: Bool { cancels.isEmpty && dropped.isEmpty && countWaiters.isEmpty }
   }
 
   private(set) var isShutDown = false
@@ -71,7 +71,8 @@ struct EffectRegistryState {
   private var runCount = 0
   private var windows: [EffectID: Window] = [:]
   private var heldCount = 0
-  private var emptyWaiters: [UInt64: UnsafeContinuation<Void, Never>] = [:]
+  /// Tests waiting for ``entryCount`` to reach a value.
+  private var countWaiters: [UInt64: (count: Int, continuation: UnsafeContinuation<Void, Never>)] = [:]
 
   /// Runs plus throttled calls waiting for their window: zero once all work under ids has finished.
   var entryCount: Int { runCount + heldCount }
@@ -97,13 +98,14 @@ struct EffectRegistryState {
       cancelAll(id, actions: &actions)
     }
     let token = makeToken()
-    addRun(id, token)
+    addRun(id, token, actions: &actions)
     return token
   }
 
-  private mutating func addRun(_ id: EffectID, _ token: UInt64) {
+  private mutating func addRun(_ id: EffectID, _ token: UInt64, actions: inout Actions) {
     runs[id, default: [:]][token] = Run()
     runCount += 1
+    takeCountWaiters(&actions)
   }
 
   /// Gives a reserved run the way to cancel its task. Returns false if the run was cancelled (or has
@@ -121,7 +123,7 @@ struct EffectRegistryState {
       runs[id] = nil
     }
     runCount -= 1
-    takeEmptyWaitersIfIdle(&actions)
+    takeCountWaiters(&actions)
     return run.isCancelled
   }
 
@@ -141,7 +143,7 @@ struct EffectRegistryState {
       heldCount -= 1
       actions.dropped.append(held.continuation)
     }
-    takeEmptyWaitersIfIdle(&actions)
+    takeCountWaiters(&actions)
   }
 
   /// Cancels everything and refuses new work.
@@ -156,12 +158,13 @@ struct EffectRegistryState {
 
   /// Decides what a throttled call under `id` does. With `hold`, the call's continuation is stored.
   mutating func throttle(
-    _ id: EffectID, latest: Bool, token: UInt64, continuation: UnsafeContinuation<ThrottleTurn, any Error>
+    _ id: EffectID, latest: Bool, token: UInt64, continuation: UnsafeContinuation<ThrottleTurn, any Error>,
+    actions: inout Actions
   ) -> ThrottleDecision {
     guard !isShutDown else { return .storeShutDown }
     guard var window = windows[id] else {
       let windowToken = makeToken()
-      addRun(id, windowToken)
+      addRun(id, windowToken, actions: &actions)
       windows[id] = Window(token: windowToken)
       return .runNow(windowToken: windowToken)
     }
@@ -172,6 +175,7 @@ struct EffectRegistryState {
     }
     window.held = Held(token: token, continuation: continuation)
     windows[id] = window
+    takeCountWaiters(&actions)
     return .hold(replaced: replaced)
   }
 
@@ -180,12 +184,12 @@ struct EffectRegistryState {
     guard let held = windows[id]?.held, held.token == token else { return nil }
     windows[id]?.held = nil
     heldCount -= 1
-    takeEmptyWaitersIfIdle(&actions)
+    takeCountWaiters(&actions)
     return held
   }
 
   /// The window whose closing task has run token `token` has reached its end.
-  mutating func windowElapsed(_ id: EffectID, _ token: UInt64) -> WindowStep {
+  mutating func windowElapsed(_ id: EffectID, _ token: UInt64, actions: inout Actions) -> WindowStep {
     guard let window = windows[id], window.token == token else { return .closed }
     guard let held = window.held else {
       windows[id] = nil
@@ -193,26 +197,30 @@ struct EffectRegistryState {
     }
     windows[id]?.held = nil
     heldCount -= 1
-    // The window's own run is still registered, so the registry does not become idle here.
+    takeCountWaiters(&actions)
     return .release(held)
   }
 
-  // MARK: - Idle
+  // MARK: - Waiting for a count
 
-  /// Registers a waiter for the registry to be idle; returns false if it already is.
-  mutating func addEmptyWaiter(_ id: UInt64, _ continuation: UnsafeContinuation<Void, Never>) -> Bool {
-    guard entryCount > 0 else { return false }
-    emptyWaiters[id] = continuation
+  /// Registers a waiter for ``entryCount`` to equal `count`; returns false if it already does.
+  mutating func addCountWaiter(_ id: UInt64, count: Int, _ continuation: UnsafeContinuation<Void, Never>) -> Bool {
+    guard entryCount != count else { return false }
+    countWaiters[id] = (count, continuation)
     return true
   }
 
-  mutating func removeEmptyWaiter(_ id: UInt64) -> UnsafeContinuation<Void, Never>? {
-    emptyWaiters.removeValue(forKey: id)
+  mutating func removeCountWaiter(_ id: UInt64) -> UnsafeContinuation<Void, Never>? {
+    countWaiters.removeValue(forKey: id)?.continuation
   }
 
-  private mutating func takeEmptyWaitersIfIdle(_ actions: inout Actions) {
-    guard entryCount == 0, !emptyWaiters.isEmpty else { return }
-    actions.emptyWaiters += emptyWaiters.values
-    emptyWaiters = [:]
+  /// Hands the waiters whose count is reached to `actions`. Called after every change of ``entryCount``.
+  private mutating func takeCountWaiters(_ actions: inout Actions) {
+    guard !countWaiters.isEmpty else { return }
+    let count = entryCount
+    for (id, waiter) in countWaiters where waiter.count == count {
+      countWaiters[id] = nil
+      actions.countWaiters.append(waiter.continuation)
+    }
   }
 }

@@ -15,18 +15,30 @@ extension Store {
     EffectRegistry.of(core)?.cancel(EffectID(id))
   }
 
-  /// The number of effects running under an id, plus throttled calls waiting for their window (tests
-  /// check that none are left). Zero once the store has shut down and its effects have returned.
+  /// The number of effects running under an id (throttle windows included), plus throttled calls waiting
+  /// for their window: tests check that none are left. Zero after shutdown (which cancelled them all),
+  /// even while cancelled work is still returning.
   package nonisolated var runningEffectCount: Int {
     core.attachment(EffectRegistry.self, make: EffectRegistry.init)?.entryCount ?? 0
   }
 
-  /// Returns once no effect runs under an id and no throttled call waits (at once if none does, or if the
-  /// store has shut down).
+  /// Returns once ``runningEffectCount`` equals `count` (at once if it does). Tests synchronise on it, for
+  /// example to know that a throttled call is waiting.
   ///
-  /// - Throws: `CancellationError` if the calling task is cancelled first.
+  /// - Throws: `CancellationError` if the calling task is cancelled first; ``StoreError/storeShutDown`` if
+  ///   the store has shut down and `count` is not zero (the count of a store that has shut down stays zero).
+  package nonisolated(nonsending) func waitForRunningEffects(count: Int) async throws {
+    guard let registry = core.attachment(EffectRegistry.self, make: EffectRegistry.init) else {
+      if count != 0 { throw StoreError.storeShutDown }
+      return
+    }
+    try await registry.waitForEntryCount(count)
+  }
+
+  /// Returns once no effect runs under an id and no throttled call waits; see
+  /// ``waitForRunningEffects(count:)``.
   package nonisolated(nonsending) func waitUntilNoRunningEffects() async throws {
-    try await core.attachment(EffectRegistry.self, make: EffectRegistry.init)?.waitUntilEmpty()
+    try await waitForRunningEffects(count: 0)
   }
 }
 
