@@ -50,7 +50,9 @@ extension TimeEffects {
       let clock = TestClock()
       let executor = SerialTaskExecutor()
       let order = Recorder<String>()
-      let plan: [(String, Duration)] = [("c", .seconds(3)), ("a1", .seconds(1)), ("b", .seconds(2)), ("a2", .seconds(1))]
+      let plan: [(String, Duration)] = [
+        ("c", .seconds(3)), ("a1", .seconds(1)), ("b", .seconds(2)), ("a2", .seconds(1)),
+      ]
       for (index, (name, delay)) in plan.enumerated() {
         Task(executorPreference: executor) {
           try await clock.sleep(until: Self.at(delay))

@@ -49,7 +49,8 @@ struct CancellationByIDTests {
   @Test func run_operationError_reachesTheCallerUnchanged() async throws {
     let store = try await makeReadyStore()
     await #expect(throws: TestError(code: 7)) {
-      try await store.dispatch(Script { context in try await context.run(id: EffectTestID()) { throw TestError(code: 7) } })
+      try await store.dispatch(
+        Script { context in try await context.run(id: EffectTestID()) { throw TestError(code: 7) } })
     }
     #expect(store.runningEffectCount == 0)
   }
@@ -211,7 +212,9 @@ struct CancellationByIDTests {
       try await store.dispatch(
         Script { context in
           saved.withLock { $0 = context }
-          try await context.run(id: EffectTestID()) { try await waitForCancellation(started: started, cancelled: Gate()) }
+          try await context.run(id: EffectTestID()) {
+            try await waitForCancellation(started: started, cancelled: Gate())
+          }
         })
     }
     let sent = await sendRunWaitingForCancellation(store, id: EffectTestID(value: 1))
@@ -256,7 +259,8 @@ struct CancellationByIDStressTests {
       let id = Int.random(in: 0..<16, using: &generator)
       if Int.random(in: 0..<10, using: &generator) == 0 { return .cancel(id: id) }
       return .run(
-        id: id, cancelInFlight: Int.random(in: 0..<4, using: &generator) == 0, yields: Int.random(in: 0..<4, using: &generator))
+        id: id, cancelInFlight: Int.random(in: 0..<4, using: &generator) == 0,
+        yields: Int.random(in: 0..<4, using: &generator))
     }
   }
 
