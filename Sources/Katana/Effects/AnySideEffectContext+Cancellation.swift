@@ -40,7 +40,9 @@ extension AnySideEffectContext {
   ///
   /// - Important: Unlike a plain awaited side effect, which shutdown leaves running in its caller's task,
   ///   work run under an id is cancelled when the store shuts down. A run that ignores cancellation keeps
-  ///   its task (and its registry entry) until it returns.
+  ///   its task (and its registry entry) until it returns. Do not await this (nor the other tools that take
+  ///   an id) from an interceptor while it runs for a state updater: a state updater that the operation
+  ///   dispatches would wait for that interceptor, and the store cannot detect it across the run's task.
   public nonisolated(nonsending) func run<T: Sendable>(
     id: some Hashable & Sendable, cancelInFlight: Bool = false, operation: sending @escaping () async throws -> T
   ) async throws -> T {

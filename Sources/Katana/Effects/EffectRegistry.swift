@@ -39,6 +39,14 @@ final class EffectRegistry: Sendable {
     // A caller cancelled already neither starts the operation nor cancels the runs in flight.
     try Task.checkCancellation()
     let token = try reserve(id, cancelInFlight: cancelInFlight)
+    return try await run(id: id, reserved: token, operation: operation)
+  }
+
+  /// Runs `operation` as the run `token`, already registered under `id`; see
+  /// ``run(id:cancelInFlight:operation:)``.
+  nonisolated(nonsending) func run<T: Sendable>(
+    id: EffectID, reserved token: UInt64, operation: sending @escaping () async throws -> T
+  ) async throws -> T {
     // A task of its own, so that the run can be cancelled by id; the caller's cancellation is forwarded
     // below. `Task` (not detached) keeps the caller's priority and task-local values.
     let task = Task { () -> Result<T, any Error> in
@@ -48,8 +56,11 @@ final class EffectRegistry: Sendable {
       } catch {
         result = .failure(error)
       }
-      let wasCancelled = finish(id, token)
-      return wasCancelled || Task.isCancelled ? .failure(CancellationError()) : result
+      // Cancelled before the operation returned: by the caller (the task's flag) or through the registry
+      // (the entry's flag, read as the entry is removed).
+      let taskCancelled = Task.isCancelled
+      let entryCancelled = finish(id, token)
+      return taskCancelled || entryCancelled ? .failure(CancellationError()) : result
     }
     if !state.withLock({ $0.attach(id, token, cancel: { task.cancel() }) }) {
       task.cancel()

@@ -22,11 +22,12 @@ struct EffectRegistryState {
 
   /// A throttled call waiting for the end of the window.
   struct Held {
+    /// The call's run token, registered when the window releases it.
     let token: UInt64
     let continuation: UnsafeContinuation<ThrottleTurn, any Error>
   }
 
-  /// Why a throttled call may run its operation.
+  /// Why a throttled call may run its operation; either way its run is registered already.
   enum ThrottleTurn {
     /// It opened a window, whose closing task it must start, with this run token.
     case openedWindow(UInt64)
@@ -36,7 +37,8 @@ struct EffectRegistryState {
 
   /// What a throttled call does, decided under the lock.
   enum ThrottleDecision {
-    /// Run now; the call opened a window, whose closing task has this run token.
+    /// Run now (the call's run is registered); the call opened a window, whose closing task has this run
+    /// token.
     case runNow(windowToken: UInt64)
     /// A window is open and the mode is `leading`: the call is dropped.
     case drop
@@ -95,17 +97,17 @@ struct EffectRegistryState {
   mutating func reserve(_ id: EffectID, cancelInFlight: Bool, actions: inout Actions) -> UInt64? {
     guard !isShutDown else { return nil }
     if cancelInFlight {
-      cancelAll(id, actions: &actions)
+      cancelEverything(under: id, actions: &actions)
     }
     let token = makeToken()
-    addRun(id, token, actions: &actions)
+    addRun(id, token)
+    takeCountWaiters(&actions)
     return token
   }
 
-  private mutating func addRun(_ id: EffectID, _ token: UInt64, actions: inout Actions) {
+  private mutating func addRun(_ id: EffectID, _ token: UInt64) {
     runs[id, default: [:]][token] = Run()
     runCount += 1
-    takeCountWaiters(&actions)
   }
 
   /// Gives a reserved run the way to cancel its task. Returns false if the run was cancelled (or has
@@ -130,6 +132,11 @@ struct EffectRegistryState {
   /// Cancels everything under `id`: runs (they stay registered until their task returns), the throttle
   /// window and its held call.
   mutating func cancelAll(_ id: EffectID, actions: inout Actions) {
+    cancelEverything(under: id, actions: &actions)
+    takeCountWaiters(&actions)
+  }
+
+  private mutating func cancelEverything(under id: EffectID, actions: inout Actions) {
     if var idRuns = runs[id] {
       for (token, run) in idRuns where !run.isCancelled {
         idRuns[token]?.isCancelled = true
@@ -143,20 +150,22 @@ struct EffectRegistryState {
       heldCount -= 1
       actions.dropped.append(held.continuation)
     }
-    takeCountWaiters(&actions)
   }
 
   /// Cancels everything and refuses new work.
   mutating func shutDown(actions: inout Actions) {
     isShutDown = true
     for id in Array(runs.keys) + Array(windows.keys) {
-      cancelAll(id, actions: &actions)
+      cancelEverything(under: id, actions: &actions)
     }
+    takeCountWaiters(&actions)
   }
 
   // MARK: - Throttle
 
-  /// Decides what a throttled call under `id` does. With `hold`, the call's continuation is stored.
+  /// Decides what a throttled call under `id`, with run token `token`, does. With `runNow`, the call's run
+  /// is registered; with `hold`, its continuation is stored, and its run is registered when the window
+  /// releases it, so that a cancellation by id never misses it.
   mutating func throttle(
     _ id: EffectID, latest: Bool, token: UInt64, continuation: UnsafeContinuation<ThrottleTurn, any Error>,
     actions: inout Actions
@@ -164,8 +173,10 @@ struct EffectRegistryState {
     guard !isShutDown else { return .storeShutDown }
     guard var window = windows[id] else {
       let windowToken = makeToken()
-      addRun(id, windowToken, actions: &actions)
+      addRun(id, windowToken)
       windows[id] = Window(token: windowToken)
+      addRun(id, token)
+      takeCountWaiters(&actions)
       return .runNow(windowToken: windowToken)
     }
     guard latest else { return .drop }
@@ -197,6 +208,7 @@ struct EffectRegistryState {
     }
     windows[id]?.held = nil
     heldCount -= 1
+    addRun(id, held.token)
     takeCountWaiters(&actions)
     return .release(held)
   }
@@ -214,7 +226,8 @@ struct EffectRegistryState {
     countWaiters.removeValue(forKey: id)?.continuation
   }
 
-  /// Hands the waiters whose count is reached to `actions`. Called after every change of ``entryCount``.
+  /// Hands the waiters whose count is reached to `actions`. Called at the end of every transition that
+  /// changes ``entryCount`` (never in between, where a count may be transient).
   private mutating func takeCountWaiters(_ actions: inout Actions) {
     guard !countWaiters.isEmpty else { return }
     let count = entryCount

@@ -44,9 +44,9 @@ public nonisolated(nonsending) func withCallback<Value: Sendable>(
       let token = CallbackToken(bridge)
       do {
         let onCancel = try start { result in token.bridge.complete(result) }
-        bridge.setCancellationHandler(onCancel)
+        bridge.finishStarting(onCancel: onCancel)
       } catch {
-        bridge.complete(.failure(error))
+        bridge.finishStarting(throwing: error)
       }
     }
   } onCancel: {
@@ -60,11 +60,27 @@ final class CallbackBridge<Value: Sendable>: Sendable {
   private struct State {
     var continuation: UnsafeContinuation<Value, any Error>?
     var onCancel: (@Sendable () -> Void)?
+    /// `start` is running: a release of the callback is only noted, since `start` may still throw.
+    var isStarting = true
+    var callbackReleased = false
     var isFinished = false
     var isCancelled = false
+
+    /// Marks the outcome known and returns the continuation to resume, or nil if it was known already.
+    mutating func finish() -> UnsafeContinuation<Value, any Error>? {
+      guard !isFinished else { return nil }
+      isFinished = true
+      onCancel = nil
+      defer { continuation = nil }
+      return continuation
+    }
   }
 
   private let state = Locked(State())
+
+  private var droppedError: EffectError {
+    .callbackDropped(String(reflecting: Value.self))
+  }
 
   /// Stores the caller's continuation; returns false if the caller was cancelled already.
   func setContinuation(_ continuation: UnsafeContinuation<Value, any Error>) -> Bool {
@@ -75,30 +91,47 @@ final class CallbackBridge<Value: Sendable>: Sendable {
     }
   }
 
-  /// Keeps `handler` for a cancellation to come; calls it at once if the caller was cancelled while the
-  /// work was being started.
-  func setCancellationHandler(_ handler: (@Sendable () -> Void)?) {
-    guard let handler else { return }
-    let callNow = state.withLock { state -> Bool in
-      if state.isCancelled { return true }
+  /// `start` returned: keeps `handler` for a cancellation to come, calls it at once if the caller was
+  /// cancelled meanwhile, and fails the call if the callback was already released without being called.
+  func finishStarting(onCancel handler: (@Sendable () -> Void)?) {
+    let (callHandler, dropped) = state.withLock { state -> (Bool, UnsafeContinuation<Value, any Error>?) in
+      state.isStarting = false
+      if state.isCancelled { return (true, nil) }
+      if state.callbackReleased { return (false, state.finish()) }
       if !state.isFinished { state.onCancel = handler }
-      return false
+      return (false, nil)
     }
-    if callNow {
-      handler()
+    if callHandler {
+      handler?()
     }
+    dropped?.resume(throwing: droppedError)
+  }
+
+  /// `start` threw: fails the call with its error, unless the outcome is already known.
+  func finishStarting(throwing error: any Error) {
+    let continuation = state.withLock { state in
+      state.isStarting = false
+      return state.finish()
+    }
+    continuation?.resume(throwing: error)
   }
 
   /// Resumes the caller with `result`, unless the outcome is already known.
   func complete(_ result: Result<Value, any Error>) {
+    state.withLock { $0.finish() }?.resume(with: result)
+  }
+
+  /// The callback was released: fails the call with ``EffectError/callbackDropped(_:)`` unless the outcome
+  /// is known (or, while `start` runs, once it has returned).
+  func callbackReleased() {
     let continuation = state.withLock { state -> UnsafeContinuation<Value, any Error>? in
-      guard !state.isFinished else { return nil }
-      state.isFinished = true
-      state.onCancel = nil
-      defer { state.continuation = nil }
-      return state.continuation
+      guard !state.isStarting else {
+        state.callbackReleased = true
+        return nil
+      }
+      return state.finish()
     }
-    continuation?.resume(with: result)
+    continuation?.resume(throwing: droppedError)
   }
 
   /// Fails the caller with `CancellationError` and calls the cancellation handler, unless the outcome is
@@ -107,13 +140,9 @@ final class CallbackBridge<Value: Sendable>: Sendable {
     let (continuation, handler) = state.withLock {
       state -> (UnsafeContinuation<Value, any Error>?, (@Sendable () -> Void)?) in
       guard !state.isFinished else { return (nil, nil) }
-      state.isFinished = true
       state.isCancelled = true
-      defer {
-        state.continuation = nil
-        state.onCancel = nil
-      }
-      return (state.continuation, state.onCancel)
+      let handler = state.onCancel
+      return (state.finish(), handler)
     }
     handler?()
     continuation?.resume(throwing: CancellationError())
@@ -130,6 +159,6 @@ final class CallbackToken<Value: Sendable>: Sendable {
   }
 
   deinit {
-    bridge.complete(.failure(EffectError.callbackDropped(String(reflecting: Value.self))))
+    bridge.callbackReleased()
   }
 }
