@@ -117,6 +117,25 @@ struct CancellationByIDTests {
     #expect(store.runningEffectCount == 0)
   }
 
+  @Test func idsOfDifferentTypes_areDifferent_evenWithEqualHashes() async throws {
+    struct FirstID: Hashable {}
+    struct SecondID: Hashable {}
+    #expect(FirstID().hashValue == SecondID().hashValue)  // what makes this case worth testing
+    let store = try await makeReadyStore()
+    let started = Gate()
+    let cancelled = Gate()
+    let running = store.send(
+      Script { context in
+        try await context.run(id: SecondID()) { try await waitForCancellation(started: started, cancelled: cancelled) }
+      })
+    await started.wait()
+    store.cancel(id: FirstID())
+    try await store.dispatch(Script { context in try await context.run(id: FirstID(), cancelInFlight: true) {} })
+    #expect(!cancelled.isOpen)
+    store.cancel(id: SecondID())
+    await #expect(throws: CancellationError.self) { try await running.value }
+  }
+
   @Test func cancellingAnIDWithNothingUnderIt_doesNothing() async throws {
     let store = try await makeReadyStore()
     store.cancel(id: EffectTestID())

@@ -79,7 +79,7 @@ extension AnySideEffectContext {
     if case .openedWindow(let windowToken) = turn {
       Self.startWindow(registry: registry, id: id, token: windowToken, end: windowEnd, clock: clock, interval: interval)
     }
-    return try await registry.run(id: id, reserved: token, operation: operation)
+    return try await registry.run(reserved: token, operation: operation)
   }
 
   /// Starts the task that ends a throttle window, releases the call held for its end (then keeps the
@@ -100,8 +100,8 @@ extension AnySideEffectContext {
         end = EffectDeadline(clock, after: interval)
         held.continuation.resume(returning: .released)
       }
-      registry.finish(id, token)
+      registry.finish(token)
     }
-    registry.attach(id, token, task: task)
+    registry.attach(token, task: task)
   }
 }

@@ -39,13 +39,12 @@ final class EffectRegistry: Sendable {
     // A caller cancelled already neither starts the operation nor cancels the runs in flight.
     try Task.checkCancellation()
     let token = try reserve(id, cancelInFlight: cancelInFlight)
-    return try await run(id: id, reserved: token, operation: operation)
+    return try await run(reserved: token, operation: operation)
   }
 
-  /// Runs `operation` as the run `token`, already registered under `id`; see
-  /// ``run(id:cancelInFlight:operation:)``.
+  /// Runs `operation` as the run `token`, already registered; see ``run(id:cancelInFlight:operation:)``.
   nonisolated(nonsending) func run<T: Sendable>(
-    id: EffectID, reserved token: UInt64, operation: sending @escaping () async throws -> T
+    reserved token: UInt64, operation: sending @escaping () async throws -> T
   ) async throws -> T {
     // A task of its own, so that the run can be cancelled by id; the caller's cancellation is forwarded
     // below. `Task` (not detached) keeps the caller's priority and task-local values.
@@ -59,10 +58,10 @@ final class EffectRegistry: Sendable {
       // Cancelled before the operation returned: by the caller (the task's flag) or through the registry
       // (the entry's flag, read as the entry is removed).
       let taskCancelled = Task.isCancelled
-      let entryCancelled = finish(id, token)
+      let entryCancelled = finish(token)
       return taskCancelled || entryCancelled ? .failure(CancellationError()) : result
     }
-    if !state.withLock({ $0.attach(id, token, cancel: { task.cancel() }) }) {
+    if !state.withLock({ $0.attach(token, cancel: { task.cancel() }) }) {
       task.cancel()
     }
     return try await withTaskCancellationHandler {
@@ -82,17 +81,17 @@ final class EffectRegistry: Sendable {
   }
 
   /// Attaches the task of a reserved run; cancels it at once if the run was cancelled meanwhile.
-  func attach(_ id: EffectID, _ token: UInt64, task: Task<Void, Never>) {
-    if !state.withLock({ $0.attach(id, token, cancel: { task.cancel() }) }) {
+  func attach(_ token: UInt64, task: Task<Void, Never>) {
+    if !state.withLock({ $0.attach(token, cancel: { task.cancel() }) }) {
       task.cancel()
     }
   }
 
   /// Removes a finished run; returns whether it had been cancelled.
   @discardableResult
-  func finish(_ id: EffectID, _ token: UInt64) -> Bool {
+  func finish(_ token: UInt64) -> Bool {
     var actions = EffectRegistryState.Actions()
-    let wasCancelled = state.withLock { $0.finish(id, token, actions: &actions) }
+    let wasCancelled = state.withLock { $0.finish(token, actions: &actions) }
     perform(actions)
     return wasCancelled
   }

@@ -6,6 +6,7 @@
 struct EffectRegistryState {
   /// One run: an operation running in a task of its own under an id, or a throttle window.
   struct Run {
+    let id: EffectID
     /// Cancels the run's task; nil until the task exists.
     var cancel: (@Sendable () -> Void)?
     /// Set once something cancelled the run; the run reports `CancellationError` to its caller.
@@ -69,15 +70,16 @@ struct EffectRegistryState {
   private(set) var isShutDown = false
   private(set) var hasShutdownHandler = false
   private var lastToken: UInt64 = 0
-  private var runs: [EffectID: [UInt64: Run]] = [:]
-  private var runCount = 0
+  /// Keyed by run token: starting and finishing a run never hash or compare its id; cancelling by id
+  /// scans the runs (a handful at a time in practice).
+  private var runs: [UInt64: Run] = [:]
   private var windows: [EffectID: Window] = [:]
   private var heldCount = 0
   /// Tests waiting for ``entryCount`` to reach a value.
   private var countWaiters: [UInt64: (count: Int, continuation: UnsafeContinuation<Void, Never>)] = [:]
 
   /// Runs plus throttled calls waiting for their window: zero once all work under ids has finished.
-  var entryCount: Int { runCount + heldCount }
+  var entryCount: Int { runs.count + heldCount }
 
   mutating func makeToken() -> UInt64 {
     lastToken &+= 1
@@ -106,25 +108,20 @@ struct EffectRegistryState {
   }
 
   private mutating func addRun(_ id: EffectID, _ token: UInt64) {
-    runs[id, default: [:]][token] = Run()
-    runCount += 1
+    runs[token] = Run(id: id)
   }
 
   /// Gives a reserved run the way to cancel its task. Returns false if the run was cancelled (or has
   /// already finished) meanwhile: the caller cancels the task itself.
-  mutating func attach(_ id: EffectID, _ token: UInt64, cancel: @escaping @Sendable () -> Void) -> Bool {
-    guard let run = runs[id]?[token], !run.isCancelled else { return false }
-    runs[id]?[token]?.cancel = cancel
+  mutating func attach(_ token: UInt64, cancel: @escaping @Sendable () -> Void) -> Bool {
+    guard let run = runs[token], !run.isCancelled else { return false }
+    runs[token]?.cancel = cancel
     return true
   }
 
   /// Removes a finished run. Returns whether it had been cancelled.
-  mutating func finish(_ id: EffectID, _ token: UInt64, actions: inout Actions) -> Bool {
-    guard let run = runs[id]?.removeValue(forKey: token) else { return false }
-    if runs[id]?.isEmpty == true {
-      runs[id] = nil
-    }
-    runCount -= 1
+  mutating func finish(_ token: UInt64, actions: inout Actions) -> Bool {
+    guard let run = runs.removeValue(forKey: token) else { return false }
     takeCountWaiters(&actions)
     return run.isCancelled
   }
@@ -137,14 +134,11 @@ struct EffectRegistryState {
   }
 
   private mutating func cancelEverything(under id: EffectID, actions: inout Actions) {
-    if var idRuns = runs[id] {
-      for (token, run) in idRuns where !run.isCancelled {
-        idRuns[token]?.isCancelled = true
-        if let cancel = run.cancel {
-          actions.cancels.append(cancel)
-        }
+    for (token, run) in runs where !run.isCancelled && run.id == id {
+      runs[token]?.isCancelled = true
+      if let cancel = run.cancel {
+        actions.cancels.append(cancel)
       }
-      runs[id] = idRuns
     }
     if let window = windows.removeValue(forKey: id), let held = window.held {
       heldCount -= 1
@@ -155,9 +149,19 @@ struct EffectRegistryState {
   /// Cancels everything and refuses new work.
   mutating func shutDown(actions: inout Actions) {
     isShutDown = true
-    for id in Array(runs.keys) + Array(windows.keys) {
-      cancelEverything(under: id, actions: &actions)
+    for (token, run) in runs where !run.isCancelled {
+      runs[token]?.isCancelled = true
+      if let cancel = run.cancel {
+        actions.cancels.append(cancel)
+      }
     }
+    for window in windows.values {
+      if let held = window.held {
+        actions.dropped.append(held.continuation)
+      }
+    }
+    windows = [:]
+    heldCount = 0
     takeCountWaiters(&actions)
   }
 
