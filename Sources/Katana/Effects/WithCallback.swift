@@ -27,8 +27,8 @@
 /// - Throws: The error passed to `complete` or thrown by `start`; `CancellationError` if the calling task
 ///   is cancelled first (`start` is not called if it already is); ``EffectError/callbackDropped(_:)``.
 ///
-/// - Important: A cancellation handler that keeps the request alive also keeps `complete` alive, so the
-///   dropped-callback check only catches APIs that release the callback itself.
+/// - Important: A cancellation handler that keeps alive a request holding `complete` keeps `complete` alive
+///   too, so the dropped-callback check only catches callbacks that nothing keeps any more.
 public nonisolated(nonsending) func withCallback<Value: Sendable>(
   _ start: (_ complete: @escaping @Sendable (Result<Value, any Error>) -> Void) throws -> (@Sendable () -> Void)?
 ) async throws -> Value {
