@@ -113,7 +113,7 @@ final class EffectRegistry: Sendable {
   // MARK: - Throttle
 
   /// Decides, under the lock, what a throttled call does (nil if the calling task is cancelled); see
-  /// ``EffectRegistryState/throttle(_:latest:token:continuation:)``. A `hold` decision keeps
+  /// ``EffectRegistryState/throttle(_:latest:token:continuation:actions:)``. A `hold` decision keeps
   /// `continuation`; the others leave it to the caller.
   func throttle(
     _ id: EffectID, latest: Bool, token: UInt64,
