@@ -1,0 +1,135 @@
+import Dispatch
+import KatanaTesting
+import Testing
+
+extension TimeEffects {
+  /// Runs the jobs of the tasks that prefer it one at a time, in the order they arrive, so that the order in
+  /// which a clock resumes its sleepers becomes the order in which they run.
+  @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *)
+  final class SerialTaskExecutor: TaskExecutor {
+    private let queue = DispatchQueue(label: "TimeEffects.SerialTaskExecutor")
+
+    func enqueue(_ job: consuming ExecutorJob) {
+      let job = UnownedJob(job)
+      let executor = asUnownedTaskExecutor()
+      queue.async { job.runSynchronously(on: executor) }
+    }
+  }
+
+  @Suite("TestClock", .timeLimit(.minutes(1)))
+  struct TestClockTests {
+    /// The instant `duration` after the clock's zero.
+    static func at(_ duration: Duration) -> TestClock.Instant {
+      .zero.advanced(by: duration)
+    }
+
+    @Test func sleep_returnsAtOnce_whenTheDeadlineHasCome() async throws {
+      let clock = TestClock()
+      clock.advance(by: .seconds(5))
+      try await clock.sleep(until: Self.at(.seconds(3)))
+      try await clock.sleep(for: .zero)
+      #expect(clock.now == Self.at(.seconds(5)))
+      #expect(clock.sleeperCount == 0)
+    }
+
+    @Test func sleeper_resumesOnlyOnceTheClockReachesItsDeadline() async throws {
+      let clock = TestClock()
+      let sleeper = Task { try await clock.sleep(for: .seconds(1)) }
+      try await clock.waitForSleepers(count: 1)
+      #expect(clock.nextDeadline == Self.at(.seconds(1)))
+      clock.advance(by: .milliseconds(999))
+      #expect(clock.sleeperCount == 1)
+      clock.advance(by: .milliseconds(1))
+      try await sleeper.value
+      #expect(clock.sleeperCount == 0)
+      #expect(clock.nextDeadline == nil)
+    }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *)
+    @Test func advance_resumesSleepersInDeadlineOrder_andEqualDeadlinesInArrivalOrder() async throws {
+      let clock = TestClock()
+      let executor = SerialTaskExecutor()
+      let order = Recorder<String>()
+      let plan: [(String, Duration)] = [
+        ("c", .seconds(3)), ("a1", .seconds(1)), ("b", .seconds(2)), ("a2", .seconds(1)),
+      ]
+      for (index, (name, delay)) in plan.enumerated() {
+        Task(executorPreference: executor) {
+          try await clock.sleep(until: Self.at(delay))
+          order.append(name)
+        }
+        // One at a time, so that the arrival order is the plan's.
+        try await clock.waitForSleepers(count: index + 1)
+      }
+      clock.advance(by: .seconds(3))
+      await order.wait(forCount: plan.count)
+      #expect(order.values == ["a1", "a2", "b", "c"])
+    }
+
+    @Test func advance_movesTimeBeforeResuming_soWokenTasksSeeTheNewTime() async throws {
+      let clock = TestClock()
+      let sleeper = Task { () -> TestClock.Instant in
+        try await clock.sleep(for: .seconds(1))
+        return clock.now
+      }
+      try await clock.waitForSleepers(count: 1)
+      clock.advance(by: .seconds(10))
+      #expect(try await sleeper.value == Self.at(.seconds(10)))
+    }
+
+    @Test func advance_neverMovesTimeBack() {
+      let clock = TestClock()
+      clock.advance(to: Self.at(.seconds(5)))
+      clock.advance(to: Self.at(.seconds(2)))
+      clock.advance(by: .seconds(-1))
+      #expect(clock.now == Self.at(.seconds(5)))
+    }
+
+    @Test func sleep_cancelled_throwsCancellationError_andLeavesTheClock() async throws {
+      let clock = TestClock()
+      let sleeper = Task { try await clock.sleep(for: .seconds(1)) }
+      try await clock.waitForSleepers(count: 1)
+      sleeper.cancel()
+      await #expect(throws: CancellationError.self) { try await sleeper.value }
+      #expect(clock.sleeperCount == 0)
+    }
+
+    @Test func sleep_inAnAlreadyCancelledTask_throwsWithoutSleeping() async throws {
+      let clock = TestClock()
+      let sleeper = Task {
+        withUnsafeCurrentTask { $0?.cancel() }
+        try await clock.sleep(for: .seconds(1))
+      }
+      await #expect(throws: CancellationError.self) { try await sleeper.value }
+      #expect(clock.sleeperCount == 0)
+    }
+
+    @Test func run_resumesEveryCurrentSleeper_andMovesToTheLatestDeadline() async throws {
+      let clock = TestClock()
+      clock.run()
+      #expect(clock.now == .zero)
+      let first = Task { try await clock.sleep(for: .seconds(1)) }
+      let second = Task { try await clock.sleep(for: .seconds(5)) }
+      try await clock.waitForSleepers(count: 2)
+      clock.run()
+      try await first.value
+      try await second.value
+      #expect(clock.now == Self.at(.seconds(5)))
+    }
+
+    @Test func waitForSleepers_isCancellable() async throws {
+      let clock = TestClock()
+      let waiter = Task { try await clock.waitForSleepers(count: 1) }
+      waiter.cancel()
+      await #expect(throws: CancellationError.self) { try await waiter.value }
+    }
+
+    @Test func instant_arithmetic() {
+      let start = TestClock.Instant.zero
+      let later = start.advanced(by: .milliseconds(1500))
+      #expect(start.duration(to: later) == .milliseconds(1500))
+      #expect(start < later)
+      #expect(later.description == "1.5 seconds")
+    }
+  }
+}
