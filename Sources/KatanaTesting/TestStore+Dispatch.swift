@@ -93,7 +93,7 @@ extension TestStore {
   ///
   /// ```swift
   /// store.send(Search(query: "kat"))        // sleeps 300 ms on the store's clock, then searches
-  /// await clock.waitForSleeps(1)            // once it sleeps (however your test clock reports that)
+  /// try await clock.waitForSleepers(count: 1)  // once it sleeps on a TestClock
   /// clock.advance(by: .milliseconds(300))
   /// await store.receive(SetResults.self) { $0.results = ["katana"] }
   /// ```

@@ -136,7 +136,7 @@ struct TestStoreLifecycleTests {
   }
 
   @Test func finish_whenWorkNeverEnds_failsafeRecordsOneIssue_insteadOfHanging() async throws {
-    let failsafeClock = ManualClock()
+    let failsafeClock = TestClock()
     let store = makeStore(failsafeClock: failsafeClock)
     let gate = Gate()
     let started = Gate()
@@ -144,7 +144,7 @@ struct TestStoreLifecycleTests {
     await started.wait()
     await expectOneIssue(containing: ["finish(): the store still has work in flight after 30 seconds", "WaitForGate"]) {
       async let finishing: Void = store.finish()
-      await failsafeClock.waitForSleeps(1)
+      try await failsafeClock.waitForSleepers(count: 1)
       failsafeClock.advance(by: .seconds(30))
       await finishing
     }
@@ -152,7 +152,7 @@ struct TestStoreLifecycleTests {
   }
 
   @Test func dispatch_whenTheSideEffectNeverReturns_failsafeRecordsOneIssueAndThrows() async throws {
-    let failsafeClock = ManualClock()
+    let failsafeClock = TestClock()
     let store = makeStore(failsafeClock: failsafeClock)
     let gate = Gate()
     let started = Gate()
@@ -166,7 +166,7 @@ struct TestStoreLifecycleTests {
         }
       }()
       await started.wait()
-      await failsafeClock.waitForSleeps(1)
+      try await failsafeClock.waitForSleepers(count: 1)
       failsafeClock.advance(by: .seconds(30))
       await dispatching
     }
@@ -179,7 +179,7 @@ struct TestStoreLifecycleTests {
   }
 
   @Test func receive_whenTheStoreNeverSettles_failsafeRecordsOneIssue() async throws {
-    let failsafeClock = ManualClock()
+    let failsafeClock = TestClock()
     let store = makeStore(failsafeClock: failsafeClock)
     let gate = Gate()
     let started = Gate()
@@ -187,7 +187,7 @@ struct TestStoreLifecycleTests {
     await started.wait()
     await expectOneIssue(containing: ["Expected to receive Increment", "hang failsafe", "WaitForGate"]) {
       async let receiving: Void = { _ = await store.receive(Increment.self) }()
-      await failsafeClock.waitForSleeps(1)
+      try await failsafeClock.waitForSleepers(count: 1)
       failsafeClock.advance(by: .seconds(30))
       await receiving
     }

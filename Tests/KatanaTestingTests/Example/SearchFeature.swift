@@ -1,8 +1,8 @@
 import KatanaTesting
 
 // An example feature, written the way an app would write it, and tested end to end in SearchFeatureTests:
-// a search field whose side effect waits for typing to pause (a debounce on the store's clock), then calls
-// an API from the dependency container, and shows the results or the error.
+// a search field whose side effect waits for typing to pause (the effect toolkit's debounce, on the store's
+// clock), then calls an API from the dependency container, and shows the results or the error.
 
 struct SearchState: State, Equatable {
   var query = ""
@@ -88,20 +88,31 @@ struct QueryChanged: SideEffect {
   }
 }
 
-/// Waits for typing to pause, then searches, unless the query changed meanwhile.
+/// Searches once typing pauses: a debounce on the store's clock, under one id, so that a newer search
+/// cancels this one, while it waits or while it runs.
 struct Search: SideEffect, Equatable {
   static let debounce = Duration.milliseconds(300)
+  /// The id searches run under: one search at a time.
+  struct ID: Hashable, Sendable {}
   let query: String
 
   func sideEffect(_ context: SideEffectContext<SearchState, SearchDependencies>) async throws {
-    try await context.clock.sleep(for: Self.debounce)
-    guard context.getState().query == query else { return }
-    try await context.dispatch(SearchStarted())
     do {
-      let results = try await context.dependencies.api.search(query)
-      try await context.dispatch(SearchSucceeded(results: results))
-    } catch {
-      try await context.dispatch(SearchFailed(message: "Search failed: \(error)"))
+      try await context.debounce(id: ID(), for: Self.debounce) {
+        try await context.dispatch(SearchStarted())
+        let results: [String]
+        do {
+          results = try await context.dependencies.api.search(query)
+        } catch is CancellationError {
+          throw CancellationError()
+        } catch {
+          try await context.dispatch(SearchFailed(message: "Search failed: \(error)"))
+          return
+        }
+        try await context.dispatch(SearchSucceeded(results: results))
+      }
+    } catch is CancellationError {
+      // A newer search superseded this one: nothing to show.
     }
   }
 }

@@ -24,12 +24,12 @@ struct OfflineSearchAPI: SearchAPI {
   func search(_ query: String) async throws -> [String] { throw Offline() }
 }
 
-/// The example feature tested end to end, the way an app's tests would use the test store: a manual clock
+/// The example feature tested end to end, the way an app's tests would use the test store: a `TestClock`
 /// drives the debounce, API doubles replace the backend, and every state change and dispatched item is
 /// asserted.
 @Suite("Example: search feature", .timeLimit(.minutes(1)))
 struct SearchFeatureTests {
-  let clock = ManualClock()
+  let clock = TestClock()
 
   func makeStore(api: any SearchAPI, initialState: SearchState = SearchState()) -> TestStore<
     SearchState, SearchDependencies
@@ -48,7 +48,7 @@ struct SearchFeatureTests {
     await store.receive(SetQuery(query: "kat")) { $0.query = "kat" }
     await store.receive(Search(query: "kat"))
 
-    await clock.waitForSleeps(1)  // the debounce is sleeping on the store's clock
+    try await clock.waitForSleepers(count: 1)  // the debounce is sleeping on the store's clock
     clock.advance(by: Search.debounce)
     await store.receive(SearchStarted.self) { $0.isSearching = true }
     await store.receive(SearchSucceeded.self) {
@@ -63,17 +63,18 @@ struct SearchFeatureTests {
     let api = StubSearchAPI(["ka": ["katana"]])
     let store = makeStore(api: api)
 
-    store.send(QueryChanged(query: "k"))
+    let first = store.send(QueryChanged(query: "k"))
     await store.receive(SetQuery(query: "k")) { $0.query = "k" }
     await store.receive(Search(query: "k"))
-    await clock.waitForSleeps(1)
+    try await clock.waitForSleepers(count: 1)
     clock.advance(by: .milliseconds(100))
 
     store.send(QueryChanged(query: "ka"))
     await store.receive(SetQuery(query: "ka")) { $0.query = "ka" }
     await store.receive(Search(query: "ka"))
-    await clock.waitForSleeps(2)
-    clock.advance(by: Search.debounce)  // both debounces end; the first finds the query changed
+    await first.finish()  // the newer search cancelled the older one, which ends without a result
+    try await clock.waitForSleepers(count: 1)
+    clock.advance(by: Search.debounce)
 
     await store.receive(SearchStarted.self) { $0.isSearching = true }
     await store.receive(SearchSucceeded(results: ["katana"])) {
@@ -90,7 +91,7 @@ struct SearchFeatureTests {
     store.send(QueryChanged(query: "kat"))
     await store.receive(SetQuery(query: "kat")) { $0.query = "kat" }
     await store.receive(Search(query: "kat"))
-    await clock.waitForSleeps(1)
+    try await clock.waitForSleepers(count: 1)
     clock.advance(by: Search.debounce)
     await store.receive(SearchStarted.self) { $0.isSearching = true }
     await store.receive(SearchFailed.self) {
@@ -123,7 +124,7 @@ struct SearchFeatureTests {
     store.exhaustivity = .off
 
     store.send(QueryChanged(query: "kat"))
-    await clock.waitForSleeps(1)
+    try await clock.waitForSleepers(count: 1)
     clock.advance(by: Search.debounce)
     await store.receive(SearchSucceeded.self) { $0.results = ["katana"] }
     await store.finish()

@@ -153,7 +153,7 @@ func makeStore(
   interceptors: [StoreInterceptor] = [],
   exhaustivity: Exhaustivity = .on,
   recordsDispatches: Bool = false,
-  failsafeClock: ManualClock? = nil,
+  failsafeClock: TestClock? = nil,
   fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
 ) -> CounterTestStore {
   var configuration = TestStoreConfiguration(exhaustivity: exhaustivity, recordsDispatches: recordsDispatches)
