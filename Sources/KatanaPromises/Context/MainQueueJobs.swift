@@ -1,0 +1,79 @@
+import Dispatch
+import Foundation
+import Katana
+
+/// The promise jobs bound for the main queue, in order, so that a blocking wait on the main queue can run
+/// them itself.
+///
+/// Each job is also posted to the main queue as usual, and runs there unless a waiter took it first: a
+/// `then` on ``Context/main`` keeps its place relative to other main-queue work. A thread that blocks in
+/// ``Hydra/await(in:_:)-(Context?,Promise<T>)`` while it is the main queue's only runner (the main thread,
+/// or a block running on the main queue) takes the pending jobs in order and runs them, so that callbacks it
+/// waits for cannot deadlock behind it.
+enum MainQueueJobs {
+  /// One job; identity tells which main-queue block belongs to it.
+  final class Job: Sendable {
+    let body: @Sendable () -> Void
+    init(_ body: @escaping @Sendable () -> Void) { self.body = body }
+  }
+
+  struct State {
+    var jobs: [Job] = []
+    /// Waiters blocked on the main queue, to wake when a job arrives.
+    var waiters: [BlockingWaiter] = []
+  }
+
+  static let state = Locked(State())
+
+  static func enqueue(_ body: @escaping @Sendable () -> Void) {
+    let job = Job(body)
+    let waiters = state.withLock { state in
+      state.jobs.append(job)
+      return state.waiters
+    }
+    DispatchQueue.main.async {
+      if take(job) { job.body() }
+    }
+    for waiter in waiters { waiter.signal() }
+  }
+
+  /// Removes `job` if no waiter ran it yet.
+  private static func take(_ job: Job) -> Bool {
+    state.withLock { state in
+      // The job is almost always the first: main-queue blocks run in the order they were posted.
+      guard let index = state.jobs.firstIndex(where: { $0 === job }) else { return false }
+      state.jobs.remove(at: index)
+      return true
+    }
+  }
+
+  /// Runs every pending job, oldest first, on the calling thread. Only for a thread that is the main
+  /// queue's current runner.
+  static func runPendingJobs() {
+    while let job = state.withLock({ $0.jobs.isEmpty ? nil : $0.jobs.removeFirst() }) {
+      job.body()
+    }
+  }
+
+  /// Whether the calling thread is the one running the main queue: the main thread (whose code runs
+  /// between main-queue blocks), or any thread while it runs a main-queue block (with `dispatchMain()`, the
+  /// main queue is drained by a pool thread).
+  static var isMainQueueRunner: Bool {
+    Thread.isMainThread || DispatchQueue.getSpecific(key: mainQueueKey.key) != nil
+  }
+
+  /// Set on the main queue once, on first use.
+  private static let mainQueueKey: SpecificKey = {
+    let key = SpecificKey()
+    DispatchQueue.main.setSpecific(key: key.key, value: ())
+    return key
+  }()
+
+  static func addWaiter(_ waiter: BlockingWaiter) {
+    state.withLock { $0.waiters.append(waiter) }
+  }
+
+  static func removeWaiter(_ waiter: BlockingWaiter) {
+    state.withLock { state in state.waiters.removeAll { $0 === waiter } }
+  }
+}
