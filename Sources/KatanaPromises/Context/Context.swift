@@ -58,9 +58,9 @@ public enum Context: Sendable {
     }
   }
 
-  /// Runs `job` on this context after `seconds`.
+  /// Runs `job` on this context after `seconds` (never, for delays of more than 30 years).
   func schedule(after seconds: Double, _ job: @escaping @Sendable () -> Void) {
-    let deadline = Self.deadline(after: seconds)
+    guard let deadline = Self.deadline(after: seconds) else { return }
     if isMain {
       DispatchQueue.global(qos: .userInteractive).asyncAfter(deadline: deadline) { MainQueueJobs.enqueue(job) }
     } else {
@@ -68,11 +68,11 @@ public enum Context: Sendable {
     }
   }
 
-  /// `now + seconds`, without the trap that `DispatchTime + Double` hits on huge or infinite values.
-  static func deadline(after seconds: Double) -> DispatchTime {
+  /// `now + seconds`, or nil for "never" (about 31 years or more: `DispatchTime + Double` traps on huge or
+  /// infinite values, and `asyncAfter` does not take `.distantFuture`).
+  static func deadline(after seconds: Double) -> DispatchTime? {
     guard seconds > 0 else { return .now() }
-    // About 31 years: later than that is never, as far as a timer is concerned.
-    guard seconds < 1e9 else { return .distantFuture }
+    guard seconds < 1e9 else { return nil }
     return .now() + seconds
   }
 }
