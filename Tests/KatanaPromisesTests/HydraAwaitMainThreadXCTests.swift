@@ -6,16 +6,8 @@ import XCTest
 /// `Hydra.await` on the main thread, outside any task: where XCTest runs synchronous test methods, and
 /// where Katana 6 test suites blocked on promises.
 ///
-/// Each wait has a failsafe: if the awaited promise has not settled after a minute, a watchdog rejects it,
-/// so that a regression fails the test instead of hanging the run.
+/// Each wait has a failsafe (``failsafe(_:)``): a regression fails the test instead of hanging the run.
 final class HydraAwaitMainThreadXCTests: XCTestCase {
-  struct Watchdog: Error {}
-
-  private func failsafe<T>(_ promise: Promise<T>) -> Promise<T> {
-    DispatchQueue.global().asyncAfter(deadline: .now() + 60) { [weak promise] in promise?.reject(Watchdog()) }
-    return promise
-  }
-
   func testMainThread_runsMainContextCallbacksWhileWaiting() throws {
     XCTAssertTrue(Thread.isMainThread)
     let chain = Promise(resolved: 1).then { $0 + 1 }.then(in: .background) { $0 * 10 }.then { $0 + 1 }
@@ -38,7 +30,7 @@ final class HydraAwaitMainThreadXCTests: XCTestCase {
   func testMainThread_nestedAwaitInsideAMainCallback() throws {
     let outer = Promise(resolved: 1).then { value -> Int in
       // A Katana 6 pattern: a `then` on main that blocks for another promise.
-      let inner = try Hydra.await(Promise(resolved: value).then { $0 + 1 })
+      let inner = try Hydra.await(failsafe(Promise(resolved: value).then { $0 + 1 }))
       return inner * 10
     }
     XCTAssertEqual(try Hydra.await(failsafe(outer)), 20)
@@ -51,6 +43,6 @@ final class HydraAwaitMainThreadXCTests: XCTestCase {
       XCTAssertTrue(Thread.isMainThread)
       done.fulfill()
     }
-    wait(for: [done], timeout: 60)
+    wait(for: [done], timeout: 30)
   }
 }

@@ -8,7 +8,7 @@ struct HydraAwaitTests {
   @Test func plainThread_blocksUntilTheValueArrives() async throws {
     let promise = Promise<Int>()
     let release = Gate()
-    let waiting = Task { try await onPlainThread { try Hydra.await(promise) } }
+    let waiting = Task { try await onPlainThread { try Hydra.await(failsafe(promise)) } }
     Task {
       await release.wait()
       promise.resolve(5)
@@ -24,12 +24,12 @@ struct HydraAwaitTests {
   }
 
   @Test func plainThread_startsALazyBody() async throws {
-    let value = try await onPlainThread { try Hydra.await(Promise<Int> { resolve, _, _ in resolve(8) }) }
+    let value = try await onPlainThread { try Hydra.await(failsafe(Promise<Int> { resolve, _, _ in resolve(8) })) }
     #expect(value == 8)
   }
 
   @Test func plainThread_waitsForMainContextCallbacks() async throws {
-    let value = try await onPlainThread { try Hydra.await(Promise(resolved: 1).then { $0 + 1 }) }
+    let value = try await onPlainThread { try Hydra.await(failsafe(Promise(resolved: 1).then { $0 + 1 })) }
     #expect(value == 2)
   }
 
@@ -86,11 +86,11 @@ struct HydraAwaitTests {
     // wait would deadlock (as Hydra did).
     let value = try await onMainQueue {
       try Hydra.await(
-        Promise(resolved: 1)
-          .then { $0 + 1 }
-          .then(in: .background) { $0 * 10 }
-          .then { Promise(resolved: $0 + 1) }
-      )
+        failsafe(
+          Promise(resolved: 1)
+            .then { $0 + 1 }
+            .then(in: .background) { $0 * 10 }
+            .then { Promise(resolved: $0 + 1) }))
     }
     #expect(value == 21)
     let caught = try await onMainQueue { () -> Int in
@@ -109,7 +109,7 @@ struct HydraAwaitTests {
       let source = Promise<Int>()
       let steps = (0..<5).map { index in source.then { _ in log.withLock { $0.append(index) } } }
       DispatchQueue.global().async { source.resolve(0) }
-      try Hydra.await(all(steps))
+      try Hydra.await(failsafe(all(steps)))
       return log.current
     }
     #expect(log == [0, 1, 2, 3, 4])
@@ -123,7 +123,7 @@ struct LegacyBlockingTests {
     DispatchQueue.global().async { promise.resolve(7) }
     // Blocking a cooperative thread for a moment is what the mark allows; the promise settles from a
     // dispatch thread.
-    let value = try LegacyBlocking.allowingBlocking { try Hydra.await(promise) }
+    let value = try LegacyBlocking.allowingBlocking { try Hydra.await(failsafe(promise)) }
     #expect(value == 7)
     #expect(!LegacyBlocking.isBlockingAllowed)
   }

@@ -115,6 +115,22 @@ struct PromiseTests {
     #expect(!void.isPending)
   }
 
+  @Test func unsettledChain_isReleasedWithItsLastReference() {
+    // Hydra's observer graph kept such chains alive (malcommac/Hydra #27, #40): here nothing points back from
+    // a derived promise to its source.
+    weak var weakHead: Promise<Int>?
+    weak var weakTail: Promise<Void>?
+    do {
+      let head = Promise<Int>()
+      let tail = head.then(in: .background) { $0 + 1 }.timeout(timeout: 3600).catch(in: .background) { _ in }
+      weakHead = head
+      weakTail = tail
+      #expect(weakHead != nil && weakTail != nil)
+    }
+    #expect(weakHead == nil)
+    #expect(weakTail == nil)
+  }
+
   @Test func name_isKept() {
     let promise = Promise<Int>()
     promise.name = "load"
