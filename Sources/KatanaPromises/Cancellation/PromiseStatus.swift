@@ -12,8 +12,9 @@
 public struct PromiseStatus: Sendable {
   /// Cancels the promise the body belongs to (if it has not settled).
   public let cancel: @Sendable () -> Void
-  private let token: InvalidationToken?
+  @usableFromInline let token: InvalidationToken?
 
+  @usableFromInline
   init(token: InvalidationToken?, cancel: @escaping @Sendable () -> Void) {
     self.token = token
     self.cancel = cancel

@@ -38,6 +38,7 @@ public enum Context: Sendable {
   }
 
   /// Whether this context is the main queue (``main``, or ``custom(queue:)`` with the main queue).
+  @usableFromInline
   var isMain: Bool {
     switch self {
     case .main: true
@@ -50,6 +51,7 @@ public enum Context: Sendable {
   ///
   /// Jobs for the main queue go through ``MainQueueJobs``, so that a blocking wait on the main thread can
   /// run them itself instead of deadlocking.
+  @usableFromInline
   func schedule(_ job: @escaping @Sendable () -> Void) {
     if isMain {
       MainQueueJobs.enqueue(job)
@@ -59,6 +61,7 @@ public enum Context: Sendable {
   }
 
   /// Runs `job` on this context after `seconds` (never, for delays of more than 30 years).
+  @usableFromInline
   func schedule(after seconds: Double, _ job: @escaping @Sendable () -> Void) {
     guard let deadline = Self.deadline(after: seconds) else { return }
     if isMain {

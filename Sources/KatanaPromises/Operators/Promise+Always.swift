@@ -6,7 +6,7 @@ extension Promise {
   ///
   /// - Important: As in Hydra, `body` does not run when the promise is cancelled: the returned promise is
   ///   cancelled too. Use ``cancelled(in:_:)`` for that case.
-  @discardableResult
+  @inlinable @discardableResult
   public func always(in context: Context? = nil, body: @escaping @Sendable () throws -> Void) -> Promise<Value> {
     let context = context ?? .background
     return derive(in: context) { outcome, resolver in

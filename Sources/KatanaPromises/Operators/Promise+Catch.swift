@@ -8,7 +8,7 @@ extension Promise {
   ///
   /// - Important: As in Hydra, the returned promise is a `Promise<Void>`: the value does not pass through a
   ///   `catch`. Put `catch` last in a chain, or use ``recover(in:_:)`` to replace a failure with a value.
-  @discardableResult
+  @inlinable @discardableResult
   public func `catch`(in context: Context? = nil, _ body: @escaping @Sendable (any Error) throws -> Void)
     -> Promise<Void>
   {

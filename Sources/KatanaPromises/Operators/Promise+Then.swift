@@ -7,7 +7,7 @@ extension Promise {
   ///
   /// - Important: As in Hydra, the default context is the main queue: something must service it (see
   ///   ``Context``). Pass `in: .background` from servers and command-line tools.
-  @discardableResult
+  @inlinable @discardableResult
   public func then<N>(in context: Context? = nil, _ body: @escaping @Sendable (Value) throws -> N) -> Promise<N> {
     let context = context ?? .main
     return derive(in: context) { outcome, resolver in
@@ -27,7 +27,7 @@ extension Promise {
   /// `body` runs on `context` (default ``Context/main``) once this promise resolves, and the promise it
   /// returns is observed (so its body starts). If `body` throws, the returned promise rejects with that
   /// error. A rejection or cancellation of this promise passes on unchanged.
-  @discardableResult
+  @inlinable @discardableResult
   public func then<N>(in context: Context? = nil, _ body: @escaping @Sendable (Value) throws -> Promise<N>)
     -> Promise<N>
   {
@@ -49,7 +49,7 @@ extension Promise {
   ///
   /// `body` runs on `context` (default ``Context/main``) once this promise resolves. A rejection or
   /// cancellation passes on unchanged.
-  @discardableResult
+  @inlinable @discardableResult
   public func then(in context: Context? = nil, _ body: @escaping @Sendable (Value) throws -> Void) -> Promise<Value> {
     let context = context ?? .main
     return derive(in: context) { outcome, resolver in

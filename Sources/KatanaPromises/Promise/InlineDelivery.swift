@@ -13,14 +13,19 @@
 /// a long chain (a `reduce` over 10,000 items builds one) would then recurse once per promise and could
 /// overflow a thread's stack. Instead, the first notification on a thread drains a per-thread list, and
 /// notifications that happen while it drains are appended to that list: the stack stays flat.
+@usableFromInline
 enum InlineDelivery {
   /// The notifications waiting on one thread.
+  @usableFromInline
   final class PendingList {
-    var jobs: [() -> Void] = []
-    var isDraining = false
+    @usableFromInline var jobs: [() -> Void] = []
+    @usableFromInline var isDraining = false
+
+    init() {}
   }
 
   /// Notifies `observers` of `outcome` now, or after the notification this thread is already running.
+  @inlinable
   static func notify<Value>(_ observers: ObserverList<Value>, of outcome: PromiseOutcome<Value>) {
     if case .none = observers { return }
     let list = currentList
@@ -41,7 +46,8 @@ enum InlineDelivery {
   }
 
   /// This thread's list, created on first use and released when the thread exits.
-  private static var currentList: PendingList {
+  @usableFromInline
+  static var currentList: PendingList {
     if let pointer = pthread_getspecific(listKey) {
       return Unmanaged<PendingList>.fromOpaque(pointer).takeUnretainedValue()
     }

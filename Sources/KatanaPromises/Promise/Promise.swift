@@ -41,12 +41,13 @@ public final class Promise<Value: Sendable>: @unchecked Sendable {
   public typealias Body =
     @Sendable (_ resolve: @escaping Resolved, _ reject: @escaping Rejector, _ status: PromiseStatus) throws -> Void
 
-  let storage: LockedBuffer<PromiseMachine<Value>>
+  @usableFromInline let storage: LockedBuffer<PromiseMachine<Value>>
   /// Where the body runs, and where `retry` decides whether to run it again.
-  let context: Context
+  @usableFromInline let context: Context
   /// The invalidation token given at creation, shared with the promises derived from this one.
-  let token: InvalidationToken?
+  @usableFromInline let token: InvalidationToken?
 
+  @inlinable
   init(machine: PromiseMachine<Value>, context: Context, token: InvalidationToken?) {
     storage = LockedBuffer.make(machine)
     self.context = context
@@ -62,6 +63,7 @@ public final class Promise<Value: Sendable>: @unchecked Sendable {
   /// - Important: The body is lazy: nothing runs until you chain an operator, await the promise, or pass it
   ///   to `all`, `any`, `zip`, `map` or `reduce`. The promise keeps the body: ``retry(_:delay:_:)`` runs it
   ///   again.
+  @inlinable
   public convenience init(in context: Context? = nil, token: InvalidationToken? = nil, _ body: @escaping Body) {
     let context = context ?? .background
     self.init(
@@ -81,6 +83,7 @@ public final class Promise<Value: Sendable>: @unchecked Sendable {
   }
 
   /// Creates a promise that has already resolved with `value`.
+  @inlinable
   public convenience init(resolved value: Value) {
     self.init(
       machine: PromiseMachine(outcome: .resolved(value), body: nil, bodyStarted: true), context: .background, token: nil
@@ -88,6 +91,7 @@ public final class Promise<Value: Sendable>: @unchecked Sendable {
   }
 
   /// Creates a promise that has already rejected with `error`.
+  @inlinable
   public convenience init(rejected error: any Error) {
     self.init(
       machine: PromiseMachine(outcome: .rejected(error), body: nil, bodyStarted: true), context: .background, token: nil
@@ -97,11 +101,13 @@ public final class Promise<Value: Sendable>: @unchecked Sendable {
   /// Creates a pending promise without a body: settle it yourself with ``resolve(_:)`` or ``reject(_:)``.
   ///
   /// - Important: `retry` cannot run such a promise again: it rejects with the error at once.
+  @inlinable
   public convenience init() {
     self.init(machine: PromiseMachine(outcome: nil, body: nil, bodyStarted: true), context: .background, token: nil)
   }
 
   /// A pending promise that settles from `source`'s outcome: the promises that operators return.
+  @inlinable
   init(derivedWith context: Context, token: InvalidationToken?) {
     storage = LockedBuffer.make(PromiseMachine(outcome: nil, body: nil, bodyStarted: true))
     self.context = context
@@ -111,11 +117,13 @@ public final class Promise<Value: Sendable>: @unchecked Sendable {
   // MARK: Settling
 
   /// Resolves the promise with `value`, if it is pending.
+  @inlinable
   public func resolve(_ value: Value) {
     settle(.resolved(value), generation: nil)
   }
 
   /// Rejects the promise with `error`, if it is pending.
+  @inlinable
   public func reject(_ error: any Error) {
     settle(.rejected(error), generation: nil)
   }
@@ -125,12 +133,14 @@ public final class Promise<Value: Sendable>: @unchecked Sendable {
   ///
   /// A promise made from an async closure (``init(priority:_:)``) also cancels its task. A body of yours
   /// is not interrupted: check `status.isCancelled` in it if it can stop early.
+  @inlinable
   public func cancel() {
     settle(.cancelled, generation: nil)
   }
 
   /// Settles the promise if it is pending (and still in `generation`, when given), then notifies its
   /// observers outside the lock.
+  @inlinable
   func settle(_ outcome: PromiseOutcome<Value>, generation: UInt64?) {
     guard let observers = storage.withLock({ $0.settle(outcome, generation: generation) }) else { return }
     InlineDelivery.notify(observers, of: outcome)
@@ -139,6 +149,7 @@ public final class Promise<Value: Sendable>: @unchecked Sendable {
   // MARK: State
 
   /// The value, if the promise has resolved.
+  @inlinable
   public var result: Value? {
     storage.withLock { machine in
       if case .resolved(let value) = machine.outcome { return value }
@@ -147,6 +158,7 @@ public final class Promise<Value: Sendable>: @unchecked Sendable {
   }
 
   /// The error, if the promise has rejected.
+  @inlinable
   public var error: (any Error)? {
     storage.withLock { machine in
       if case .rejected(let error) = machine.outcome { return error }
@@ -155,6 +167,7 @@ public final class Promise<Value: Sendable>: @unchecked Sendable {
   }
 
   /// Whether the promise has not settled yet.
+  @inlinable
   public var isPending: Bool {
     storage.withLock { $0.outcome == nil }
   }
@@ -162,6 +175,7 @@ public final class Promise<Value: Sendable>: @unchecked Sendable {
   /// Whether the promise's ``InvalidationToken`` was invalidated (false without a token).
   ///
   /// - Important: As in Hydra, this reports the token, not whether ``cancel()`` was called.
+  @inlinable
   public var isCancelled: Bool {
     token?.isCancelled ?? false
   }
@@ -188,6 +202,7 @@ public final class Promise<Value: Sendable>: @unchecked Sendable {
 
   /// Calls `observer` with the outcome, on the settling thread, or now if the promise has settled. Does
   /// not start the body.
+  @inlinable
   func observe(_ observer: @escaping PromiseObserver<Value>) {
     if let outcome = storage.withLock({ $0.addObserver(observer) }) {
       InlineDelivery.notify(.one(observer), of: outcome)
@@ -195,12 +210,14 @@ public final class Promise<Value: Sendable>: @unchecked Sendable {
   }
 
   /// Observes the promise and starts its body if it has not started: what every operator does.
+  @inlinable
   func subscribe(_ observer: @escaping PromiseObserver<Value>) {
     observe(observer)
     runBody()
   }
 
   /// Runs the body if the promise is pending and the body has not run in this generation.
+  @inlinable
   func runBody() {
     guard let (body, generation) = storage.withLock({ $0.claimBody() }) else { return }
     body(PromiseResolver(promise: self, generation: generation))
@@ -218,6 +235,7 @@ public final class Promise<Value: Sendable>: @unchecked Sendable {
 
   /// Transforms the value on the settling thread, without a queue hop: for library code that runs no user
   /// code.
+  @inlinable
   func mapInline<N>(_ transform: @escaping @Sendable (Value) -> N) -> Promise<N> {
     derive(in: .background) { outcome, resolver in
       if let value = outcome.valueOrForward(to: resolver) {
@@ -232,6 +250,7 @@ public final class Promise<Value: Sendable>: @unchecked Sendable {
   /// The new promise keeps `handler` and the outcome as its body, so that retrying it applies the operator
   /// to the same outcome again (Hydra's semantics: retrying a derived promise does not re-run its source).
   /// It does not keep this promise: a chain whose head never settles is released with its last reference.
+  @inlinable
   func derive<Derived>(
     in context: Context,
     _ handler: @escaping @Sendable (PromiseOutcome<Value>, PromiseResolver<Derived>) -> Void

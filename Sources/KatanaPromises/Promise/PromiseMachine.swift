@@ -1,4 +1,5 @@
 /// How a promise ended, as its observers receive it.
+@usableFromInline
 enum PromiseOutcome<Value: Sendable>: Sendable {
   case resolved(Value)
   case rejected(any Error)
@@ -6,6 +7,7 @@ enum PromiseOutcome<Value: Sendable>: Sendable {
   case cancelled
 
   /// The outcome as a `Result`; a cancelled promise fails with `CancellationError`.
+  @inlinable
   var result: Result<Value, any Error> {
     switch self {
     case .resolved(let value): .success(value)
@@ -16,6 +18,7 @@ enum PromiseOutcome<Value: Sendable>: Sendable {
 
   /// The value if the promise resolved. Otherwise settles `resolver` with the same rejection or
   /// cancellation, and returns nil: how operators pass on the outcomes they do not handle.
+  @inlinable
   func valueOrForward<Other>(to resolver: PromiseResolver<Other>) -> Value? {
     switch self {
     case .resolved(let value): return value
@@ -28,18 +31,22 @@ enum PromiseOutcome<Value: Sendable>: Sendable {
 
 /// Receives a promise's outcome, on whatever thread settles the promise. Observers never run user code
 /// directly: the operators hop to their ``Context`` first.
+@usableFromInline
 typealias PromiseObserver<Value: Sendable> = @Sendable (PromiseOutcome<Value>) -> Void
 
 /// What a promise runs to settle: the body given at creation, or, for a promise derived from another, the
 /// step that re-applies the operator to the source's outcome (what `retry` re-runs).
+@usableFromInline
 typealias PromiseBody<Value: Sendable> = @Sendable (PromiseResolver<Value>) -> Void
 
 /// The observers waiting for a promise. Most promises have one, so that case needs no array.
+@usableFromInline
 enum ObserverList<Value: Sendable> {
   case none
   case one(PromiseObserver<Value>)
   case many([PromiseObserver<Value>])
 
+  @inlinable
   mutating func append(_ observer: @escaping PromiseObserver<Value>) {
     switch self {
     case .none: self = .one(observer)
@@ -51,6 +58,7 @@ enum ObserverList<Value: Sendable> {
     }
   }
 
+  @inlinable
   func notify(_ outcome: PromiseOutcome<Value>) {
     switch self {
     case .none: break
@@ -66,17 +74,19 @@ enum ObserverList<Value: Sendable> {
 /// A promise settles once. The exception is `retry`, which resets a rejected promise and runs its body
 /// again (Hydra's semantics); every reset starts a new *generation*, so that a late call from an earlier run
 /// of the body cannot settle the new run.
+@usableFromInline
 struct PromiseMachine<Value: Sendable> {
   /// Nil while pending.
-  var outcome: PromiseOutcome<Value>?
-  var observers: ObserverList<Value> = .none
+  @usableFromInline var outcome: PromiseOutcome<Value>?
+  @usableFromInline var observers: ObserverList<Value> = .none
   /// Kept after it runs, so that `retry` can run it again.
-  var body: PromiseBody<Value>?
+  @usableFromInline var body: PromiseBody<Value>?
   /// Whether the body ran (or is running) in this generation.
-  var bodyStarted: Bool
-  var generation: UInt64 = 0
-  var name: String?
+  @usableFromInline var bodyStarted: Bool
+  @usableFromInline var generation: UInt64 = 0
+  @usableFromInline var name: String?
 
+  @inlinable
   init(outcome: PromiseOutcome<Value>?, body: PromiseBody<Value>?, bodyStarted: Bool) {
     self.outcome = outcome
     self.body = body
@@ -85,6 +95,7 @@ struct PromiseMachine<Value: Sendable> {
 
   /// Adds an observer. Returns the outcome if the promise has already settled: the caller then notifies
   /// the observer itself, outside the lock.
+  @inlinable
   mutating func addObserver(_ observer: @escaping PromiseObserver<Value>) -> PromiseOutcome<Value>? {
     if let outcome { return outcome }
     observers.append(observer)
@@ -93,6 +104,7 @@ struct PromiseMachine<Value: Sendable> {
 
   /// Settles the promise if it is pending (and, when `generation` is given, still in that generation).
   /// Returns the observers to notify, or nil if the call had no effect.
+  @inlinable
   mutating func settle(_ newOutcome: PromiseOutcome<Value>, generation: UInt64?) -> ObserverList<Value>? {
     guard outcome == nil else { return nil }
     if let generation, generation != self.generation { return nil }
@@ -103,6 +115,7 @@ struct PromiseMachine<Value: Sendable> {
   }
 
   /// Claims the body for this generation if the promise is pending and the body has not started.
+  @inlinable
   mutating func claimBody() -> (PromiseBody<Value>, UInt64)? {
     guard outcome == nil, !bodyStarted, let body else { return nil }
     bodyStarted = true
@@ -111,6 +124,7 @@ struct PromiseMachine<Value: Sendable> {
 
   /// Makes a settled promise pending again, for `retry`. Returns false, and changes nothing, if the promise
   /// is pending or has no body to run again.
+  @inlinable
   mutating func reset() -> Bool {
     guard outcome != nil, body != nil else { return false }
     outcome = nil
@@ -121,6 +135,7 @@ struct PromiseMachine<Value: Sendable> {
 
   /// Sets the body of a derived promise, which only exists once its source has settled. Returns the
   /// generation the caller settles.
+  @inlinable
   mutating func installBody(_ newBody: @escaping PromiseBody<Value>) -> UInt64 {
     body = newBody
     bodyStarted = true

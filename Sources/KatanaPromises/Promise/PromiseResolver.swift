@@ -13,21 +13,31 @@
 ///   resolver.onCancel { handle.cancel() }
 /// })
 /// ```
+@usableFromInline
 package struct PromiseResolver<Value: Sendable>: Sendable {
-  let promise: Promise<Value>
-  let generation: UInt64
+  @usableFromInline let promise: Promise<Value>
+  @usableFromInline let generation: UInt64
+
+  @inlinable
+  init(promise: Promise<Value>, generation: UInt64) {
+    self.promise = promise
+    self.generation = generation
+  }
 
   /// Resolves this run of the promise with `value`.
+  @inlinable
   package func resolve(_ value: Value) {
     promise.settle(.resolved(value), generation: generation)
   }
 
   /// Rejects this run of the promise with `error`.
+  @inlinable
   package func reject(_ error: any Error) {
     promise.settle(.rejected(error), generation: generation)
   }
 
   /// Settles this run of the promise with `result`.
+  @inlinable
   package func settle(_ result: Result<Value, any Error>) {
     switch result {
     case .success(let value): promise.settle(.resolved(value), generation: generation)
@@ -36,21 +46,25 @@ package struct PromiseResolver<Value: Sendable>: Sendable {
   }
 
   /// Cancels this run of the promise.
+  @inlinable
   package func cancel() {
     promise.settle(.cancelled, generation: generation)
   }
 
   /// Settles this run of the promise with `outcome`.
+  @inlinable
   func complete(_ outcome: PromiseOutcome<Value>) {
     promise.settle(outcome, generation: generation)
   }
 
   /// Whether the promise's invalidation token was invalidated.
+  @inlinable
   package var isCancelled: Bool {
     promise.isCancelled
   }
 
   /// Calls `handler` (on the cancelling thread) if the promise is cancelled before it settles otherwise.
+  @inlinable
   package func onCancel(_ handler: @escaping @Sendable () -> Void) {
     promise.observe { outcome in
       if case .cancelled = outcome { handler() }
@@ -58,6 +72,7 @@ package struct PromiseResolver<Value: Sendable>: Sendable {
   }
 
   /// The status handed to a Hydra-style body: its `cancel` cancels this run.
+  @inlinable
   var status: PromiseStatus {
     PromiseStatus(token: promise.token) { [self] in cancel() }
   }
@@ -69,6 +84,7 @@ extension Promise {
   ///
   /// For the store's promise-returning `dispatch`: Katana 6's dispatch promises start their work
   /// immediately (eagerly), and `retry` on them dispatches the item again.
+  @inlinable
   package convenience init(eager body: @escaping @Sendable (PromiseResolver<Value>) -> Void) {
     self.init(machine: PromiseMachine(outcome: nil, body: body, bodyStarted: false), context: .background, token: nil)
     runBody()
@@ -76,12 +92,14 @@ extension Promise {
 
   /// Creates a promise whose `body` runs inline on the thread that first observes the promise (lazy, but
   /// without a queue hop), and again on each retry.
+  @inlinable
   convenience init(lazy body: @escaping @Sendable (PromiseResolver<Value>) -> Void) {
     self.init(machine: PromiseMachine(outcome: nil, body: body, bodyStarted: false), context: .background, token: nil)
   }
 
   /// Calls `callback` once with the outcome, on the settling thread (or now, if the promise has settled).
   /// Does not start a lazy body. A cancelled promise reports `CancellationError`.
+  @inlinable
   package func whenSettled(_ callback: @escaping @Sendable (Result<Value, any Error>) -> Void) {
     observe { outcome in callback(outcome.result) }
   }
