@@ -101,6 +101,10 @@ struct HydraAwaitTests {
       return code.current ?? 0
     }
     #expect(caught == 4)
+    let onCustomMain = try await onMainQueue {
+      try Hydra.await(failsafe(Promise(resolved: 1).then(in: .custom(queue: .main)) { $0 + 2 }))
+    }
+    #expect(onCustomMain == 3)
   }
 
   @Test func mainQueueBlock_mainContextCallbacksKeepTheirOrder() async throws {

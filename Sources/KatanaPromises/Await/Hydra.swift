@@ -35,8 +35,8 @@ public enum Hydra {
   ///
   /// - Important: Inside a block running on the main queue, only promise callbacks can run during the wait,
   ///   not other main-queue blocks (the main queue is busy with the caller): a promise that waits for other
-  ///   main-queue work never settles there. Prefer calling from the main thread's own code, or from
-  ///   background threads.
+  ///   main-queue work never settles there. Likewise, blocking a serial queue of yours while waiting for a
+  ///   callback on that same queue deadlocks, as in Hydra. Prefer calling from background threads.
   @discardableResult
   public static func await<T>(in context: Context? = nil, _ promise: Promise<T>) throws -> T {
     if let context, context.isMain { throw PromiseError.invalidContext }

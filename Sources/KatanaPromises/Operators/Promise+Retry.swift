@@ -10,8 +10,8 @@ extension Promise {
   /// fetchProfile().retry(3) { remaining, error in (error as? URLError)?.code == .timedOut }
   /// ```
   ///
-  /// The decision and the new attempt run on this promise's body context (``Context/background`` by
-  /// default).
+  /// The decision and the new attempt run on this promise's context: the context of its body
+  /// (``Context/background`` by default), or, for a promise returned by an operator, that operator's.
   ///
   /// - Important: Retrying re-runs *this promise's* body, as in Hydra: for a promise from
   ///   ``init(in:token:_:)`` or ``init(priority:_:)``, the body; for a promise returned by an operator

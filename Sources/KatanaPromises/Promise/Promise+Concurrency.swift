@@ -5,8 +5,8 @@ extension Promise {
   /// let user = try await loadUser(id: 3).value
   /// ```
   ///
-  /// Observing starts a lazy body, as `then` does. No task and no queue hop is involved: the waiting task
-  /// resumes on the thread that settles the promise and continues on its own executor.
+  /// Observing starts a lazy body, as `then` does. No task is created and no queue is involved: settling the
+  /// promise resumes the waiting task directly, on its own executor.
   ///
   /// - Throws: The promise's error; `CancellationError` if the promise was cancelled.
   ///
