@@ -73,7 +73,8 @@ extension Promise {
         shouldRetry(remaining, error) { again in
           guard again else { return resolver.reject(error) }
           let runAgain: @Sendable () -> Void = {
-            guard self.reset() else { return resolver.reject(error) }
+            // Another `retry` on the same promise may have run it again already: then follow that run.
+            guard self.reset() || self.isPending else { return resolver.reject(error) }
             self.attempt(remaining: remaining, delay: delay, into: resolver, shouldRetry)
           }
           if delay > 0 { context.schedule(after: delay, runAgain) } else { runAgain() }

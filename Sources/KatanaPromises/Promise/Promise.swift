@@ -106,7 +106,7 @@ public final class Promise<Value: Sendable>: @unchecked Sendable {
     self.init(machine: PromiseMachine(outcome: nil, body: nil, bodyStarted: true), context: .background, token: nil)
   }
 
-  /// A pending promise that settles from `source`'s outcome: the promises that operators return.
+  /// A pending promise without a body of its own: what operators return (see ``derive(in:_:)``).
   @inlinable
   init(derivedWith context: Context, token: InvalidationToken?) {
     storage = LockedBuffer.make(PromiseMachine(outcome: nil, body: nil, bodyStarted: true))
