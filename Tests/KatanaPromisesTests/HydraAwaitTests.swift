@@ -46,6 +46,9 @@ struct HydraAwaitTests {
       try await onPlainThread { try Hydra.await(in: .main, Promise(resolved: 1)) }
     }
     await #expect(throws: PromiseError.invalidContext) {
+      try await onPlainThread { try Hydra.await(in: .custom(queue: .main), Promise(resolved: 1)) }
+    }
+    await #expect(throws: PromiseError.invalidContext) {
       try await onPlainThread {
         try Hydra.await(in: .main) { (resolve: @escaping Promise<Int>.Resolved, _, _) in resolve(1) }
       }

@@ -42,7 +42,7 @@ public enum Context: Sendable {
   var isMain: Bool {
     switch self {
     case .main: true
-    case .custom(let queue): queue === DispatchQueue.main
+    case .custom(let queue): MainQueueJobs.isMainQueue(queue)
     default: false
     }
   }

@@ -62,6 +62,12 @@ enum MainQueueJobs {
     Thread.isMainThread || DispatchQueue.getSpecific(key: mainQueueKey.key) != nil
   }
 
+  /// Whether `queue` is the main queue. (Identity cannot tell: on Linux, every `DispatchQueue.main` is a new
+  /// wrapper around the same queue.)
+  static func isMainQueue(_ queue: DispatchQueue) -> Bool {
+    queue.getSpecific(key: mainQueueKey.key) != nil
+  }
+
   /// Set on the main queue once, on first use.
   private static let mainQueueKey: SpecificKey = {
     let key = SpecificKey()
