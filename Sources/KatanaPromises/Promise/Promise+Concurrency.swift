@@ -13,7 +13,7 @@ extension Promise {
   /// - Important: Like `Task.value`, waiting is not cancelled with the waiting task, and cancelling the
   ///   waiting task does not cancel the promise. Call ``cancel()`` for that.
   @inlinable
-  public var value: Value {
+  public nonisolated(nonsending) var value: Value {
     get async throws {
       try await withUnsafeThrowingContinuation { continuation in
         subscribe { outcome in continuation.resume(with: outcome.result) }
