@@ -36,6 +36,34 @@ final class HydraAwaitMainThreadXCTests: XCTestCase {
     XCTAssertEqual(try Hydra.await(failsafe(outer)), 20)
   }
 
+  func testMainThread_keepsTheMainQueueOrder() throws {
+    let log = LockedValue<[String]>([])
+    let source = Promise<Int>()
+    let chained = source.then { _ in log.withLock { $0.append("then") } }
+    // Both wait on the main queue before the wait starts, the block first.
+    DispatchQueue.main.async { log.withLock { $0.append("block posted first") } }
+    source.resolve(1)
+    try Hydra.await(failsafe(chained))
+    XCTAssertEqual(log.current, ["block posted first", "then"])
+  }
+
+  func testMainQueueBlock_onTheMainThread_withRunLoopSources_stillRunsTheCallbacks() {
+    // The block runs from the run loop (XCTest's wait), which cannot run the main queue again inside it,
+    // and a timer keeps that nested run loop busy.
+    let waited = expectation(description: "waited")
+    let result = LockedValue<Int?>(nil)
+    DispatchQueue.main.async {
+      let timer = Timer(timeInterval: 0.01, repeats: true) { _ in }
+      RunLoop.main.add(timer, forMode: .default)
+      defer { timer.invalidate() }
+      let value = try? Hydra.await(failsafe(Promise(resolved: 1).then { $0 + 1 }.then { $0 * 10 }))
+      result.withLock { $0 = value }
+      waited.fulfill()
+    }
+    wait(for: [waited], timeout: 60)
+    XCTAssertEqual(result.current, 20)
+  }
+
   func testThenOnMain_withAnExpectation_asKatana6TestsWait() {
     let done = expectation(description: "then ran")
     Promise(resolved: 5).then(in: .main) { value in

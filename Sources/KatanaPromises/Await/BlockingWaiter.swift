@@ -61,25 +61,28 @@ final class BlockingWaiter: @unchecked Sendable {
   }
 
   /// Blocks for a promise while being the main queue's runner (the main thread, or a block running on the
-  /// main queue): runs the promise jobs bound for the main queue meanwhile, so that callbacks the promise
-  /// waits for cannot deadlock behind this thread.
+  /// main queue), without deadlocking the promise callbacks bound for the main queue.
   ///
-  /// On the main thread it also runs the main run loop, so that other main-queue work (dispatch blocks,
-  /// timers) goes on too, as in an XCTest wait. Inside a main-queue block the run loop cannot service the
-  /// main queue; there, only promise jobs run, and the thread sleeps on a condition in between.
+  /// On the main thread, between main-queue blocks (an XCTest method), it runs the main run loop, as an
+  /// XCTest wait does: every main-queue block, the promise callbacks included, runs in its order. Inside a
+  /// main-queue block the run loop cannot service the main queue: there it runs the pending promise
+  /// callbacks itself, in their order, and sleeps on a condition in between (other main-queue blocks wait
+  /// until the caller returns, as they would anyway).
   func waitServicingMainQueue() {
     MainQueueJobs.addWaiter(self)
     defer { MainQueueJobs.removeWaiter(self) }
     var useRunLoop = Thread.isMainThread
     while true {
       let seen = signalCount
-      MainQueueJobs.runPendingJobs()
+      // While the run loop runs, it runs the jobs in the main queue's order. A job still waiting after a
+      // while means the run loop does not service the main queue here (a main-queue block, with run-loop
+      // sources of its own, called us): then run it directly.
+      MainQueueJobs.runPendingJobs(waitingLongerThan: useRunLoop ? Self.staleJobNanoseconds : 0)
       if isFinished { return }
       if useRunLoop {
         guard enterRunLoop() else { return }
-        // Returns after handling one source (a main-queue block included) or at the deadline. The deadline
-        // is a safety net for run loops that have sources but do not service the main queue; wake-ups come
-        // from `finish()` and from the main-queue jobs themselves.
+        // Returns after handling one source (a main-queue block included), when `finish()` wakes it, or at
+        // the deadline, so that stale jobs are looked at again.
         let ran = RunLoop.main.run(mode: .default, before: Date(timeIntervalSinceNow: 0.05))
         leaveRunLoop()
         // The run loop has no source at all: this is a block running on the main queue.
@@ -89,6 +92,10 @@ final class BlockingWaiter: @unchecked Sendable {
       }
     }
   }
+
+  /// How long a main-queue job may wait while this thread runs the run loop before the thread runs it
+  /// directly: far longer than the run loop takes to reach it when it services the main queue.
+  static let staleJobNanoseconds: UInt64 = 100_000_000
 
   /// Records that the waiter is about to sleep in the run loop; false if the wait is already over.
   private func enterRunLoop() -> Bool {

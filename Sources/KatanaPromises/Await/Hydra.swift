@@ -19,10 +19,12 @@ public enum Hydra {
   /// Where it is called decides how it waits:
   /// - On a thread outside any Swift task (a dispatch queue, a thread of yours), it blocks the thread, as
   ///   in Hydra.
-  /// - On the main thread, or in a block running on the main queue, it does not block the main queue: while
-  ///   waiting it runs the promise callbacks scheduled on ``Context/main`` (Hydra's default for `then`), and
-  ///   on the main thread it also runs the main run loop, as an XCTest wait does. Waiting for a
-  ///   `then { ... }` chain from the main thread therefore works.
+  /// - On the main thread, between main-queue blocks (an XCTest method, for example), it runs the main run
+  ///   loop while it waits, as an XCTest wait does: main-queue blocks run in their order, the callbacks
+  ///   scheduled on ``Context/main`` (Hydra's default for `then`) included. Waiting for a `then { ... }`
+  ///   chain from the main thread therefore works.
+  /// - In a block running on the main queue, where nothing else can run the main queue, it runs the
+  ///   promise callbacks scheduled on ``Context/main`` itself, in their order, while it waits.
   /// - Inside a Swift task (async code, an actor, the main actor), it throws
   ///   ``PromiseError/invalidContext`` at once instead of blocking a thread that other tasks need: write
   ///   `try await promise.value` there.

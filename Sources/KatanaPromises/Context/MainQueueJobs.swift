@@ -7,13 +7,15 @@ import Katana
 ///
 /// Each job is also posted to the main queue as usual, and runs there unless a waiter took it first: a
 /// `then` on ``Context/main`` keeps its place relative to other main-queue work. A thread that blocks in
-/// ``Hydra/await(in:_:)-(Context?,Promise<T>)`` while it is the main queue's only runner (the main thread,
-/// or a block running on the main queue) takes the pending jobs in order and runs them, so that callbacks it
-/// waits for cannot deadlock behind it.
+/// ``Hydra/await(in:_:)-(Context?,Promise<T>)`` inside a block running on the main queue (where nothing else
+/// can run the main queue) takes the pending jobs in order and runs them, so that callbacks it waits for
+/// cannot deadlock behind it.
 enum MainQueueJobs {
   /// One job; identity tells which main-queue block belongs to it.
   final class Job: Sendable {
     let body: @Sendable () -> Void
+    /// When the job was enqueued, in `DispatchTime` nanoseconds.
+    let enqueuedAt = DispatchTime.now().uptimeNanoseconds
     init(_ body: @escaping @Sendable () -> Void) { self.body = body }
   }
 
@@ -47,11 +49,17 @@ enum MainQueueJobs {
     }
   }
 
-  /// Runs every pending job, oldest first, on the calling thread. Only for a thread that is the main
-  /// queue's current runner.
-  static func runPendingJobs() {
-    while let job = state.withLock({ $0.jobs.isEmpty ? nil : $0.jobs.removeFirst() }) {
-      job.body()
+  /// Runs the pending jobs that have waited longer than `age` nanoseconds (all of them, by default),
+  /// oldest first, on the calling thread. Only for a thread that is the main queue's current runner.
+  static func runPendingJobs(waitingLongerThan age: UInt64 = 0) {
+    while true {
+      let now = DispatchTime.now().uptimeNanoseconds
+      let next = state.withLock { state -> Job? in
+        guard let first = state.jobs.first, now >= first.enqueuedAt &+ age else { return nil }
+        return state.jobs.removeFirst()
+      }
+      guard let next else { return }
+      next.body()
     }
   }
 
