@@ -12,11 +12,11 @@
 /// The `Synchronization` module's `Mutex` would do, but it raises the Apple floor to macOS 15 / iOS 18.
 /// Memory is owned by the caller (see ``LockedBuffer``) so that the primitive never moves.
 @usableFromInline
-enum LockPrimitive {
+package enum LockPrimitive {
   #if canImport(Darwin)
-    @usableFromInline typealias Storage = os_unfair_lock
+    @usableFromInline package typealias Storage = os_unfair_lock
   #else
-    @usableFromInline typealias Storage = pthread_mutex_t
+    @usableFromInline package typealias Storage = pthread_mutex_t
   #endif
 
   @inlinable
@@ -65,16 +65,16 @@ enum LockPrimitive {
   }
 }
 
-/// A value guarded by a lock, stored with the lock in one allocation.
+/// A value guarded by a lock, stored with the lock in one allocation. Package-visible: KatanaPromises uses it too.
 ///
 /// Access goes through raw pointers, so the hot path pays for neither a second allocation nor Swift's
 /// dynamic exclusivity checks on class properties. Never call code that can re-enter the store from inside
 /// `withLock`.
 @usableFromInline
-final class LockedBuffer<Value>: ManagedBuffer<Value, LockPrimitive.Storage> {
+package final class LockedBuffer<Value>: ManagedBuffer<Value, LockPrimitive.Storage> {
   /// Creates a buffer holding `value`.
   @inlinable
-  static func make(_ value: Value) -> LockedBuffer<Value> {
+  package static func make(_ value: Value) -> LockedBuffer<Value> {
     let buffer = LockedBuffer.create(minimumCapacity: 1) { _ in value }
     buffer.withUnsafeMutablePointerToElements { LockPrimitive.initialize($0) }
     // Internal invariant: `create` on this subclass returns an instance of it.
@@ -89,7 +89,7 @@ final class LockedBuffer<Value>: ManagedBuffer<Value, LockPrimitive.Storage> {
 
   /// Runs `body` with exclusive access to the value.
   @inlinable @inline(__always)
-  func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
+  package func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
     try withUnsafeMutablePointers { value, lock in
       LockPrimitive.lock(lock)
       defer { LockPrimitive.unlock(lock) }
@@ -100,16 +100,16 @@ final class LockedBuffer<Value>: ManagedBuffer<Value, LockPrimitive.Storage> {
 
 /// A `Sendable` wrapper around ``LockedBuffer`` for values that are only ever touched under the lock.
 @usableFromInline
-struct Locked<Value>: @unchecked Sendable {  // Sendable: every access to `Value` holds the lock.
+package struct Locked<Value>: @unchecked Sendable {  // Sendable: every access to `Value` holds the lock.
   @usableFromInline let buffer: LockedBuffer<Value>
 
   @inlinable
-  init(_ value: Value) {
+  package init(_ value: Value) {
     buffer = LockedBuffer.make(value)
   }
 
   @inlinable @inline(__always)
-  func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
+  package func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
     try buffer.withLock(body)
   }
 }
