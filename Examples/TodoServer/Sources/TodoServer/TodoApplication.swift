@@ -26,7 +26,7 @@ public func makeTodoApplication(
     router: router,
     configuration: configuration,
     // Services shut down in reverse order, and Hummingbird adds the HTTP server last: it stops first.
-    services: [StoreService(store: store)],
+    services: [StoreService(store: store, logger: logger)],
     logger: logger)
   application.beforeServerStarts {
     try await store.waitUntilReady()
@@ -35,13 +35,17 @@ public func makeTodoApplication(
 }
 
 /// Runs for as long as the service group, then closes the journal and shuts the store down.
-private struct StoreService: Service {
+private struct StoreService: Service, CustomStringConvertible {
   let store: TodoStore
+  let logger: Logger
+
+  var description: String { "TodoStore" }
 
   func run() async throws {
     // Returns on graceful shutdown, and throws if the group is cancelled: either way, it is time to stop.
     try? await gracefulShutdown()
     await store.dependencies.close()
     await store.shutdown()
+    logger.info("Journal closed and store shut down")
   }
 }

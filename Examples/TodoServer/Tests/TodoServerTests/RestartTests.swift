@@ -96,3 +96,23 @@ struct RestartTests {
     }
   }
 }
+
+/// Graceful shutdown: the HTTP server stops first, then the journal is closed and the store shut down.
+@Suite("Shutdown", .timeLimit(.minutes(1)))
+struct ShutdownTests {
+  @Test func gracefulShutdown_closesTheJournalAndShutsTheStoreDown() async throws {
+    try await withJournalURL { url in
+      let (store, todo) = try await withLiveServer(journalURL: url) { server in
+        (server.store, try await server.client.createTodo("last words"))
+      }
+
+      #expect(!store.isReady)
+      #expect(Array(store.state.todos.values) == [todo])
+      await #expect(throws: StoreError.storeShutDown) { try await store.dispatch(CreateTodo(title: "too late")) }
+      #expect(throws: JournalError.notOpen) {
+        try store.dependencies.journal.append(.deleted(id: todo.id))
+      }
+      #expect(try journalChanges(at: url) == [.created(todo: todo)])
+    }
+  }
+}

@@ -44,10 +44,11 @@ extension APIError {
     switch error {
     case let error as APIError:
       self = error
-    case TodoError.invalidTitle(let reason):
-      self.init(.unprocessableContent, code: "invalidTitle", message: reason)
     case let error as TodoError:
-      self.init(.notFound, code: "notFound", message: error.description)
+      switch error {
+      case .invalidTitle(let reason): self.init(.unprocessableContent, code: "invalidTitle", message: reason)
+      case .notFound: self.init(.notFound, code: "notFound", message: error.description)
+      }
     case is NIOTooManyBytesError:
       self.init(
         .contentTooLarge, code: "bodyTooLarge",
