@@ -1,10 +1,13 @@
 // swift-tools-version: 6.2
 import PackageDescription
 
-/// The settings of the root package: explicit existentials, and imports that only expose what a file imports.
+/// The root package's settings (explicit existentials, imports that only expose what a file imports), and zero
+/// warnings: CI builds this package as it is, so warnings fail the build here rather than through a flag that
+/// would also apply to the dependencies.
 let strictSettings: [SwiftSetting] = [
   .enableUpcomingFeature("ExistentialAny"),
   .enableUpcomingFeature("MemberImportVisibility"),
+  .treatAllWarnings(as: .error),
 ]
 
 let package = Package(
@@ -57,6 +60,7 @@ let package = Package(
         .product(name: "Hummingbird", package: "hummingbird"),
         .product(name: "HummingbirdTesting", package: "hummingbird"),
         .product(name: "Logging", package: "swift-log"),
+        .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
         .product(name: "NIOCore", package: "swift-nio"),
         .product(name: "OrderedCollections", package: "swift-collections"),
       ],

@@ -1,4 +1,6 @@
 import Foundation
+import Hummingbird
+import HummingbirdTesting
 import Katana
 import OrderedCollections
 import Testing
@@ -67,6 +69,53 @@ struct ConcurrencyTests {
       }
       #expect(finalState.todos.isEmpty)
       #expect(try restoredState(from: url).todos.isEmpty)
+    }
+  }
+
+  @Test func racingRequests_overHTTP_oneDeleteWinsPerTodoAndNothingFollowsIt() async throws {
+    let todoCount = 8
+    let requestsPerTodo = 8
+    try await withJournalURL { url in
+      let (outcomes, todos) = try await withLiveServer(journalURL: url) { server in
+        var todos: [Todo] = []
+        for index in 0..<todoCount {
+          todos.append(try await server.client.createTodo("contested \(index)"))
+        }
+        let requests = todoCount * requestsPerTodo
+        let barrier = Barrier(count: requests)
+        let outcomes = try await withThrowingTaskGroup(of: (UUID, HTTPRequest.Method, HTTPResponse.Status).self) {
+          group in
+          for index in 0..<requests {
+            let id = todos[index % todoCount].id
+            // Half the requests for each to-do delete it, half complete it.
+            let isDelete = (index / todoCount).isMultiple(of: 2)
+            group.addTask {
+              try await TestClient.withClient(host: "localhost", port: server.port) { client in
+                // Connect first, then send all at once, so that the requests really race.
+                _ = try await client.getChannel()
+                await barrier.arriveAndWait()
+                let request =
+                  isDelete
+                  ? TestClient.Request("/todos/\(id)", method: .delete)
+                  : TestClient.Request("/todos/\(id)/complete", method: .post)
+                return (id, request.head.method, try await client.execute(request).status)
+              }
+            }
+          }
+          return try await group.reduce(into: []) { $0.append($1) }
+        }
+        return (outcomes, todos)
+      }
+
+      let changes = try journalChanges(at: url)
+      #expect(outcomes.allSatisfy { [.ok, .noContent, .notFound].contains($0.2) })
+      for todo in todos {
+        #expect(outcomes.filter { $0.0 == todo.id && $0.1 == .delete && $0.2 == .noContent }.count == 1)
+        let changesOfTodo = changes.filter { $0.id == todo.id }
+        #expect(changesOfTodo.filter { $0 == .deleted(id: todo.id) }.count == 1)
+        #expect(changesOfTodo.filter { $0 == .completed(id: todo.id) }.count <= 1)
+        #expect(changesOfTodo.last == .deleted(id: todo.id))
+      }
     }
   }
 

@@ -90,11 +90,13 @@ struct JournalTests {
     }
   }
 
-  @Test func inMemoryJournal_keepsNothing() throws {
+  @Test func inMemoryJournal_keepsNothingAndClosesLikeAFile() throws {
     let journal = TodoJournal.inMemory()
 
     #expect(try journal.load() == TodoState())
     try journal.append(.created(todo: Todo(id: UUID(), title: "gone", completed: false)))
     #expect(journal.fileURL == nil)
+    journal.close()
+    #expect(throws: JournalError.notOpen) { try journal.append(.deleted(id: UUID())) }
   }
 }

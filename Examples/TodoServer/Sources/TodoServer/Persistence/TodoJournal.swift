@@ -30,7 +30,7 @@ public final class TodoJournal: Sendable {
     case unopened
     case open(FileHandle, endOffset: UInt64)
     case inMemory
-    case failed(reason: String)
+    case failed(FileHandle, reason: String)
     case closed
   }
 
@@ -88,7 +88,7 @@ public final class TodoJournal: Sendable {
         return
       case .unopened, .closed:
         throw JournalError.notOpen
-      case .failed(let reason):
+      case .failed(_, let reason):
         throw JournalError.writeFailed(path: fileURL?.path ?? "", reason: reason)
       case .open(let handle, let endOffset):
         do {
@@ -101,7 +101,7 @@ public final class TodoJournal: Sendable {
           do {
             try handle.truncate(atOffset: endOffset)
           } catch {
-            file = .failed(reason: reason)
+            file = .failed(handle, reason: reason)
           }
           throw JournalError.writeFailed(path: fileURL?.path ?? "", reason: reason)
         }
@@ -109,13 +109,14 @@ public final class TodoJournal: Sendable {
     }
   }
 
-  /// Closes the file; later appends throw ``JournalError/notOpen``. Calling it again does nothing.
+  /// Closes the file; later appends throw ``JournalError/notOpen`` (an in-memory journal too). Calling it
+  /// again does nothing.
   public func close() {
     file.withLockedValue { file in
-      if case .open(let handle, _) = file {
-        try? handle.close()
+      switch file {
+      case .open(let handle, _), .failed(let handle, _): try? handle.close()
+      case .unopened, .inMemory, .closed: break
       }
-      if case .inMemory = file { return }
       file = .closed
     }
   }
