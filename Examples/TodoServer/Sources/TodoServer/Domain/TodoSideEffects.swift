@@ -92,7 +92,9 @@ extension SideEffectContext<TodoState, TodoDependencies> {
       try dependencies.journal.append(change)
       // Once the change is in the journal it must reach the state, even if the request is cancelled now:
       // `send` hands the updater to the store, which applies it whatever happens to this task, and waiting
-      // for its handle is not cancelled with the task. (`dispatch` would withdraw it on cancellation.)
+      // for its handle is not cancelled with the task. (`dispatch` would withdraw it on cancellation.) Only a
+      // store shut down in between (a forced shutdown: a graceful one closes the journal first, under this
+      // lock) fails it; the change is then applied at the next start, from the journal.
       try await send(CommitChange(change: change)).value
       return result
     }

@@ -53,6 +53,8 @@ extension APIError {
       self.init(
         .contentTooLarge, code: "bodyTooLarge",
         message: "The body is larger than \(context.maxUploadSize) bytes.")
+    case is CancellationError:
+      self.init(.serviceUnavailable, code: "cancelled", message: "The request was cancelled; nothing was changed.")
     case JournalError.notOpen, StoreError.storeShutDown:
       self.init(.serviceUnavailable, code: "unavailable", message: "The server is shutting down; retry later.")
     case let error as HTTPError where error.status == .notFound:
