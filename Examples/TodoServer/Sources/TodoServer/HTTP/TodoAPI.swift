@@ -1,0 +1,78 @@
+import Foundation
+import Hummingbird
+import Katana
+import OrderedCollections
+
+/// The JSON API: every handler dispatches to the one store all requests share, or reads its state.
+///
+/// | Request | Success | Errors |
+/// | --- | --- | --- |
+/// | `POST /todos` `{"title": "…"}` | 201, the to-do, `Location` | 400, 413, 422 |
+/// | `GET /todos` | 200, every to-do, in creation order | |
+/// | `GET /todos/{id}` | 200, the to-do | 400, 404 |
+/// | `POST /todos/{id}/complete` | 200, the to-do | 400, 404 |
+/// | `DELETE /todos/{id}` | 204 | 400, 404 |
+struct TodoAPI {
+  let store: TodoStore
+
+  func addRoutes(to router: Router<TodoRequestContext>) {
+    router.group("todos")
+      .post(use: create)
+      .get(use: list)
+      .get(":id", use: show)
+      .post(":id/complete", use: complete)
+      .delete(":id", use: delete)
+  }
+
+  /// The body of `POST /todos`.
+  private struct NewTodo: Decodable {
+    let title: String
+  }
+
+  @Sendable func create(_ request: Request, context: TodoRequestContext) async throws -> EditedResponse<Todo> {
+    let input = try await request.decodeJSON(as: NewTodo.self, context: context)
+    let todo = try await store.dispatch(CreateTodo(title: input.title))
+    return EditedResponse(status: .created, headers: [.location: "/todos/\(todo.id)"], response: todo)
+  }
+
+  @Sendable func list(_ request: Request, context: TodoRequestContext) async throws -> [Todo] {
+    // A synchronous read of the latest committed state: no dispatch, no waiting.
+    Array(store.state.todos.values)
+  }
+
+  @Sendable func show(_ request: Request, context: TodoRequestContext) async throws -> Todo {
+    let id = try todoID(context)
+    guard let todo = store.state.todos[id] else { throw TodoError.notFound(id) }
+    return todo
+  }
+
+  @Sendable func complete(_ request: Request, context: TodoRequestContext) async throws -> Todo {
+    try await store.dispatch(CompleteTodo(id: todoID(context)))
+  }
+
+  @Sendable func delete(_ request: Request, context: TodoRequestContext) async throws -> HTTPResponse.Status {
+    try await store.dispatch(DeleteTodo(id: todoID(context)))
+    return .noContent
+  }
+
+  private func todoID(_ context: TodoRequestContext) throws -> UUID {
+    let text = context.parameters.get("id") ?? ""
+    guard let id = UUID(uuidString: text) else { throw APIError.invalidID(text) }
+    return id
+  }
+}
+
+extension Todo: ResponseEncodable {}
+
+extension Request {
+  /// Reads the body (at most `context.maxUploadSize` bytes, else `NIOTooManyBytesError`) and decodes it as
+  /// JSON, throwing ``APIError/malformedBody(_:)`` with a message that names the wrong field.
+  fileprivate func decodeJSON<T: Decodable>(as type: T.Type, context: some RequestContext) async throws -> T {
+    let body = try await self.body.collect(upTo: context.maxUploadSize)
+    do {
+      return try JSONDecoder().decode(T.self, from: Data(body.readableBytesView))
+    } catch let error as DecodingError {
+      throw APIError.malformedBody(error)
+    }
+  }
+}
