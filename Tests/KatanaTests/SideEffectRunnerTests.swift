@@ -7,7 +7,7 @@ struct MarkingRunner: SideEffectRunner {
   @TaskLocal static var isInside = false
   let runs = EventCounter()
 
-  func run<T: Sendable>(_ body: nonisolated(nonsending) () async throws -> T) async throws -> T {
+  func run<T: Sendable>(_ body: sending nonisolated(nonsending) () async throws -> T) async throws -> T {
     runs.increment()
     return try await Self.$isInside.withValue(true) { try await body() }
   }

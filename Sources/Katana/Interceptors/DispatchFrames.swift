@@ -67,7 +67,7 @@ class SideEffectFrame: @unchecked Sendable {  // Sendable: mutable state lives i
 
   /// Runs a side-effect body, through the store's runner if it has one.
   @usableFromInline
-  nonisolated(nonsending) func runBody<T: Sendable>(_ body: nonisolated(nonsending) () async throws -> T)
+  nonisolated(nonsending) func runBody<T: Sendable>(_ body: sending nonisolated(nonsending) () async throws -> T)
     async throws -> T
   {
     guard let runner else { return try await body() }

@@ -44,6 +44,7 @@ public struct DispatchHandle<Value: Sendable>: @unchecked Sendable {
 
   /// Calls `callback` once with the outcome: immediately if the item is already handled, otherwise on
   /// the thread that completes it. Used by the promise compatibility module.
+  @usableFromInline
   package func whenComplete(_ callback: @escaping @Sendable (Result<Value, any Error>) -> Void) {
     storage.whenComplete(callback)
   }

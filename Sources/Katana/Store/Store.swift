@@ -34,6 +34,12 @@ public actor Store<S: State, D: SideEffectDependencyContainer> {
     _ dispatch: @escaping AnyDispatch, _ getState: @escaping @Sendable () -> S
   ) -> D
 
+  /// Produces a store's initial state; see ``init(interceptors:stateInitializer:dependenciesInitializer:configuration:)``.
+  ///
+  /// It runs on its caller's executor (`nonisolated(nonsending)`): the store's start-up task, off any
+  /// actor. A `@MainActor` closure runs on the main actor.
+  public typealias StateInitializer = nonisolated(nonsending) @Sendable () async throws -> S
+
   /// Settings of a store; see ``StoreConfiguration``.
   public typealias Configuration = StoreConfiguration
 
@@ -54,14 +60,15 @@ public actor Store<S: State, D: SideEffectDependencyContainer> {
   ///   - interceptors: Functions that see every dispatch, first one first; see ``StoreInterceptor``.
   ///   - stateInitializer: Produces the initial state, for example by loading it from disk. If it throws,
   ///     the store never becomes ready and every dispatch fails with ``StoreError/startupFailed(_:)``.
-  ///     It must not wait for a dispatch to this store (that throws ``StoreError/deadlock(_:)``).
+  ///     It must not wait for a dispatch to this store (that throws ``StoreError/deadlock(_:)``). It runs
+  ///     in the store's start-up task, off any actor; mark it `@MainActor` if it needs the main actor.
   ///   - dependenciesInitializer: Builds the dependency container, synchronously, here in `init`. It may
   ///     keep the `dispatch` closure and use it, including right away from a task it starts.
   ///   - configuration: Other settings.
   @inlinable
   public init(
-    interceptors: [StoreInterceptor],
-    stateInitializer: @escaping @Sendable () async throws -> S,
+    interceptors: [StoreInterceptor] = [],
+    stateInitializer: @escaping StateInitializer,
     dependenciesInitializer: DependenciesInitializer,
     configuration: Configuration = .init()
   ) {
@@ -85,7 +92,7 @@ public actor Store<S: State, D: SideEffectDependencyContainer> {
   @inlinable
   public init(
     interceptors: [StoreInterceptor] = [],
-    stateInitializer: @escaping @Sendable () async throws -> S,
+    stateInitializer: @escaping StateInitializer,
     configuration: Configuration = .init()
   ) {
     self.init(

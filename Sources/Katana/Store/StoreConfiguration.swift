@@ -27,12 +27,22 @@ public struct StoreConfiguration: Sendable {
   /// effects, which block their thread in `Hydra.await`, on dedicated threads instead of the cooperative
   /// pool. Nil (the default) costs nothing.
   package var sideEffectRunner: (any SideEffectRunner)?
+
+  /// Runs the state initializer, when set: KatanaPromises runs it on the executor Katana 6's
+  /// `stateInitializerAsyncProvider` names (the main queue by default).
+  @usableFromInline package var stateInitializerRunner: (any SideEffectRunner)?
+
+  /// Calls listeners through this function, when set, instead of directly on the committing thread:
+  /// KatanaPromises hands each call to Katana 6's `listenersAsyncProvider` (the main queue by default).
+  /// Calls must run in the order they are handed over. Streams are not affected.
+  package var listenerExecutor: (@Sendable (_ call: @escaping @Sendable () -> Void) -> Void)?
 }
 
-/// Runs side-effect bodies for a store; see `StoreConfiguration.sideEffectRunner`.
+/// Runs bodies for a store where a compatibility layer chooses; see `StoreConfiguration.sideEffectRunner`
+/// and `StoreConfiguration.stateInitializerRunner`.
 @usableFromInline
 package protocol SideEffectRunner: Sendable {
   /// Runs `body`, where the runner chooses, and returns its value.
-  nonisolated(nonsending) func run<T: Sendable>(_ body: nonisolated(nonsending) () async throws -> T) async throws
+  nonisolated(nonsending) func run<T: Sendable>(_ body: sending nonisolated(nonsending) () async throws -> T) async throws
     -> T
 }

@@ -85,7 +85,7 @@ final class StoreCore<S: State, D: SideEffectDependencyContainer>: @unchecked Se
 
   /// Runs a side-effect body, through the configured runner if there is one.
   @inlinable @inline(__always)
-  nonisolated(nonsending) func runBody<T: Sendable>(_ body: nonisolated(nonsending) () async throws -> T)
+  nonisolated(nonsending) func runBody<T: Sendable>(_ body: sending nonisolated(nonsending) () async throws -> T)
     async throws -> T
   {
     guard let sideEffectRunner else { return try await body() }
@@ -959,11 +959,16 @@ final class StoreCore<S: State, D: SideEffectDependencyContainer>: @unchecked Se
   /// Runs the state initializer in a store-owned task, then initialises the interceptors and opens the
   /// mailbox.
   @inlinable
-  func start(stateInitializer: @escaping @Sendable () async throws -> S, interceptors: [StoreInterceptor]) {
-    startOwnedTask(id: makeID()) { [self] in
+  func start(stateInitializer: @escaping Store<S, D>.StateInitializer, interceptors: [StoreInterceptor]) {
+    startOwnedTask(id: makeID()) { [self, runner = configuration.stateInitializerRunner] in
       withLock { $0.startupTask = TaskIdentity.current }
       do {
-        let state = try await stateInitializer()
+        let state: S
+        if let runner {
+          state = try await runner.run { try await stateInitializer() }
+        } else {
+          state = try await stateInitializer()
+        }
         finishStartup(state: state, interceptors: interceptors)
       } catch {
         failStartup(error)
@@ -1137,6 +1142,10 @@ final class StoreCore<S: State, D: SideEffectDependencyContainer>: @unchecked Se
     guard !owner.isCurrentThread else {
       runtimeWarning("addListener was called from inside a StateUpdater; the listener was not added.")
       return {}
+    }
+    var listener = listener
+    if let execute = configuration.listenerExecutor {
+      listener = { [listener] old, new in execute { listener(old, new) } }
     }
     let id = withLock { core -> UInt64? in
       if case .shutDown = core.phase { return nil }

@@ -1,0 +1,103 @@
+import Katana
+
+/// Katana 6's `AnyStore`: a store of any state and dependencies, for code that only dispatches and
+/// listens.
+///
+/// ``Katana/Store`` and ``PartialStore`` conform. The typed `dispatch` overloads come from
+/// ``anySend(_:)``, so they check the item's types when it is handled; like the store's, their promises
+/// start the dispatch at once, and `retry` dispatches again.
+public protocol AnyStore: AnyObject, Sendable {
+  /// The store's latest committed state.
+  var anyState: any State { get }
+
+  /// Dispatches any item and returns a promise of its outcome; see
+  /// ``Katana/Store/anyDispatch(_:)-(any Dispatchable)``.
+  @discardableResult
+  func anyDispatch(_ dispatchable: any Dispatchable) -> Promise<any Sendable>
+
+  /// Hands any item to the store now and returns its handle; see ``Katana/Store/anySend(_:)``.
+  @discardableResult
+  func anySend(_ dispatchable: any Dispatchable) -> DispatchHandle<any Sendable>
+
+  /// Adds a listener that gets the states as `any State`; see ``Katana/Store/addAnyListener(_:)``.
+  @discardableResult
+  func addAnyListener(_ listener: @escaping AnyStoreListener) -> StoreUnsubscribe
+}
+
+extension AnyStore {
+  /// Dispatches a state updater; see ``Katana/Store/dispatch(_:)-(U)``.
+  @discardableResult
+  public func dispatch<U: AnyStateUpdater>(_ dispatchable: U) -> Promise<Void> {
+    Promise.dispatching({ self.anySend(dispatchable) }, transform: { _ in () })
+  }
+
+  /// Dispatches a side effect; see ``Katana/Store/dispatch(_:)-(E)``.
+  @discardableResult
+  public func dispatch<E: AnySideEffect>(_ dispatchable: E) -> Promise<Void> {
+    Promise.dispatching({ self.anySend(dispatchable) }, transform: { _ in () })
+  }
+
+  /// Dispatches a returning side effect and returns a promise of its value; see
+  /// ``Katana/Store/dispatch(_:)-(R)``.
+  @discardableResult
+  public func dispatch<R: ReturningSideEffect>(_ dispatchable: R) -> Promise<R.ReturnValue> {
+    Promise.dispatching({ self.anySend(dispatchable) }, transform: { try returnValue($0, of: R.self) })
+  }
+}
+
+extension Store: AnyStore {
+  /// The store's latest committed state, as `any State`.
+  public nonisolated var anyState: any State { state }
+}
+
+/// Katana 6's `PartialStore`: a store whose state type is known and whose dependencies are not, to hand to
+/// code that reads the state, listens and dispatches.
+///
+/// In Katana 6 `Store` was a subclass of `PartialStore`; an actor cannot be, so wrap it:
+///
+/// ```swift
+/// let partial = PartialStore(store)   // Katana 6: let partial: PartialStore<AppState> = store
+/// partial.dispatch(AddTodo(title: "eggs"))
+/// ```
+public final class PartialStore<S: State>: AnyStore {
+  private let getState: @Sendable () -> S
+  private let sendAny: @Sendable (any Dispatchable) -> DispatchHandle<any Sendable>
+  private let listen: @Sendable (@escaping StoreListener<S>) -> StoreUnsubscribe
+
+  /// Wraps `store`. The wrapper keeps the store alive.
+  public init<D: SideEffectDependencyContainer>(_ store: Store<S, D>) {
+    getState = { store.state }
+    sendAny = { store.anySend($0) }
+    listen = { store.addListener($0) }
+  }
+
+  /// The store's latest committed state (`S()` until the store is ready).
+  public var state: S { getState() }
+
+  /// The store's latest committed state, as `any State`.
+  public var anyState: any State { getState() }
+
+  /// Dispatches any item; see ``Katana/Store/anyDispatch(_:)-(any Dispatchable)``.
+  @discardableResult
+  public func anyDispatch(_ dispatchable: any Dispatchable) -> Promise<any Sendable> {
+    Promise.dispatching { self.sendAny(dispatchable) }
+  }
+
+  /// Hands any item to the store now; see ``Katana/Store/anySend(_:)``.
+  @discardableResult
+  public func anySend(_ dispatchable: any Dispatchable) -> DispatchHandle<any Sendable> {
+    sendAny(dispatchable)
+  }
+
+  /// Adds a listener; see ``Katana/Store/addListener(_:)``.
+  @discardableResult
+  public func addListener(_ listener: @escaping StoreListener<S>) -> StoreUnsubscribe {
+    listen(listener)
+  }
+
+  /// Adds a listener that gets the states as `any State`; see ``Katana/Store/addAnyListener(_:)``.
+  @discardableResult
+  public func addAnyListener(_ listener: @escaping AnyStoreListener) -> StoreUnsubscribe {
+    listen { old, new in listener(old, new) }
+  }
+}

@@ -1,0 +1,88 @@
+import Dispatch
+import Katana
+
+/// Runs a task's jobs through an ``Executor``, one at a time: lets async code (a state initializer, a
+/// side-effect body) run where a Katana 6 app expects it, such as the main queue or a thread that may
+/// block.
+final class ExecutorBackedSerialExecutor: SerialExecutor, @unchecked Sendable {
+  // Sendable: both properties are immutable and Sendable themselves; the class is only unchecked because
+  // `SerialExecutor` requires a class here.
+  private let executor: any Executor
+  /// Whether code running these jobs may block in `Hydra.await` (see `LegacyBlocking`).
+  private let allowsBlocking: Bool
+
+  init(executor: any Executor, allowsBlocking: Bool) {
+    self.executor = executor
+    self.allowsBlocking = allowsBlocking
+  }
+
+  func enqueue(_ job: UnownedJob) {
+    let target = asUnownedSerialExecutor()
+    if allowsBlocking {
+      executor.execute { LegacyBlocking.allowingBlocking { job.runSynchronously(on: target) } }
+    } else {
+      executor.execute { job.runSynchronously(on: target) }
+    }
+  }
+
+  func asUnownedSerialExecutor() -> UnownedSerialExecutor {
+    UnownedSerialExecutor(ordinary: self)
+  }
+}
+
+/// An actor on an ``ExecutorBackedSerialExecutor``: code isolated to it runs on that executor.
+actor ExecutorIsland {
+  private let executor: ExecutorBackedSerialExecutor
+  /// Touched on entry, so that the optimizer cannot skip the switch to this actor's executor: a function
+  /// that does not use its isolated parameter's state may run where its caller is.
+  private var entries = 0
+
+  init(executor: any Executor, allowsBlocking: Bool) {
+    self.executor = ExecutorBackedSerialExecutor(executor: executor, allowsBlocking: allowsBlocking)
+  }
+
+  nonisolated var unownedExecutor: UnownedSerialExecutor {
+    executor.asUnownedSerialExecutor()
+  }
+
+  /// Runs `body` on `island`'s executor and returns its value. `body` is `nonisolated(nonsending)`, so it
+  /// stays there, across its own suspensions, until it returns.
+  static func run<T: Sendable>(on island: isolated ExecutorIsland, _ body: nonisolated(nonsending) () async throws -> T)
+    async throws -> T
+  {
+    island.entries &+= 1
+    return try await body()
+  }
+}
+
+/// Runs each call on a thread of its own that may block: a new serial dispatch queue per call (serial
+/// queues target the overcommitting global queue, which starts a thread when none is free, instead of
+/// waiting for a blocked one, so that blocked calls never starve each other).
+struct LegacyThreads: Executor {
+  func execute(_ closure: @escaping @Sendable () -> Void) {
+    DispatchQueue(label: "katana.legacy").async { LegacyBlocking.allowingBlocking(closure) }
+  }
+}
+
+/// Runs each side-effect body of a Katana 6-style store on a thread of its own that may block, so that
+/// synchronous side effects waiting in `Hydra.await` never block the cooperative pool.
+struct LegacySideEffectRunner: SideEffectRunner {
+  nonisolated(nonsending) func run<T: Sendable>(_ body: sending nonisolated(nonsending) () async throws -> T) async throws
+    -> T
+  {
+    // One serial queue per run: the body and its continuations run there, one at a time.
+    let island = ExecutorIsland(executor: DispatchQueue(label: "katana.legacy-side-effect"), allowsBlocking: true)
+    return try await ExecutorIsland.run(on: island, body)
+  }
+}
+
+/// Runs a store's state initializer on the executor a Katana 6 configuration names.
+struct ExecutorRunner: SideEffectRunner {
+  let executor: any Executor
+
+  nonisolated(nonsending) func run<T: Sendable>(_ body: sending nonisolated(nonsending) () async throws -> T) async throws
+    -> T
+  {
+    try await ExecutorIsland.run(on: ExecutorIsland(executor: executor, allowsBlocking: false), body)
+  }
+}

@@ -1,0 +1,57 @@
+import Dispatch
+import Katana
+
+extension StoreConfiguration {
+  /// Katana 6's defaults, for a store whose code still uses promises and blocking waits.
+  ///
+  /// The same as ``init(stateInitializerAsyncProvider:listenersAsyncProvider:)`` with the main queue for
+  /// both: the state initializer runs on the main queue, listeners run asynchronously on the main queue
+  /// (a `then` on the main context after a dispatch sees them done), and every side effect runs on a
+  /// thread of its own, where a synchronous body may block in ``Hydra/await(in:_:)-(Context?,Promise<T>)``.
+  ///
+  /// ```swift
+  /// let store = Store<AppState, AppDependencies>(
+  ///   interceptors: [], stateInitializer: AppState.init, configuration: .katana6)
+  /// ```
+  ///
+  /// Once every side effect of the store is `async` and no listener relies on the main queue, drop it: the
+  /// default configuration runs side effects on the cooperative pool and listeners synchronously on the
+  /// committing thread, which is faster.
+  public static var katana6: StoreConfiguration {
+    StoreConfiguration(stateInitializerAsyncProvider: DispatchQueue.main, listenersAsyncProvider: DispatchQueue.main)
+  }
+
+  /// Katana 6's `Store.Configuration`: where the state initializer and the listeners run.
+  ///
+  /// - The state initializer runs on `stateInitializerAsyncProvider` (Katana 6's default was the main
+  ///   queue), still asynchronously: the store is usable at once and becomes ready later.
+  /// - Each listener call is handed to `listenersAsyncProvider` (Katana 6's default was the main queue), in
+  ///   commit order. A dispatch completes once its listener calls are handed over, not once they have run.
+  ///   Streams (`states()`, `values(of:)`) are not affected.
+  /// - Side effects run on threads of their own, one per running side effect, outside Swift's cooperative
+  ///   pool: Katana 6's synchronous side effects block their thread in `Hydra.await`, and 32 of them
+  ///   blocking at once would otherwise starve the pool. `async` side effects work there too, a little
+  ///   slower.
+  ///
+  /// - Parameters:
+  ///   - stateInitializerAsyncProvider: Where the state initializer runs.
+  ///   - listenersAsyncProvider: Where listeners run. It must run closures one at a time, in order.
+  public init(stateInitializerAsyncProvider: any Executor, listenersAsyncProvider: any Executor) {
+    self.init()
+    sideEffectRunner = LegacySideEffectRunner()
+    stateInitializerRunner = ExecutorRunner(executor: stateInitializerAsyncProvider)
+    listenerExecutor = { call in listenersAsyncProvider.execute(call) }
+  }
+
+  /// Katana 6's `Store.Configuration` with listeners on the main queue; see
+  /// ``init(stateInitializerAsyncProvider:listenersAsyncProvider:)``.
+  public init(stateInitializerAsyncProvider: any Executor) {
+    self.init(stateInitializerAsyncProvider: stateInitializerAsyncProvider, listenersAsyncProvider: DispatchQueue.main)
+  }
+
+  /// Katana 6's `Store.Configuration` with the state initializer on the main queue; see
+  /// ``init(stateInitializerAsyncProvider:listenersAsyncProvider:)``.
+  public init(listenersAsyncProvider: any Executor) {
+    self.init(stateInitializerAsyncProvider: DispatchQueue.main, listenersAsyncProvider: listenersAsyncProvider)
+  }
+}
