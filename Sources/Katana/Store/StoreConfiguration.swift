@@ -34,7 +34,8 @@ public struct StoreConfiguration: Sendable {
 
   /// Calls listeners through this function, when set, instead of directly on the committing thread:
   /// KatanaPromises hands each call to Katana 6's `listenersAsyncProvider` (the main queue by default).
-  /// Calls must run in the order they are handed over. Streams are not affected.
+  /// Calls must run in the order they are handed over; a call that has not started when its listener is
+  /// removed does nothing. Streams are not affected.
   package var listenerExecutor: (@Sendable (_ call: @escaping @Sendable () -> Void) -> Void)?
 }
 
@@ -43,6 +44,7 @@ public struct StoreConfiguration: Sendable {
 @usableFromInline
 package protocol SideEffectRunner: Sendable {
   /// Runs `body`, where the runner chooses, and returns its value.
-  nonisolated(nonsending) func run<T: Sendable>(_ body: sending nonisolated(nonsending) () async throws -> T) async throws
+  nonisolated(nonsending) func run<T: Sendable>(_ body: sending nonisolated(nonsending) () async throws -> T)
+    async throws
     -> T
 }

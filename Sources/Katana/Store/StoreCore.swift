@@ -1144,8 +1144,19 @@ final class StoreCore<S: State, D: SideEffectDependencyContainer>: @unchecked Se
       return {}
     }
     var listener = listener
+    // With an executor, a call handed over before removal runs later: it checks that the listener is still
+    // subscribed when it runs, so that removing a listener on its executor (Katana 6's main queue) stops
+    // every call that has not started, as in Katana 6.
+    var subscribed: AtomicFlag?
     if let execute = configuration.listenerExecutor {
-      listener = { [listener] old, new in execute { listener(old, new) } }
+      let flag = AtomicFlag()
+      flag.set(true)
+      subscribed = flag
+      listener = { [listener] old, new in
+        execute {
+          if flag.isSet { listener(old, new) }
+        }
+      }
     }
     let id = withLock { core -> UInt64? in
       if case .shutDown = core.phase { return nil }
@@ -1154,7 +1165,8 @@ final class StoreCore<S: State, D: SideEffectDependencyContainer>: @unchecked Se
       return id
     }
     guard let id else { return {} }
-    return { [weak self] in
+    return { [weak self, subscribed] in
+      subscribed?.set(false)
       self?.withLock { $0.observers.removeListener(id) }
     }
   }

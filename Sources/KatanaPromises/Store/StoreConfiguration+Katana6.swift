@@ -26,8 +26,11 @@ extension StoreConfiguration {
   /// - The state initializer runs on `stateInitializerAsyncProvider` (Katana 6's default was the main
   ///   queue), still asynchronously: the store is usable at once and becomes ready later.
   /// - Each listener call is handed to `listenersAsyncProvider` (Katana 6's default was the main queue), in
-  ///   commit order. A dispatch completes once its listener calls are handed over, not once they have run.
-  ///   Streams (`states()`, `values(of:)`) are not affected.
+  ///   commit order. A dispatch completes once its listener calls are handed over, not once they have run,
+  ///   so a listener's new state may be older than `store.state`. As in Katana 6, once a listener is
+  ///   removed on its executor, it is not called again; unlike Katana 6, each call goes to the listeners
+  ///   registered at commit time (a listener added later does not get earlier changes). Streams
+  ///   (`states()`, `values(of:)`) are not affected.
   /// - Side effects run on threads of their own, one per running side effect, outside Swift's cooperative
   ///   pool: Katana 6's synchronous side effects block their thread in `Hydra.await`, and 32 of them
   ///   blocking at once would otherwise starve the pool. `async` side effects work there too, a little

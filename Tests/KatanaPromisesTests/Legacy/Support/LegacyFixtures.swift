@@ -110,7 +110,7 @@ func recordingInterceptor(_ seen: Recorder<String>) -> StoreInterceptor {
   synchronousInterceptor { _ in
     { next in
       { item in
-        seen.append(name(of: item))
+        seen.append(itemName(item))
         try next(item)
       }
     }
@@ -119,7 +119,8 @@ func recordingInterceptor(_ seen: Recorder<String>) -> StoreInterceptor {
 
 /// An interceptor whose handler is `handle(context, next, item)`.
 func interceptor(
-  _ handle: @escaping @Sendable (any AnySideEffectContext, SynchronousStoreInterceptorNext, any Dispatchable) throws
+  _ handle:
+    @escaping @Sendable (any AnySideEffectContext, SynchronousStoreInterceptorNext, any Dispatchable) throws
     -> Void
 ) -> StoreInterceptor {
   synchronousInterceptor { context in
@@ -130,7 +131,7 @@ func interceptor(
 }
 
 /// A short, readable name for a dispatched item: its type name, and the entry of an `AddLog`.
-func name(of item: any Dispatchable) -> String {
+func itemName(_ item: any Dispatchable) -> String {
   if let log = item as? AddLog { return "AddLog(\(log.entry))" }
   return String(describing: type(of: item))
 }

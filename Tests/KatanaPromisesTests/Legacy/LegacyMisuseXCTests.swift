@@ -1,0 +1,94 @@
+import Dispatch
+import Foundation
+import KatanaPromises
+import XCTest
+
+/// Katana 6 section 2.8: what crashed in Katana 6 rejects the dispatch promise with a typed error here.
+final class LegacyMisuseXCTests: XCTestCase {
+  func testAnyDispatch_ofAnItemOfNeitherKind_rejectsWithUnsupportedDispatchable() {
+    let store = makeStore()
+    let expected = StoreError.unsupportedDispatchable(String(reflecting: NotHandleable.self))
+    XCTAssertEqual(error(of: store.anyDispatch(NotHandleable())) as? StoreError, expected)
+    XCTAssertEqual(error(of: store.dependencies.dispatch(NotHandleable())) as? StoreError, expected)
+    let fromContext = store.dispatch(Run { context in try Hydra.await(context.anyDispatch(NotHandleable())) })
+    XCTAssertEqual(error(of: fromContext) as? StoreError, expected)
+  }
+
+  func testAnyDispatch_ofAnItemOfBothKinds_rejectsWithAmbiguousDispatchable() {
+    let store = makeStore()
+    XCTAssertEqual(
+      error(of: store.anyDispatch(BothKinds())) as? StoreError,
+      .ambiguousDispatchable(String(reflecting: BothKinds.self)))
+  }
+
+  func testAnyStateUpdater_returningAnotherStateType_rejectsWithWrongStateType() {
+    // Katana 6: preconditionFailure("StateUpdater updatedState returned a wrong state type").
+    let store = makeStore()
+    XCTAssertEqual(
+      error(of: store.dispatch(ReturnsOtherState())) as? StoreError,
+      .wrongStateType(expected: String(reflecting: CounterState.self), actual: String(reflecting: OtherState.self)))
+    XCTAssertEqual(store.state, CounterState())
+  }
+
+  func testErasedDispatch_ofAnUpdaterOfAnotherState_rejectsWithWrongStateType() {
+    // Katana 6: fatalError("[Katana] updateState invoked with the wrong state type").
+    let store = makeStore()
+    let expected = StoreError.wrongStateType(
+      expected: String(reflecting: OtherState.self), actual: String(reflecting: CounterState.self))
+    XCTAssertEqual(error(of: store.anyDispatch(OtherUpdater())) as? StoreError, expected)
+    let erased: any AnyStore = store
+    XCTAssertEqual(error(of: erased.dispatch(OtherUpdater())) as? StoreError, expected)
+  }
+
+  func testErasedDispatch_ofASideEffectOfAnotherStore_rejectsWithWrongContextType() {
+    // Katana 6: fatalError("Invalid context passed to side effect").
+    let store = makeStore()
+    let expected = StoreError.wrongContextType(
+      expected: String(reflecting: SideEffectContext<OtherState, EmptySideEffectDependencyContainer>.self),
+      actual: String(reflecting: SideEffectContext<CounterState, AppDependencies>.self))
+    XCTAssertEqual(error(of: store.anyDispatch(OtherEffect())) as? StoreError, expected)
+    let erased: any AnyStore = store
+    XCTAssertEqual(error(of: erased.dispatch(OtherEffect())) as? StoreError, expected)
+  }
+
+  func testDependencies_dispatchingAfterTheStoreIsReleased_rejectWithStoreShutDown() {
+    // Katana 6's closures captured the store `unowned`: this crashed.
+    var store: CounterStore? = makeStore()
+    let dependencies = store!.dependencies
+    XCTAssertNotNil(value(of: dependencies.dispatch(Increment())))
+    store = nil
+    XCTAssertEqual(error(of: dependencies.dispatch(Increment())) as? StoreError, .storeShutDown)
+    XCTAssertEqual(dependencies.getState() as? CounterState, CounterState())
+  }
+
+  func testDispatch_afterShutdown_rejectsWithStoreShutDown() {
+    let store = makeStore()
+    let shutDown = expectation(description: "shut down")
+    Task {
+      await store.shutdown()
+      shutDown.fulfill()
+    }
+    wait(for: [shutDown], timeout: failsafeSeconds)
+    XCTAssertEqual(error(of: store.dispatch(Increment())) as? StoreError, .storeShutDown)
+    XCTAssertEqual(error(of: store.dispatch(Answer(value: 1))) as? StoreError, .storeShutDown)
+  }
+}
+
+private struct OtherState: State {}
+
+private struct OtherUpdater: StateUpdater {
+  func updateState(_ state: inout OtherState) {}
+}
+
+private struct OtherEffect: SideEffect {
+  func sideEffect(_ context: SideEffectContext<OtherState, EmptySideEffectDependencyContainer>) throws {}
+}
+
+private struct ReturnsOtherState: AnyStateUpdater {
+  func updatedState(currentState: any State) throws -> any State { OtherState() }
+}
+
+private struct BothKinds: StateUpdater, SideEffect {
+  func updateState(_ state: inout CounterState) {}
+  func sideEffect(_ context: SideEffectContext<CounterState, AppDependencies>) throws {}
+}
