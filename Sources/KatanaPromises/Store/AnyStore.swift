@@ -5,7 +5,9 @@ import Katana
 ///
 /// ``Katana/Store`` and ``PartialStore`` conform. The typed `dispatch` overloads come from
 /// ``anySend(_:)``, so they check the item's types when it is handled; like the store's, their promises
-/// start the dispatch at once, and `retry` dispatches again.
+/// start the dispatch at once, and `retry` dispatches again. A promise does not keep the object it was
+/// dispatched through alive: `retry` after that object is released rejects with
+/// ``Katana/StoreError/storeShutDown``.
 public protocol AnyStore: AnyObject, Sendable {
   /// The store's latest committed state.
   var anyState: any State { get }
@@ -28,20 +30,20 @@ extension AnyStore {
   /// Dispatches a state updater; see ``Katana/Store/dispatch(_:)-(U)``.
   @discardableResult
   public func dispatch<U: AnyStateUpdater>(_ dispatchable: U) -> Promise<Void> {
-    Promise.dispatching({ self.anySend(dispatchable) }, transform: { _ in () })
+    Promise.dispatching({ [weak self] in self?.anySend(dispatchable) }, transform: { _ in () })
   }
 
   /// Dispatches a side effect; see ``Katana/Store/dispatch(_:)-(E)``.
   @discardableResult
   public func dispatch<E: AnySideEffect>(_ dispatchable: E) -> Promise<Void> {
-    Promise.dispatching({ self.anySend(dispatchable) }, transform: { _ in () })
+    Promise.dispatching({ [weak self] in self?.anySend(dispatchable) }, transform: { _ in () })
   }
 
   /// Dispatches a returning side effect and returns a promise of its value; see
   /// ``Katana/Store/dispatch(_:)-(R)``.
   @discardableResult
   public func dispatch<R: ReturningSideEffect>(_ dispatchable: R) -> Promise<R.ReturnValue> {
-    Promise.dispatching({ self.anySend(dispatchable) }, transform: { try returnValue($0, of: R.self) })
+    Promise.dispatching({ [weak self] in self?.anySend(dispatchable) }, transform: { try returnValue($0, of: R.self) })
   }
 }
 
@@ -62,12 +64,15 @@ extension Store: AnyStore {
 public final class PartialStore<S: State>: AnyStore {
   private let getState: @Sendable () -> S
   private let sendAny: @Sendable (any Dispatchable) -> DispatchHandle<any Sendable>
+  /// `sendAny` for promise bodies, which `retry` runs again: it does not keep the store alive.
+  private let sendAnyIfAlive: @Sendable (any Dispatchable) -> DispatchHandle<any Sendable>?
   private let listen: @Sendable (@escaping StoreListener<S>) -> StoreUnsubscribe
 
   /// Wraps `store`. The wrapper keeps the store alive.
   public init<D: SideEffectDependencyContainer>(_ store: Store<S, D>) {
     getState = { store.state }
     sendAny = { store.anySend($0) }
+    sendAnyIfAlive = { [weak store] in store?.anySend($0) }
     listen = { store.addListener($0) }
   }
 
@@ -80,7 +85,7 @@ public final class PartialStore<S: State>: AnyStore {
   /// Dispatches any item; see ``Katana/Store/anyDispatch(_:)-(any Dispatchable)``.
   @discardableResult
   public func anyDispatch(_ dispatchable: any Dispatchable) -> Promise<any Sendable> {
-    Promise.dispatching { self.sendAny(dispatchable) }
+    Promise.dispatching { [sendAnyIfAlive] in sendAnyIfAlive(dispatchable) }
   }
 
   /// Hands any item to the store now; see ``Katana/Store/anySend(_:)``.

@@ -4,10 +4,13 @@ extension Promise {
   /// A dispatch promise, Katana 6 style: `send` hands the item to the store now (so that promises made one
   /// after another dispatch in that order), the handle's outcome settles the promise on the completing
   /// thread, cancelling the promise cancels the dispatch, and `retry` sends the item again.
+  ///
+  /// `send` returns nil once the store is gone (callers capture it weakly, so that a promise does not keep
+  /// its store alive): the promise then rejects with ``Katana/StoreError/storeShutDown``.
   @inlinable
-  package static func dispatching(_ send: @escaping @Sendable () -> DispatchHandle<Value>) -> Promise<Value> {
+  package static func dispatching(_ send: @escaping @Sendable () -> DispatchHandle<Value>?) -> Promise<Value> {
     Promise(eager: { resolver in
-      let handle = send()
+      guard let handle = send() else { return resolver.reject(StoreError.storeShutDown) }
       handle.whenComplete(resolver.settle)
       resolver.onCancel { handle.cancel() }
     })
@@ -16,11 +19,11 @@ extension Promise {
   /// A dispatch promise whose value is the handle's, converted by `transform`; see ``dispatching(_:)``.
   @inlinable
   package static func dispatching<Sent: Sendable>(
-    _ send: @escaping @Sendable () -> DispatchHandle<Sent>,
+    _ send: @escaping @Sendable () -> DispatchHandle<Sent>?,
     transform: @escaping @Sendable (Sent) throws -> Value
   ) -> Promise<Value> {
     Promise(eager: { resolver in
-      let handle = send()
+      guard let handle = send() else { return resolver.reject(StoreError.storeShutDown) }
       handle.whenComplete { result in resolver.settle(result.flatMap { sent in Result { try transform(sent) } }) }
       resolver.onCancel { handle.cancel() }
     })

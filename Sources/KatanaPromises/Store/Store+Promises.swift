@@ -10,11 +10,13 @@ extension Store {
   /// The dispatch starts now, whether or not anyone observes the promise; updaters dispatched one after
   /// another from a thread apply in that order. `retry` on the promise dispatches the updater again,
   /// interceptors included; cancelling the promise withdraws the updater if it has not been applied.
+  /// The promise does not keep the store alive: once the store is released, `retry` rejects with
+  /// ``Katana/StoreError/storeShutDown``.
   ///
   /// The promise rejects with what `try await store.dispatch(updater)` throws.
   @inlinable @discardableResult
   public nonisolated func dispatch<U: StateUpdater>(_ dispatchable: U) -> Promise<Void> where U.StateType == S {
-    Promise.dispatching { self.send(dispatchable) }
+    Promise.dispatching { [weak self] in self?.send(dispatchable) }
   }
 
   /// Dispatches a side effect and returns a promise that resolves when its body returns: Katana 6's
@@ -25,7 +27,7 @@ extension Store {
   @inlinable @discardableResult
   public nonisolated func dispatch<E: SideEffect>(_ dispatchable: E) -> Promise<Void>
   where E.StateType == S, E.Dependencies == D {
-    Promise.dispatching { self.send(dispatchable) }
+    Promise.dispatching { [weak self] in self?.send(dispatchable) }
   }
 
   /// Dispatches a returning side effect and returns a promise of its value: Katana 6's `dispatch`.
@@ -33,7 +35,7 @@ extension Store {
   /// Behaves like ``dispatch(_:)-(E)``.
   @inlinable @discardableResult
   public nonisolated func dispatch<R: ReturningSideEffect>(_ dispatchable: R) -> Promise<R.ReturnValue> {
-    Promise.dispatching { self.send(dispatchable) }
+    Promise.dispatching { [weak self] in self?.send(dispatchable) }
   }
 
   /// Dispatches any item and returns a promise of its outcome: `()` for updaters and side effects, the
@@ -42,7 +44,7 @@ extension Store {
   /// An item that is neither kind, or both, rejects with a ``StoreError`` (Katana 6 crashed).
   @inlinable @discardableResult
   public nonisolated func anyDispatch(_ dispatchable: any Dispatchable) -> Promise<any Sendable> {
-    Promise.dispatching { self.anySend(dispatchable) }
+    Promise.dispatching { [weak self] in self?.anySend(dispatchable) }
   }
 }
 

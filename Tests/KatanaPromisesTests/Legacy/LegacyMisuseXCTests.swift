@@ -36,6 +36,9 @@ final class LegacyMisuseXCTests: XCTestCase {
     let expected = StoreError.wrongStateType(
       expected: String(reflecting: OtherState.self), actual: String(reflecting: CounterState.self))
     XCTAssertEqual(error(of: store.anyDispatch(OtherUpdater())) as? StoreError, expected)
+    // On a store, this compiles through `AnyStore`'s `dispatch`, which takes any `AnyStateUpdater` as Katana 6's
+    // did (the async `dispatch` rejects it at compile time).
+    XCTAssertEqual(error(of: store.dispatch(OtherUpdater())) as? StoreError, expected)
     let erased: any AnyStore = store
     XCTAssertEqual(error(of: erased.dispatch(OtherUpdater())) as? StoreError, expected)
   }
@@ -59,6 +62,28 @@ final class LegacyMisuseXCTests: XCTestCase {
     store = nil
     XCTAssertEqual(error(of: dependencies.dispatch(Increment())) as? StoreError, .storeShutDown)
     XCTAssertEqual(dependencies.getState() as? CounterState, CounterState())
+  }
+
+  func testDispatchPromise_doesNotKeepTheStoreAlive() {
+    // Katana 6's promise bodies captured the store `unowned`. Here a pending dispatch promise does not keep
+    // the store alive: releasing the store shuts it down (and cancels the work it owns) as usual.
+    var store: CounterStore? = makeStore()
+    weak let released = store
+    XCTAssertNotNil(value(of: store!.dispatch(Increment())))
+    let release = ThreadLatch()
+    let pending = store!.dispatch(Run { _ in try release.wait() })
+    store = nil
+    XCTAssertNil(released)
+    release.open()
+    XCTAssertNotNil(outcome(of: pending))
+  }
+
+  func testRetry_afterTheStoreIsReleased_rejectsWithStoreShutDown() {
+    var store: CounterStore? = makeStore()
+    let failing = store!.dispatch(Fail(code: 1))
+    XCTAssertEqual(error(of: failing) as? TestError, TestError(code: 1))
+    store = nil
+    XCTAssertEqual(error(of: failing.retry(2)) as? StoreError, .storeShutDown)
   }
 
   func testDispatch_afterShutdown_rejectsWithStoreShutDown() {

@@ -171,13 +171,17 @@ final class ThreadBarrier: @unchecked Sendable {
   // Sendable: `arrived` is only touched with `condition` locked.
   private let condition = NSCondition()
   private let parties: Int
+  private let timeout: TimeInterval
   private var arrived = 0
 
-  init(parties: Int) { self.parties = parties }
+  init(parties: Int, timeout: TimeInterval = failsafeSeconds) {
+    self.parties = parties
+    self.timeout = timeout
+  }
 
-  /// Blocks until every party has arrived; throws ``WatchdogExpired`` after ``failsafeSeconds``.
+  /// Blocks until every party has arrived; throws ``WatchdogExpired`` after `timeout` seconds.
   func arriveAndWait() throws {
-    let deadline = Date(timeIntervalSinceNow: failsafeSeconds)
+    let deadline = Date(timeIntervalSinceNow: timeout)
     condition.lock()
     defer { condition.unlock() }
     arrived += 1
