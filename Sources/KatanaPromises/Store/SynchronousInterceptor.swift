@@ -60,7 +60,8 @@ final class SynchronousInterceptorCall: @unchecked Sendable {
 
   private let next: StoreInterceptorNext
   private let condition = NSCondition()
-  private var event: Event?
+  /// Events posted and not yet taken by the dispatching task, oldest first.
+  private var events: [Event] = []
   private var waiter: UnsafeContinuation<Event, Never>?
   private var reply: Result<Void, any Error>?
   private var isFinished = false
@@ -78,7 +79,10 @@ final class SynchronousInterceptorCall: @unchecked Sendable {
   ) async throws {
     LegacyThreads().execute { [self] in
       let result = Result { try middle({ [self] item in try forward(item) })(item) }
+      condition.lock()
+      isFinished = true
       post(.finished(result))
+      condition.unlock()
     }
     while true {
       switch await nextEvent() {
@@ -102,14 +106,14 @@ final class SynchronousInterceptorCall: @unchecked Sendable {
     condition.lock()
     // Calls from several threads at once take turns.
     while isForwarding { condition.wait() }
+    // Checked and posted in one critical section: once the handler has finished, the dispatching task
+    // takes no more events, so a later `next` must fail rather than wait for a reply that never comes.
     if isFinished {
       condition.unlock()
       throw StoreError.nextCalledOutOfScope(String(reflecting: type(of: item)))
     }
     isForwarding = true
-    condition.unlock()
     post(.next(item))
-    condition.lock()
     var result = reply
     while result == nil {
       condition.wait()
@@ -122,28 +126,24 @@ final class SynchronousInterceptorCall: @unchecked Sendable {
     try result?.get()
   }
 
-  /// Hands `event` to the dispatching task.
+  /// Hands `event` to the dispatching task. Called with `condition` locked.
   private func post(_ event: Event) {
-    condition.lock()
-    if case .finished = event { isFinished = true }
     if let waiter {
       self.waiter = nil
       // Resumed with the lock held, which the resumed task takes once more in `nextEvent`: the thread
       // sanitizer then sees the ordering (swiftlang/swift#57803).
       waiter.resume(returning: event)
     } else {
-      self.event = event
+      events.append(event)
     }
-    condition.unlock()
   }
 
   /// Waits for the handler's next event.
   private func nextEvent() async -> Event {
     let event = await withUnsafeContinuation { (continuation: UnsafeContinuation<Event, Never>) in
       condition.lock()
-      if let event = self.event {
-        self.event = nil
-        condition.broadcast()
+      if !events.isEmpty {
+        let event = events.removeFirst()
         condition.unlock()
         continuation.resume(returning: event)
       } else {
@@ -168,35 +168,5 @@ final class SynchronousInterceptorCall: @unchecked Sendable {
     condition.lock()
     condition.broadcast()
     condition.unlock()
-  }
-}
-
-/// Katana 6's dispatch closure for dependency containers: dispatches an item and returns a promise of its
-/// outcome.
-public typealias PromiseDispatch = @Sendable (_ dispatchable: any Dispatchable) -> Promise<any Sendable>
-
-/// Wraps the `dispatch` closure a dependency container receives so that it returns promises, as in Katana
-/// 6: change the stored property's type from `AnyDispatch` to ``PromiseDispatch``, and assign
-/// `promiseDispatch(dispatch)` in `init`; call sites stay as they are.
-///
-/// ```swift
-/// final class AppDependencies: SideEffectDependencyContainer {
-///   let dispatch: PromiseDispatch
-///   init(dispatch: @escaping AnyDispatch, getState: @escaping GetState) {
-///     self.dispatch = promiseDispatch(dispatch)
-///   }
-/// }
-/// ```
-///
-/// - Important: Each call runs the dispatch in a task of its own. A call chained on the previous one's
-///   promise runs after it, but two calls made one after the other from synchronous code may be handled
-///   in either order (Katana 6 kept their order). Where order matters, dispatch through the store
-///   (`store.dispatch`, `send`) or a side effect's context, which keep call order.
-public func promiseDispatch(_ dispatch: @escaping AnyDispatch) -> PromiseDispatch {
-  { item in
-    let promise = Promise<any Sendable> { try await dispatch(item) }
-    // Observing a promise with a body starts it: dispatch now, as Katana 6 did.
-    promise.whenSettled { _ in }
-    return promise
   }
 }

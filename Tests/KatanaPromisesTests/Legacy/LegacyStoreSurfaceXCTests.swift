@@ -96,6 +96,27 @@ final class LegacyStoreSurfaceXCTests: XCTestCase {
     XCTAssertNotNil(value(of: fromSideEffect))
     XCTAssertEqual(store.state, CounterState(counter: 1, log: ["a", "b", "c"]))
   }
+
+  func testPromiseDispatch_isEager_withoutAnyObserver() {
+    let store = makeStore()
+    let ran = expectation(description: "dispatched without an observer")
+    _ = store.dependencies.dispatch(Run { _ in ran.fulfill() })
+    wait(for: [ran], timeout: failsafeSeconds)
+  }
+
+  func testPromiseDispatch_retry_dispatchesAgain() {
+    let store = makeStore()
+    let attempts = LockedValue(0)
+    let flaky = RunReturning { _ in
+      let attempt = attempts.withLock { count -> Int in
+        count += 1
+        return count
+      }
+      if attempt < 2 { throw TestError(code: attempt) }
+      return attempt
+    }
+    XCTAssertEqual(value(of: store.dependencies.dispatch(flaky).retry(2)) as? Int, 2)
+  }
 }
 
 /// Code written against Katana 6's `AnyStore`, generic over the store.
