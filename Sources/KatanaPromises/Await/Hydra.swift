@@ -44,6 +44,7 @@ public enum Hydra {
     if let context, context.isMain { throw PromiseError.invalidContext }
     let mayBlockTask = LegacyBlocking.isBlockingAllowed
     if !mayBlockTask, withUnsafeCurrentTask(body: { $0 != nil }) { throw PromiseError.invalidContext }
+    if let error = HeldTurn.deadlockError(waitingFor: promise) { throw error }
 
     let waiter = BlockingWaiter()
     let result = Locked<Result<T, any Error>?>(nil)

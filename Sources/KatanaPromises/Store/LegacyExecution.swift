@@ -55,15 +55,6 @@ actor ExecutorIsland {
   }
 }
 
-/// Runs each call on a thread of its own that may block: a new serial dispatch queue per call (serial
-/// queues target the overcommitting global queue, which starts a thread when none is free, instead of
-/// waiting for a blocked one, so that blocked calls never starve each other).
-struct LegacyThreads: Executor {
-  func execute(_ closure: @escaping @Sendable () -> Void) {
-    DispatchQueue(label: "katana.legacy").async { LegacyBlocking.allowingBlocking(closure) }
-  }
-}
-
 /// Runs each side-effect body of a Katana 6-style store on a thread of its own that may block, so that
 /// synchronous side effects waiting in `Hydra.await` never block the cooperative pool.
 struct LegacySideEffectRunner: SideEffectRunner {

@@ -16,7 +16,7 @@ extension Store {
   /// The promise rejects with what `try await store.dispatch(updater)` throws.
   @inlinable @discardableResult
   public nonisolated func dispatch<U: StateUpdater>(_ dispatchable: U) -> Promise<Void> where U.StateType == S {
-    Promise.dispatching { [weak self] in self?.send(dispatchable) }
+    noteHeldTurn(Promise.dispatching { [weak self] in self?.send(dispatchable) })
   }
 
   /// Dispatches a side effect and returns a promise that resolves when its body returns: Katana 6's
@@ -27,7 +27,7 @@ extension Store {
   @inlinable @discardableResult
   public nonisolated func dispatch<E: SideEffect>(_ dispatchable: E) -> Promise<Void>
   where E.StateType == S, E.Dependencies == D {
-    Promise.dispatching { [weak self] in self?.send(dispatchable) }
+    noteHeldTurn(Promise.dispatching { [weak self] in self?.send(dispatchable) })
   }
 
   /// Dispatches a returning side effect and returns a promise of its value: Katana 6's `dispatch`.
@@ -35,7 +35,7 @@ extension Store {
   /// Behaves like ``dispatch(_:)-(E)``.
   @inlinable @discardableResult
   public nonisolated func dispatch<R: ReturningSideEffect>(_ dispatchable: R) -> Promise<R.ReturnValue> {
-    Promise.dispatching { [weak self] in self?.send(dispatchable) }
+    noteHeldTurn(Promise.dispatching { [weak self] in self?.send(dispatchable) })
   }
 
   /// Dispatches any item and returns a promise of its outcome: `()` for updaters and side effects, the
@@ -44,7 +44,7 @@ extension Store {
   /// An item that is neither kind, or both, rejects with a ``StoreError`` (Katana 6 crashed).
   @inlinable @discardableResult
   public nonisolated func anyDispatch(_ dispatchable: any Dispatchable) -> Promise<any Sendable> {
-    Promise.dispatching { [weak self] in self?.anySend(dispatchable) }
+    noteHeldTurn(Promise.dispatching { [weak self] in self?.anySend(dispatchable) })
   }
 }
 
@@ -57,14 +57,14 @@ extension AnySideEffectContext {
   /// Katana 6, retrying a context's promise did not re-dispatch).
   @discardableResult
   public func dispatch<U: AnyStateUpdater>(_ dispatchable: U) -> Promise<Void> {
-    Promise.dispatching({ self.anySend(dispatchable) }, transform: { _ in () })
+    noteHeldTurn(Promise.dispatching({ self.anySend(dispatchable) }, transform: { _ in () }))
   }
 
   /// Dispatches a side effect from a side effect and returns a promise that resolves when its body returns;
   /// see ``dispatch(_:)-(U)``.
   @discardableResult
   public func dispatch<E: AnySideEffect>(_ dispatchable: E) -> Promise<Void> {
-    Promise.dispatching({ self.anySend(dispatchable) }, transform: { _ in () })
+    noteHeldTurn(Promise.dispatching({ self.anySend(dispatchable) }, transform: { _ in () }))
   }
 
   /// Dispatches a returning side effect from a side effect and returns a promise of its value; see
@@ -74,13 +74,31 @@ extension AnySideEffectContext {
   /// replaced the side effect with one returning another type (Katana 6 crashed).
   @discardableResult
   public func dispatch<R: ReturningSideEffect>(_ dispatchable: R) -> Promise<R.ReturnValue> {
-    Promise.dispatching({ self.anySend(dispatchable) }, transform: { try returnValue($0, of: R.self) })
+    noteHeldTurn(Promise.dispatching({ self.anySend(dispatchable) }, transform: { try returnValue($0, of: R.self) }))
   }
 
   /// Dispatches any item from a side effect and returns a promise of its outcome; see
   /// ``Katana/Store/anyDispatch(_:)-(any Dispatchable)``.
   @discardableResult
   public func anyDispatch(_ dispatchable: any Dispatchable) -> Promise<any Sendable> {
-    Promise.dispatching { self.anySend(dispatchable) }
+    noteHeldTurn(Promise.dispatching { self.anySend(dispatchable) })
+  }
+}
+
+extension Store {
+  /// Records `promise` for ``HeldTurn`` if the caller is an interceptor holding this store's turn; returns it.
+  @usableFromInline
+  nonisolated func noteHeldTurn<T>(_ promise: Promise<T>) -> Promise<T> {
+    HeldTurn.noteDispatch(promise, to: attachment(HeldTurn.StoreToken.self) { HeldTurn.StoreToken() })
+    return promise
+  }
+}
+
+extension AnySideEffectContext {
+  /// Records `promise` for ``HeldTurn`` if the caller is an interceptor holding the turn of this context's
+  /// store; returns it.
+  func noteHeldTurn<T>(_ promise: Promise<T>) -> Promise<T> {
+    HeldTurn.noteDispatch(promise, to: HeldTurn.token(of: storeInternals))
+    return promise
   }
 }

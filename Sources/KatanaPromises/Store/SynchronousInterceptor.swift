@@ -31,16 +31,23 @@ public typealias SynchronousStoreInterceptor =
 /// threw. The handler may block in ``Hydra/await(in:_:)-(Context?,Promise<T>)`` while it handles a side
 /// effect.
 ///
-/// - Important: As in Katana 6, a handler that blocks waiting for a dispatch to the same store while it
-///   handles a *state updater* deadlocks: the updater holds the store's turn until the handler returns.
-///   Calling `next` after the handler has returned throws ``StoreError/nextCalledOutOfScope(_:)``. Each
-///   dispatch through the adapter costs two thread switches; rewrite hot interceptors as
-///   ``StoreInterceptor``s.
+/// - Important: While it handles a *state updater*, the handler holds the store's turn: what it dispatches
+///   to the same store runs after it returns. Blocking on such a dispatch (Katana 6 hung) throws
+///   ``StoreError/deadlock(_:)`` from ``Hydra/await(in:_:)-(Context?,Promise<T>)`` when it waits for the
+///   promise `context.dispatch` or `store.dispatch` returned; waiting for a promise derived from it (with
+///   `then`) still hangs. Calling `next` after the handler has returned throws
+///   ``StoreError/nextCalledOutOfScope(_:)``. Each dispatch through the adapter costs two thread switches;
+///   rewrite hot interceptors as ``StoreInterceptor``s.
 public func synchronousInterceptor(_ interceptor: @escaping SynchronousStoreInterceptor) -> StoreInterceptor {
   { context in
     let middle = interceptor(context)
+    let store = HeldTurn.token(of: context.storeInternals)
     return { next in
-      { item in try await SynchronousInterceptorCall(next: next).run(middle, item) }
+      { item in
+        // A handler for a state updater holds the store's turn.
+        let heldTurn = (item is any AnyStateUpdater) ? store.map(HeldTurn.Scope.init) : nil
+        try await SynchronousInterceptorCall(next: next, heldTurn: heldTurn).run(middle, item)
+      }
     }
   }
 }
@@ -68,8 +75,12 @@ final class SynchronousInterceptorCall: @unchecked Sendable {
   /// Whether a `next` call is waiting for its reply.
   private var isForwarding = false
 
-  init(next: @escaping StoreInterceptorNext) {
+  /// Set when the handler holds the store's turn (it handles a state updater).
+  private let heldTurn: HeldTurn.Scope?
+
+  init(next: @escaping StoreInterceptorNext, heldTurn: HeldTurn.Scope?) {
     self.next = next
+    self.heldTurn = heldTurn
   }
 
   /// Runs the handler for `item` and serves its `next` calls until it is done.
@@ -77,8 +88,15 @@ final class SynchronousInterceptorCall: @unchecked Sendable {
     _ middle: @escaping @Sendable (@escaping SynchronousStoreInterceptorNext) -> (any Dispatchable) throws -> Void,
     _ item: any Dispatchable
   ) async throws {
-    LegacyThreads().execute { [self] in
-      let result = Result { try middle({ [self] item in try forward(item) })(item) }
+    // A serial queue of its own: a thread that may block (serial queues target the overcommitting global
+    // queue, which starts a thread when none is free instead of waiting for a blocked one), marked, for a
+    // state updater, as holding the store's turn.
+    let queue = DispatchQueue(label: "katana.legacy-interceptor")
+    if let heldTurn { queue.setSpecific(key: HeldTurn.key, value: heldTurn) }
+    queue.async { [self] in
+      let result = Result {
+        try LegacyBlocking.allowingBlocking { try middle({ [self] item in try forward(item) })(item) }
+      }
       condition.lock()
       isFinished = true
       post(.finished(result))

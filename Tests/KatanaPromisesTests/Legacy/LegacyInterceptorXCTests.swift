@@ -188,6 +188,45 @@ final class LegacyInterceptorXCTests: XCTestCase {
     XCTAssertEqual(store.state.counter, 2)
   }
 
+  func testInterceptorHandlingAnUpdater_blockingOnADispatchToTheSameStore_throwsDeadlock_insteadOfHanging() {
+    // Katana 6 hung: the updater queue waited on itself. The nested items still run, after the interceptor.
+    let caught = LockedValue<[String]>([])
+    let nestedSideEffectRan = expectation(description: "nested side effect ran")
+    let blocking = interceptor { context, next, item in
+      if item is Increment {
+        for nested in [AddLog(entry: "nested") as any Dispatchable, Run { _ in nestedSideEffectRan.fulfill() }] {
+          do {
+            try Hydra.await(context.anyDispatch(nested))
+          } catch let error as StoreError {
+            if case .deadlock = error { caught.withLock { $0.append(itemName(nested)) } }
+          }
+        }
+        // Waiting for anything else is fine.
+        XCTAssertEqual(try Hydra.await(Promise<Int>(in: .background) { resolve, _, _ in resolve(1) }), 1)
+      }
+      try next(item)
+    }
+    let store = makeStore(interceptors: [blocking])
+    XCTAssertNotNil(value(of: store.dispatch(Increment())))
+    XCTAssertEqual(caught.current, ["AddLog(nested)", "Run"])
+    XCTAssertNotNil(value(of: store.dispatch(AddLog(entry: "after"))))
+    wait(for: [nestedSideEffectRan], timeout: failsafeSeconds)
+    XCTAssertEqual(store.state, CounterState(counter: 1, log: ["nested", "after"]))
+  }
+
+  func testInterceptorHandlingAnUpdater_blockingOnATypedDispatchToTheSameStore_rejectsTheUpdaterWithDeadlock() {
+    let blocking = interceptor { context, next, item in
+      if item is Increment { try Hydra.await(context.dispatch(AddLog(entry: "nested"))) }
+      try next(item)
+    }
+    let store = makeStore(interceptors: [blocking])
+    guard case .deadlock = error(of: store.dispatch(Increment())) as? StoreError else {
+      return XCTFail("expected StoreError.deadlock")
+    }
+    XCTAssertNotNil(value(of: store.dispatch(AddLog(entry: "after"))))
+    XCTAssertEqual(store.state, CounterState(counter: 0, log: ["nested", "after"]))
+  }
+
   func testInterceptorHandlers_runOffTheMainThread() {
     let onMain = LockedValue<[Bool]>([])
     let store = makeStore(interceptors: [
