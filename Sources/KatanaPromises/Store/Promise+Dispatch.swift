@@ -8,6 +8,10 @@ extension Promise {
   package static func dispatching(_ send: @escaping @Sendable () -> DispatchHandle<Value>) -> Promise<Value> {
     Promise(eager: { resolver in
       let handle = send()
+      if handle.isAppliedOnSend, let done = () as? Value {
+        resolver.resolve(done)
+        return
+      }
       handle.whenComplete(resolver.settle)
       resolver.onCancel { handle.cancel() }
     })
@@ -21,6 +25,10 @@ extension Promise {
   ) -> Promise<Value> {
     Promise(eager: { resolver in
       let handle = send()
+      if handle.isAppliedOnSend, let done = () as? Sent {
+        resolver.settle(Result { try transform(done) })
+        return
+      }
       handle.whenComplete { result in resolver.settle(result.flatMap { sent in Result { try transform(sent) } }) }
       resolver.onCancel { handle.cancel() }
     })
