@@ -27,7 +27,8 @@ let package = Package(
     // The baselines live in their own module, so that the optimizer cannot fold them into the measuring loop.
     .target(name: "KatanaBenchmarkBaselines", swiftSettings: strictSettings),
     .executableTarget(
-      name: "KatanaBenchmarks", dependencies: ["Katana", "KatanaPromises", "KatanaBenchmarkBaselines"], swiftSettings: strictSettings),
+      name: "KatanaBenchmarks", dependencies: ["Katana", "KatanaPromises", "KatanaBenchmarkBaselines"],
+      swiftSettings: strictSettings),
     .testTarget(name: "KatanaTests", dependencies: ["Katana"], swiftSettings: strictSettings),
     .testTarget(
       name: "KatanaTestingTests", dependencies: ["Katana", "KatanaTesting"], swiftSettings: strictSettings),

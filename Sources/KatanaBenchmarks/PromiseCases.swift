@@ -24,6 +24,40 @@ extension Runner {
         return result
       },
       BenchmarkCase(
+        name: "promise: Hydra.await round trip, state updater",
+        explanation: "try Hydra.await(store.dispatch(Increment())) in a loop on a thread outside the "
+          + "cooperative pool, as Katana 6 code blocks."
+      ) { operations in
+        let store = try await makeStore()
+        let result = try await nanosecondsPerOperation(operations: operations) {
+          try await onLegacyThread {
+            for _ in 0..<operations { try Hydra.await(store.dispatch(Increment())) }
+          }
+        }
+        guard store.state.counter == operations else {
+          throw CorrectnessError(description: "Hydra.await path lost updates: \(store.state.counter) of \(operations)")
+        }
+        return result
+      },
+      BenchmarkCase(
+        name: "promise: Hydra.await round trip, side effect (.katana6)",
+        relativeCost: 20,
+        explanation: "try Hydra.await(store.dispatch(SyncIncrement())): a synchronous Katana 6 side effect, "
+          + "run on its own thread by a .katana6 store, that itself blocks on a nested dispatch."
+      ) { operations in
+        let store = BenchStore(initialState: BenchState(), configuration: .katana6)
+        try await store.waitUntilReady()
+        let result = try await nanosecondsPerOperation(operations: operations) {
+          try await onLegacyThread {
+            for _ in 0..<operations { try Hydra.await(store.dispatch(SyncIncrement())) }
+          }
+        }
+        guard store.state.counter == operations else {
+          throw CorrectnessError(description: "Hydra.await path lost updates: \(store.state.counter) of \(operations)")
+        }
+        return result
+      },
+      BenchmarkCase(
         name: "promise: pipelined dispatch",
         explanation: "store.dispatch(Increment()).then { } issued back to back from one thread, then the last "
           + "promise waited for: ns per dispatch."
@@ -55,6 +89,27 @@ extension Runner {
       check(
         "pipelined promise dispatch >= 10x faster than Katana 6 (6.7 µs): <= 0.67 µs",
         measured: String(format: "%.2f µs", pipelined / 1_000), met: pipelined <= 670)
+    }
+  }
+}
+
+/// A Katana 6 side effect: synchronous, blocking on a nested dispatch.
+struct SyncIncrement: SideEffect {
+  func sideEffect(_ context: SideEffectContext<BenchState, EmptySideEffectDependencyContainer>) throws {
+    try Hydra.await(context.dispatch(Increment()))
+  }
+}
+
+/// Runs `body` on a thread outside the cooperative pool, where `Hydra.await` may block, and waits for it.
+func onLegacyThread(_ body: @escaping @Sendable () throws -> Void) async throws {
+  try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+    Thread.detachNewThread {
+      do {
+        try body()
+        continuation.resume()
+      } catch {
+        continuation.resume(throwing: error)
+      }
     }
   }
 }

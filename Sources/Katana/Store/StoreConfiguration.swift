@@ -43,6 +43,7 @@ public struct StoreConfiguration: Sendable {
 @usableFromInline
 package protocol SideEffectRunner: Sendable {
   /// Runs `body`, where the runner chooses, and returns its value.
-  nonisolated(nonsending) func run<T: Sendable>(_ body: sending nonisolated(nonsending) () async throws -> T) async throws
+  nonisolated(nonsending) func run<T: Sendable>(_ body: sending nonisolated(nonsending) () async throws -> T)
+    async throws
     -> T
 }

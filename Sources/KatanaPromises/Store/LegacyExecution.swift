@@ -67,7 +67,8 @@ struct LegacyThreads: Executor {
 /// Runs each side-effect body of a Katana 6-style store on a thread of its own that may block, so that
 /// synchronous side effects waiting in `Hydra.await` never block the cooperative pool.
 struct LegacySideEffectRunner: SideEffectRunner {
-  nonisolated(nonsending) func run<T: Sendable>(_ body: sending nonisolated(nonsending) () async throws -> T) async throws
+  nonisolated(nonsending) func run<T: Sendable>(_ body: sending nonisolated(nonsending) () async throws -> T)
+    async throws
     -> T
   {
     // One serial queue per run: the body and its continuations run there, one at a time.
@@ -80,7 +81,8 @@ struct LegacySideEffectRunner: SideEffectRunner {
 struct ExecutorRunner: SideEffectRunner {
   let executor: any Executor
 
-  nonisolated(nonsending) func run<T: Sendable>(_ body: sending nonisolated(nonsending) () async throws -> T) async throws
+  nonisolated(nonsending) func run<T: Sendable>(_ body: sending nonisolated(nonsending) () async throws -> T)
+    async throws
     -> T
   {
     try await ExecutorIsland.run(on: ExecutorIsland(executor: executor, allowsBlocking: false), body)
