@@ -885,7 +885,9 @@ final class StoreCore<S: State, D: SideEffectDependencyContainer>: @unchecked Se
   /// not one.
   @inlinable
   func startPump(with job: MailboxJob) {
-    let started = startOwnedTask(id: job.id) { [self] in
+    // Registered under an identifier of its own, not the first job's: cancelling that job's handle must not
+    // cancel the pump, which goes on to run the jobs after it (a running updater completes anyway).
+    let started = startOwnedTask(id: withLock { $0.makeID() }) { [self] in
       var batch = [job]
       let pump = TaskIdentity.current
       withLock { $0.mailbox.turnHolder = pump }
