@@ -24,6 +24,34 @@ extension Runner {
         return result
       },
       BenchmarkCase(
+        name: "promise: awaited dispatch, main actor",
+        explanation: "The awaited case run on the main actor, where app code calls it: the `then` callback "
+          + "and the resumption then share the main queue, with no thread hop."
+      ) { operations in
+        let store = try await makeStore()
+        let result = try await nanosecondsPerOperation(operations: operations) {
+          try await awaitedPromiseDispatches(store, operations)
+        }
+        guard store.state.counter == operations else {
+          throw CorrectnessError(description: "promise path lost updates: \(store.state.counter) of \(operations)")
+        }
+        return result
+      },
+      BenchmarkCase(
+        name: "promise: pipelined dispatch, main actor",
+        explanation: "The pipelined case run on the main actor."
+      ) { operations in
+        let store = try await makeStore()
+        let completed = Counter()
+        let result = try await nanosecondsPerOperation(operations: operations) {
+          try await pipelinedPromiseDispatches(store, operations, completed)
+        }
+        guard store.state.counter == operations, completed.value == operations else {
+          throw CorrectnessError(description: "promise pipeline lost work")
+        }
+        return result
+      },
+      BenchmarkCase(
         name: "promise: Hydra.await round trip, state updater",
         explanation: "try Hydra.await(store.dispatch(Increment())) in a loop on a thread outside the "
           + "cooperative pool, as Katana 6 code blocks."
@@ -112,4 +140,24 @@ func onLegacyThread(_ body: @escaping @Sendable () throws -> Void) async throws 
       }
     }
   }
+}
+
+/// `store.dispatch(x).then { }`, awaited each time, on the main actor.
+@MainActor
+func awaitedPromiseDispatches(_ store: BenchStore, _ operations: Int) async throws {
+  for _ in 0..<operations {
+    let dispatched: Promise<Void> = store.dispatch(Increment())
+    try await dispatched.then { _ in }.value
+  }
+}
+
+/// `store.dispatch(x).then { }` issued back to back on the main actor, then the last one awaited.
+@MainActor
+func pipelinedPromiseDispatches(_ store: BenchStore, _ operations: Int, _ completed: Counter) async throws {
+  var last: Promise<Void>?
+  for _ in 0..<operations {
+    let dispatched: Promise<Void> = store.dispatch(Increment())
+    last = dispatched.then { _ in completed.add(1) }
+  }
+  try await last?.value
 }

@@ -28,9 +28,9 @@ public struct StoreConfiguration: Sendable {
   /// pool. Nil (the default) costs nothing.
   package var sideEffectRunner: (any SideEffectRunner)?
 
-  /// Runs the state initializer, when set: KatanaPromises runs it on the executor Katana 6's
-  /// `stateInitializerAsyncProvider` names (the main queue by default).
-  @usableFromInline package var stateInitializerRunner: (any SideEffectRunner)?
+  /// Where KatanaPromises runs a synchronous (Katana 6) state initializer: on the executor Katana 6's
+  /// `stateInitializerAsyncProvider` names (the main queue by default). The core does not read it.
+  package var stateInitializerRunner: (any SideEffectRunner)?
 
   /// Calls listeners through this function, when set, instead of directly on the committing thread:
   /// KatanaPromises hands each call to Katana 6's `listenersAsyncProvider` (the main queue by default).

@@ -982,15 +982,10 @@ final class StoreCore<S: State, D: SideEffectDependencyContainer>: @unchecked Se
   /// mailbox.
   @inlinable
   func start(stateInitializer: @escaping Store<S, D>.StateInitializer, interceptors: [StoreInterceptor]) {
-    startOwnedTask(id: makeID()) { [self, runner = configuration.stateInitializerRunner] in
+    startOwnedTask(id: makeID()) { [self] in
       withLock { $0.startupTask = TaskIdentity.current }
       do {
-        let state: S
-        if let runner {
-          state = try await runner.run { try await stateInitializer() }
-        } else {
-          state = try await stateInitializer()
-        }
+        let state = try await stateInitializer()
         finishStartup(state: state, interceptors: interceptors)
       } catch {
         failStartup(error)
