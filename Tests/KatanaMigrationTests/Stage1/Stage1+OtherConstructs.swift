@@ -10,7 +10,7 @@ import KatanaPromises
 // - listeners are `@Sendable`: UI code runs inside `MainActor.assumeIsolated` (the `.katana6` listeners run on
 //   the main queue);
 // - `Store.Configuration(...)` compiles unchanged; a custom `Executor` takes `@Sendable` closures;
-// - a dependency's `AnyDispatch` property -> `PromiseDispatch` (see `ReadmeDependencies.swift`).
+// - a dependency's `AnyDispatch` property -> `PromiseDispatch` (see `Stage1+ReadmeDependencies.swift`).
 
 extension Stage1 {
   /// Where the analytics interceptor sends events.
