@@ -21,8 +21,6 @@ extension Stage1 {
 
   // MIGRATION-SNIPPET-BEGIN: stage1-on-start-item
   struct StartCounter: StateUpdater, OnStartObserverDispatchable {
-    init() {}
-
     func updateState(_ state: inout CounterState) {
       state.counter = 100
     }

@@ -9,8 +9,6 @@ extension Stage2 {
   }
 
   struct StartCounter: StateUpdater, OnStartObserverDispatchable {
-    init() {}
-
     func updateState(_ state: inout CounterState) {
       state.counter = 100
     }

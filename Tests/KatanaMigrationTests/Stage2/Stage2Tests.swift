@@ -34,7 +34,8 @@ struct Stage2StoreTests {
     let storeKit = Stage2.StoreKitError(reason: "cancelled")
     let rejectingStoreKit = Stage2.testStore(monetization: Stage2.FakeMonetization(purchaseError: storeKit))
     #expect(
-      try await rejectingStoreKit.dispatch(Stage2.PurchaseProduct(productID: "pro")) == .failure(.storekitRejected(storeKit)))
+      try await rejectingStoreKit.dispatch(Stage2.PurchaseProduct(productID: "pro"))
+        == .failure(.storekitRejected(storeKit)))
 
     let validation = Stage2.ValidationError(reason: "forged")
     let rejectingReceipt = Stage2.testStore(monetization: Stage2.FakeMonetization(validationError: validation))
