@@ -21,6 +21,13 @@ struct DispatchPromiseDifferencesTests {
     #expect(attempts.current == 3)
   }
 
+  @Test func retry_onAPartialStoreDispatchPromise_dispatchesAgain() async throws {
+    let store = PartialStore(counterStore())
+    let attempts = LockedValue(0)
+    #expect(try await store.dispatch(FlakyReadCounter(attempts: attempts, succeedOn: 3)).retry(3).value == 3)
+    #expect(attempts.current == 3)
+  }
+
   @Test func retry_onAPromiseDerivedWithThen_doesNotDispatchAgain_asInKatana6() async throws {
     let store = counterStore()
     let attempts = LockedValue(0)

@@ -30,6 +30,18 @@ struct InterceptorDifferencesTests {
     #expect(middleCalls.current == 3)
   }
 
+  @Test func katana6Configuration_interceptorsAreInitialisedOffTheMainQueue() async throws {
+    // Katana 6 initialised them in the state initializer's block, on the main queue by default.
+    let initialisedOnMain = Recorder<Bool>()
+    let interceptor: StoreInterceptor = { _ in
+      initialisedOnMain.append(isOnMainQueue)
+      return { next in next }
+    }
+    let store = counterStore(interceptors: [interceptor])
+    try await store.waitUntilReady()
+    #expect(initialisedOnMain.values == [false])
+  }
+
   @Test func nextWithASideEffectInsteadOfAnUpdater_theDispatchPromiseWaitsForIt() async throws {
     // Katana 6 resolved the updater's promise at once and ran the side effect later, fire-and-forget.
     let store = counterStore(interceptors: [

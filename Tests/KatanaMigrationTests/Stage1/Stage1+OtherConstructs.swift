@@ -9,7 +9,8 @@ import KatanaPromises
 // - `PartialStore<S>` from an upcast of the store -> `PartialStore(store)`;
 // - listeners are `@Sendable`: UI code runs inside `MainActor.assumeIsolated` (the `.katana6` listeners run on
 //   the main queue);
-// - `Store.Configuration(...)` compiles unchanged; a custom `Executor` takes `@Sendable` closures;
+// - `Store.Configuration(...)` compiles unchanged; a custom `Executor` takes `@Sendable` closures and drops
+//   `executeSync`;
 // - a dependency's `AnyDispatch` property -> `PromiseDispatch` (see `Stage1+ReadmeDependencies.swift`).
 
 extension Stage1 {
@@ -116,5 +117,21 @@ extension Stage1 {
       interceptors: [], stateInitializer: { CounterState() }, configuration: configuration)
     // MIGRATION-SNIPPET-END: stage1-configuration
     return store
+  }
+
+  // MIGRATION-SNIPPET-BEGIN: stage1-executor
+  struct QueueExecutor: Executor {
+    let queue: DispatchQueue
+
+    func execute(_ closure: @escaping @Sendable () -> Void) {
+      queue.async(execute: closure)
+    }
+  }
+  // MIGRATION-SNIPPET-END: stage1-executor
+
+  static func storeWithListenerExecutor(_ executor: QueueExecutor) -> Store<CounterState, AppDependencies> {
+    Store<CounterState, AppDependencies>(
+      interceptors: [], stateInitializer: { CounterState() },
+      configuration: Store<CounterState, AppDependencies>.Configuration(listenersAsyncProvider: executor))
   }
 }

@@ -50,6 +50,20 @@ extension Stage1 {
   }
   // MIGRATION-SNIPPET-END: stage1-dependencies
 
+  /// A test's store: fakes through the dependencies initializer.
+  static func storeWithFakes() -> Store<CounterState, AppDependencies> {
+    // MIGRATION-SNIPPET-BEGIN: stage1-dependencies-initializer
+    let store = Store<CounterState, AppDependencies>(
+      interceptors: [],
+      stateInitializer: { CounterState() },
+      dependenciesInitializer: { dispatch, _ in
+        AppDependencies(APIManager: FakeAPI(number: 42), monetization: FakeMonetization(), dispatch: dispatch)
+      },
+      configuration: .katana6)
+    // MIGRATION-SNIPPET-END: stage1-dependencies-initializer
+    return store
+  }
+
   /// Stands in for a network client: answers on a background queue.
   struct LiveAPIManager: RandomNumberAPI {
     func getRandomNumber() -> Promise<Int> {

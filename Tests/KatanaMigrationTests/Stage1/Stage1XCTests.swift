@@ -217,6 +217,24 @@ final class Stage1XCTests: XCTestCase {
     wait(for: [listened], timeout: 30)
   }
 
+  func testCustomExecutor_runsTheListeners() {
+    let queue = DispatchQueue(label: "listeners")
+    let store = Stage1.storeWithListenerExecutor(Stage1.QueueExecutor(queue: queue))
+    let listened = expectation(description: "listener")
+    store.addListener { _, _ in
+      dispatchPrecondition(condition: .onQueue(queue))
+      listened.fulfill()
+    }
+    store.dispatch(Stage1.IncrementCounter())
+    wait(for: [listened], timeout: 30)
+  }
+
+  func testDependenciesInitializer_injectsTheFakes() throws {
+    let store = Stage1.storeWithFakes()
+    try Hydra.await(failsafe(store.dispatch(Stage1.GenerateRandomNumberFromBackendAndWait())))
+    XCTAssertEqual(store.state.counter, 42)
+  }
+
   func testRetry_dispatchesTheSideEffectAgain() throws {
     let store = Stage1.testStore()
     let attempts = LockedValue(0)

@@ -46,7 +46,13 @@ struct Stage2StoreTests {
 
   @Test func purchaseProduct_inAStoreOfAnotherType_throwsWrongContextType() async throws {
     let store = Store<CounterState, EmptySideEffectDependencyContainer>()
-    await #expect(throws: StoreError.self) { try await store.dispatch(Stage2.PurchaseProduct(productID: "pro")) }
+    let error = await #expect(throws: StoreError.self) {
+      try await store.dispatch(Stage2.PurchaseProduct(productID: "pro"))
+    }
+    guard case .wrongContextType = error else {
+      Issue.record("Expected StoreError.wrongContextType, got \(String(describing: error))")
+      return
+    }
   }
 
   @Test func appReturningSideEffect_returnsTheTypedValue() async throws {
