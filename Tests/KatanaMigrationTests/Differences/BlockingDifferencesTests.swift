@@ -24,6 +24,16 @@ struct BlockingDifferencesTests {
     #expect(store.state.counter == 42)
   }
 
+  @Test func blockingSideEffects_inAKatana6Store_allBlockAtOnce() async throws {
+    // Katana 6's side effects shared GCD's worker threads; on two cores, 16 blocked side effects queued up.
+    let store = counterStore()
+    let barrier = Barrier(count: 16)
+    let promises = (0..<16).map { _ in store.dispatch(BlockAtBarrier(barrier: barrier)) }
+    for promise in promises {
+      #expect(try await promise.value)
+    }
+  }
+
   @Test func getState_afterAHydraAwaitedUpdater_includesIt() async throws {
     let store = counterStore()
     #expect(try await store.dispatch(IncrementAndRead()).value == 1)

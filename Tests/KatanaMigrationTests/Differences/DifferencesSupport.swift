@@ -1,3 +1,4 @@
+import Foundation
 import KatanaPromises
 
 // Items for the suites that check MIGRATION.md's "Behaviour differences from Katana 6".
@@ -99,4 +100,35 @@ struct FollowUp: StateUpdater, DispatchObserverDispatchable {
   init() {}
   init?(dispatchedItem: any Dispatchable, prevState: any State, currentState: any State) {}
   func updateState(_ state: inout LogState) { state.log.append("follow-up") }
+}
+
+/// Blocks its thread until `count` callers are waiting at once (or a 30-second failsafe expires).
+final class Barrier: @unchecked Sendable {  // Sendable: `arrived` is only touched with `condition` locked.
+  private let condition = NSCondition()
+  private let count: Int
+  private var arrived = 0
+
+  init(count: Int) { self.count = count }
+
+  /// Returns true once everyone arrived; false if the failsafe expired first.
+  func arriveAndWait() -> Bool {
+    condition.lock()
+    defer { condition.unlock() }
+    arrived += 1
+    condition.broadcast()
+    let deadline = Date(timeIntervalSinceNow: 30)
+    while arrived < count {
+      if !condition.wait(until: deadline) { return false }
+    }
+    return true
+  }
+}
+
+/// A Katana 6 side effect that blocks its thread at a barrier, as one blocking in `Hydra.await` would.
+struct BlockAtBarrier: ReturningSideEffect {
+  let barrier: Barrier
+
+  func sideEffect(_ context: any AnySideEffectContext) throws -> Bool {
+    barrier.arriveAndWait()
+  }
 }
