@@ -5,7 +5,8 @@ import KatanaPromises
 //
 // Stage-1 steps applied (MIGRATION.md, "Stage 1"):
 // - `import Katana` -> `import KatanaPromises`;
-// - `Store<CounterState, AppDependencies>()` -> the initializer that takes `configuration: .katana6`;
+// - `Store<CounterState, AppDependencies>()` -> `Store<CounterState, AppDependencies>(initialState:
+//   CounterState(), configuration: .katana6)`;
 // - `store.addListener() { ... }` -> `store.addListener { ... }` (this repository's formatter; both compile).
 // `State`, `StateUpdater`, `store.dispatch(_:)` from synchronous code and `addListener` compile unchanged.
 
@@ -26,8 +27,7 @@ extension Stage1 {
   static func overview() -> Store<CounterState, AppDependencies> {
     // MIGRATION-SNIPPET-BEGIN: stage1-store
     // ignore AppDependencies for the time being, it will be explained later on
-    let store = Store<CounterState, AppDependencies>(
-      interceptors: [], stateInitializer: { CounterState() }, configuration: .katana6)
+    let store = Store<CounterState, AppDependencies>(initialState: CounterState(), configuration: .katana6)
     store.dispatch(IncrementCounter())
 
     store.addListener { oldState, newState in
