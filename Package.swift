@@ -34,6 +34,11 @@ let package = Package(
       name: "KatanaTestingTests", dependencies: ["Katana", "KatanaTesting"], swiftSettings: strictSettings),
     .testTarget(
       name: "KatanaPromisesTests", dependencies: ["Katana", "KatanaPromises"], swiftSettings: strictSettings),
+    // Katana 6's README and SideEffect page examples, migrated by hand with MIGRATION.md's steps (stage 1:
+    // KatanaPromises; stage 2: async/await and KatanaTesting), and the tests that run them.
+    .testTarget(
+      name: "KatanaMigrationTests", dependencies: ["KatanaPromises", "KatanaTesting"],
+      swiftSettings: strictSettings),
   ],
   swiftLanguageModes: [.v6]
 )
