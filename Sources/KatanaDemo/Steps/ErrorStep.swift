@@ -9,7 +9,7 @@ let errorStep = Step(title: "An error reaching the caller") { trace in
     try await store.dispatch(ImportTodos(titles: ["Pay rent", "  ", "Book dentist"]))
     throw TourFailure(description: "ImportTodos returned normally; expected RemoteAPIError.invalidTitle")
   } catch let error as RemoteAPIError {
-    trace.say("caught \(error), thrown two dispatches deep")
+    trace.say("caught RemoteAPIError.\(error), thrown two dispatches deep, unchanged")
     try trace.expect(error, .invalidTitle("  "), "caught error")
   }
   trace.say("store.state.todos: \(store.state.todos)")

@@ -14,8 +14,12 @@ let interceptorStep = Step(title: "An interceptor: DispatchableLogger with a sin
   trace.say("dispatch AddTodo(#1 Pay rent)")
   _ = try await store.dispatch(CreateTodo(title: "Book dentist"))
   trace.say("dispatch CreateTodo(\"Book dentist\")       (dispatches AddTodo itself)")
-  _ = try? await store.dispatch(CreateTodo(title: ""))
-  trace.say("dispatch CreateTodo(\"\")                   (the API refuses it: it throws)")
+  do {
+    _ = try await store.dispatch(CreateTodo(title: ""))
+    throw TourFailure(description: "CreateTodo(\"\") returned a to-do; expected RemoteAPIError.invalidTitle")
+  } catch is RemoteAPIError {
+    trace.say("dispatch CreateTodo(\"\")                   (the API refuses it: it throws)")
+  }
 
   trace.say("the sink received:")
   for line in log.current {
