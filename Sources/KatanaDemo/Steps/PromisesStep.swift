@@ -1,8 +1,8 @@
 import Dispatch
 import KatanaPromises
 
-// Katana 6 code, unchanged but for the imports: a promise-returning API client, a synchronous side effect
-// that blocks in `Hydra.await`, and app code that chains `then` on a dispatch.
+// Katana 6-style code: a promise-returning API client, a synchronous side effect that blocks in
+// `Hydra.await`, and app code that chains `then` on a dispatch.
 
 extension FakeRemoteAPI {
   /// The API as a Katana 6 app's client exposed it: a Hydra promise.
@@ -21,8 +21,8 @@ private struct LegacyImport: SideEffect {
   }
 }
 
-/// Tells whether code runs on the main queue. (`Thread.isMainThread` would not do: in an async `main` on
-/// Linux, the main queue is drained by a pool thread once the main thread has handed it over.)
+/// Tells whether code runs on the main queue. (`Thread.isMainThread` would not do: in this async `main` on
+/// Linux, main-queue blocks run on a thread other than the process's first one.)
 private enum MainQueue {
   static let key = DispatchSpecificKey<Bool>()
 
