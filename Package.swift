@@ -15,6 +15,7 @@ let package = Package(
     .library(name: "Katana", targets: ["Katana"]),
     .library(name: "KatanaPromises", targets: ["KatanaPromises"]),
     .library(name: "KatanaTesting", targets: ["KatanaTesting"]),
+    .executable(name: "katana-demo", targets: ["KatanaDemo"]),
     .executable(name: "katana-benchmarks", targets: ["KatanaBenchmarks"]),
   ],
   targets: [
@@ -24,6 +25,9 @@ let package = Package(
     .target(name: "Katana", dependencies: ["CKatana"], swiftSettings: strictSettings),
     .target(name: "KatanaPromises", dependencies: ["Katana"], swiftSettings: strictSettings),
     .target(name: "KatanaTesting", dependencies: ["Katana"], swiftSettings: strictSettings),
+    // The runnable tour: `swift run katana-demo`.
+    .executableTarget(
+      name: "KatanaDemo", dependencies: ["Katana", "KatanaPromises", "KatanaTesting"], swiftSettings: strictSettings),
     // The baselines live in their own module, so that the optimizer cannot fold them into the measuring loop.
     .target(name: "KatanaBenchmarkBaselines", swiftSettings: strictSettings),
     .executableTarget(
