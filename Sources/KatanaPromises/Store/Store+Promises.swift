@@ -39,7 +39,7 @@ extension Store {
   /// Dispatches any item and returns a promise of its outcome: `()` for updaters and side effects, the
   /// value of a returning side effect. Katana 6's `anyDispatch`, with `any Sendable` for `Any`.
   ///
-  /// An item that is neither kind, or both, rejects with a ``StoreError`` (Katana 6 crashed).
+  /// An item that is neither kind, or both, rejects with a `StoreError` (Katana 6 crashed).
   @inlinable @discardableResult
   public nonisolated func anyDispatch(_ dispatchable: any Dispatchable) -> Promise<any Sendable> {
     Promise.dispatching { self.anySend(dispatchable) }
@@ -68,7 +68,7 @@ extension AnySideEffectContext {
   /// Dispatches a returning side effect from a side effect and returns a promise of its value; see
   /// ``dispatch(_:)-(U)``.
   ///
-  /// The promise rejects with ``StoreError/returnValueTypeMismatch(expected:actual:)`` if an interceptor
+  /// The promise rejects with `StoreError.returnValueTypeMismatch(expected:actual:)` if an interceptor
   /// replaced the side effect with one returning another type (Katana 6 crashed).
   @discardableResult
   public func dispatch<R: ReturningSideEffect>(_ dispatchable: R) -> Promise<R.ReturnValue> {
@@ -76,7 +76,7 @@ extension AnySideEffectContext {
   }
 
   /// Dispatches any item from a side effect and returns a promise of its outcome; see
-  /// ``Katana/Store/anyDispatch(_:)-(any Dispatchable)``.
+  /// ``Katana/Store/anyDispatch(_:)``.
   @discardableResult
   public func anyDispatch(_ dispatchable: any Dispatchable) -> Promise<any Sendable> {
     Promise.dispatching { self.anySend(dispatchable) }

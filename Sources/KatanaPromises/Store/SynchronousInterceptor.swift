@@ -33,9 +33,9 @@ public typealias SynchronousStoreInterceptor =
 ///
 /// - Important: As in Katana 6, a handler that blocks waiting for a dispatch to the same store while it
 ///   handles a *state updater* deadlocks: the updater holds the store's turn until the handler returns.
-///   Calling `next` after the handler has returned throws ``StoreError/nextCalledOutOfScope(_:)``. Each
+///   Calling `next` after the handler has returned throws `StoreError.nextCalledOutOfScope(_:)`. Each
 ///   dispatch through the adapter costs two thread switches; rewrite hot interceptors as
-///   ``StoreInterceptor``s.
+///   `StoreInterceptor`s.
 public func synchronousInterceptor(_ interceptor: @escaping SynchronousStoreInterceptor) -> StoreInterceptor {
   { context in
     let middle = interceptor(context)
