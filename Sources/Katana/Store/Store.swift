@@ -119,6 +119,12 @@ public actor Store<S: State, D: SideEffectDependencyContainer> {
     self.init(interceptors: interceptors, stateInitializer: { S() })
   }
 
+  /// Creates a store with the given interceptors and configuration that starts from the empty state `S()`.
+  @inlinable
+  public init(interceptors: [StoreInterceptor] = [], configuration: Configuration) {
+    self.init(interceptors: interceptors, stateInitializer: { S() }, configuration: configuration)
+  }
+
   /// Creates a store with no interceptors that starts from the empty state `S()`.
   @inlinable
   public init() {

@@ -27,7 +27,7 @@ extension Stage1 {
   static func overview() -> Store<CounterState, AppDependencies> {
     // MIGRATION-SNIPPET-BEGIN: stage1-store
     // ignore AppDependencies for the time being, it will be explained later on
-    let store = Store<CounterState, AppDependencies>(initialState: CounterState(), configuration: .katana6)
+    let store = Store<CounterState, AppDependencies>(configuration: .katana6)
     store.dispatch(IncrementCounter())
 
     store.addListener { oldState, newState in
