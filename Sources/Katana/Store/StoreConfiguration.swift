@@ -28,9 +28,11 @@ public struct StoreConfiguration: Sendable {
   /// pool. Nil (the default) costs nothing.
   package var sideEffectRunner: (any SideEffectRunner)?
 
-  /// Where KatanaPromises runs a synchronous (Katana 6) state initializer: on the executor Katana 6's
-  /// `stateInitializerAsyncProvider` names (the main queue by default). The core does not read it.
-  package var stateInitializerRunner: (any SideEffectRunner)?
+  /// Runs the store's start-up step, when set: KatanaPromises sets the executor Katana 6's
+  /// `stateInitializerAsyncProvider` names (the main queue by default), so that the store becomes ready only
+  /// once that executor has run it, as in Katana 6. (A synchronous initializer given through KatanaPromises
+  /// runs there too; an `async` one runs where its own isolation says.)
+  @usableFromInline package var stateInitializerRunner: (any SideEffectRunner)?
 
   /// Calls listeners through this function, when set, instead of directly on the committing thread:
   /// KatanaPromises hands each call to Katana 6's `listenersAsyncProvider` (the main queue by default).

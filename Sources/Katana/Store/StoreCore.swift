@@ -982,10 +982,16 @@ final class StoreCore<S: State, D: SideEffectDependencyContainer>: @unchecked Se
   /// mailbox.
   @inlinable
   func start(stateInitializer: @escaping Store<S, D>.StateInitializer, interceptors: [StoreInterceptor]) {
-    startOwnedTask(id: makeID()) { [self] in
+    startOwnedTask(id: makeID()) { [self, runner = configuration.stateInitializerRunner] in
       withLock { $0.startupTask = TaskIdentity.current }
       do {
-        let state = try await stateInitializer()
+        let state: S
+        if let runner {
+          // Start-up then waits for the runner's executor (Katana 6's main queue), as Katana 6's did.
+          state = try await runner.run { try await stateInitializer() }
+        } else {
+          state = try await stateInitializer()
+        }
         finishStartup(state: state, interceptors: interceptors)
       } catch {
         failStartup(error)
