@@ -15,6 +15,7 @@ let package = Package(
     .library(name: "Katana", targets: ["Katana"]),
     .library(name: "KatanaPromises", targets: ["KatanaPromises"]),
     .library(name: "KatanaTesting", targets: ["KatanaTesting"]),
+    .executable(name: "katana-demo", targets: ["KatanaDemo"]),
     .executable(name: "katana-benchmarks", targets: ["KatanaBenchmarks"]),
   ],
   targets: [
@@ -24,15 +25,24 @@ let package = Package(
     .target(name: "Katana", dependencies: ["CKatana"], swiftSettings: strictSettings),
     .target(name: "KatanaPromises", dependencies: ["Katana"], swiftSettings: strictSettings),
     .target(name: "KatanaTesting", dependencies: ["Katana"], swiftSettings: strictSettings),
+    // The runnable tour: `swift run katana-demo`.
+    .executableTarget(
+      name: "KatanaDemo", dependencies: ["Katana", "KatanaPromises", "KatanaTesting"], swiftSettings: strictSettings),
     // The baselines live in their own module, so that the optimizer cannot fold them into the measuring loop.
     .target(name: "KatanaBenchmarkBaselines", swiftSettings: strictSettings),
     .executableTarget(
-      name: "KatanaBenchmarks", dependencies: ["Katana", "KatanaBenchmarkBaselines"], swiftSettings: strictSettings),
+      name: "KatanaBenchmarks", dependencies: ["Katana", "KatanaPromises", "KatanaBenchmarkBaselines"],
+      swiftSettings: strictSettings),
     .testTarget(name: "KatanaTests", dependencies: ["Katana"], swiftSettings: strictSettings),
     .testTarget(
       name: "KatanaTestingTests", dependencies: ["Katana", "KatanaTesting"], swiftSettings: strictSettings),
     .testTarget(
       name: "KatanaPromisesTests", dependencies: ["Katana", "KatanaPromises"], swiftSettings: strictSettings),
+    // Katana 6's README and SideEffect page examples, migrated by hand with MIGRATION.md's steps (stage 1:
+    // KatanaPromises; stage 2: async/await and KatanaTesting), and the tests that run them.
+    .testTarget(
+      name: "KatanaMigrationTests", dependencies: ["KatanaPromises", "KatanaTesting"],
+      swiftSettings: strictSettings),
   ],
   swiftLanguageModes: [.v6]
 )

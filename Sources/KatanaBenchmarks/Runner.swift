@@ -110,7 +110,7 @@ final class Runner {
     try await runAppendGroup()
     try await measure([streamCase])
     try await runMemoryCase()
-    try await runPromiseCases()
+    try await runPromiseGroup()
   }
 
   // MARK: - Groups
@@ -433,19 +433,22 @@ final class Runner {
       measured: String(format: "%.2f MB", growth), met: growth < 10)
   }
 
-  private func runPromiseCases() async throws {
-    // Added with the KatanaPromises module.
-  }
 }
 
 /// A counter that listeners can bump from any thread.
-final class Counter: @unchecked Sendable {  // Sendable: `value` is only touched under `lock`.
+final class Counter: @unchecked Sendable {  // Sendable: `count` is only touched under `lock`.
   private let lock = NSLock()
-  private var value = 0
+  private var count = 0
+
+  var value: Int {
+    lock.lock()
+    defer { lock.unlock() }
+    return count
+  }
 
   func add(_ amount: Int) {
     lock.lock()
-    value &+= amount
+    count &+= amount
     lock.unlock()
   }
 }

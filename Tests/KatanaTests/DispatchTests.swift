@@ -105,6 +105,50 @@ struct DispatchTests {
     #expect(store.state.counter == 2)
   }
 
+  /// Without interceptors, an updater sent to an idle store is applied, and its listeners called, before
+  /// `send` returns.
+  @Test func send_updaterToIdleStore_isAppliedBeforeSendReturns() async throws {
+    let store = try await makeReadyStore()
+    let seen = LockedValue<[Int]>([])
+    store.addListener { _, new in seen.withLock { $0.append(new.counter) } }
+    let handle = store.send(Increment(by: 3))
+    #expect(store.state.counter == 3)
+    #expect(seen.current == [3])
+    try await handle.value
+  }
+
+  /// An updater sent while another holds the turn (here: from that updater's listener) is queued behind
+  /// it, not applied in the middle of its delivery.
+  @Test func send_fromListener_isQueuedBehindTheCommitBeingDelivered() async throws {
+    let store = try await makeReadyStore()
+    let seen = LockedValue<[[String]]>([])
+    let sent = LockedValue<DispatchHandle<Void>?>(nil)
+    store.addListener { _, new in
+      seen.withLock { $0.append(new.log) }
+      if new.log == ["a"] {
+        sent.withLock { $0 = store.send(Log(tag: "b")) }
+        // Still the state of "a": "b" waits for the turn.
+        #expect(store.state.log == ["a"])
+      }
+    }
+    try await store.dispatch(Log(tag: "a"))
+    try await #require(sent.current).value
+    #expect(store.state.log == ["a", "b"])
+    #expect(seen.current == [["a"], ["a", "b"]])
+  }
+
+  /// `anySend` of an updater for another state fails its handle on the direct path too.
+  @Test func anySend_updaterOfAnotherState_failsTheHandle() async throws {
+    let store = try await makeReadyStore()
+    await #expect(
+      throws: StoreError.wrongStateType(
+        expected: String(reflecting: OtherState.self), actual: String(reflecting: CounterState.self))
+    ) {
+      try await store.anySend(Rename(name: "x")).value
+    }
+    #expect(store.state == CounterState())
+  }
+
   @Test func send_returningSideEffect_handleYieldsValue() async throws {
     let store = try await makeReadyStore()
     let value = try await store.send(AddAndRead(by: 7)).value

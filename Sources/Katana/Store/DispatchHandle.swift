@@ -49,6 +49,22 @@ public struct DispatchHandle<Value: Sendable>: @unchecked Sendable {
     storage.whenComplete(callback)
   }
 
+  /// Whether this is the shared handle of a sent updater that was applied on the sending thread (so it has
+  /// succeeded with `()`): lets the promise module settle without taking the shared handle's lock.
+  @inlinable
+  package var isAppliedOnSend: Bool {
+    let object: AnyObject = storage
+    return object === succeededHandle.storage || object === succeededAnyHandle.storage
+  }
+
+  /// A handle that has already succeeded with `value`.
+  @inlinable
+  static func succeeded(_ value: Value) -> DispatchHandle {
+    let storage = HandleStorage<Value>.make()
+    storage.complete(.success(value))
+    return DispatchHandle(storage: storage)
+  }
+
   /// A handle that has already failed with `error`.
   @inlinable
   static func failed(_ error: any Error) -> DispatchHandle {
@@ -57,6 +73,13 @@ public struct DispatchHandle<Value: Sendable>: @unchecked Sendable {
     return DispatchHandle(storage: storage)
   }
 }
+
+/// The handle of every sent updater applied on the sending thread: it has succeeded, so cancelling it,
+/// waiting for it and observing it never change it, and one instance serves them all.
+@usableFromInline let succeededHandle = DispatchHandle<Void>.succeeded(())
+
+/// ``succeededHandle`` for `anySend`.
+@usableFromInline let succeededAnyHandle = DispatchHandle<any Sendable>.succeeded(() as any Sendable)
 
 /// What a handle needs from the job behind it, whatever the store's types.
 @usableFromInline

@@ -67,7 +67,8 @@ extension Store {
   ///
   /// The updater's place in the mailbox is fixed by this call: successive `send`s from one thread apply in
   /// call order, and before any later `dispatch`. The store applies it whether or not the handle is
-  /// awaited, in a task it owns.
+  /// awaited: right here, before `send` returns (listeners included), if the store is idle and has no
+  /// interceptors; otherwise later, in a task it owns.
   ///
   /// Calling it from inside a state updater returns a handle that has failed with
   /// ``StoreError/dispatchFromStateUpdater(_:)``.

@@ -36,9 +36,8 @@ public actor Store<S: State, D: SideEffectDependencyContainer> {
 
   /// Produces a store's initial state; see ``init(interceptors:stateInitializer:dependenciesInitializer:configuration:)``.
   ///
-  /// It runs on its caller's executor (`nonisolated(nonsending)`): the store's start-up task, off any
-  /// actor. A `@MainActor` closure runs on the main actor.
-  public typealias StateInitializer = nonisolated(nonsending) @Sendable () async throws -> S
+  /// It runs in the store's start-up task, off any actor; a `@MainActor` closure runs on the main actor.
+  public typealias StateInitializer = @Sendable () async throws -> S
 
   /// Settings of a store; see ``StoreConfiguration``.
   public typealias Configuration = StoreConfiguration
@@ -118,6 +117,12 @@ public actor Store<S: State, D: SideEffectDependencyContainer> {
   @inlinable
   public init(interceptors: [StoreInterceptor]) {
     self.init(interceptors: interceptors, stateInitializer: { S() })
+  }
+
+  /// Creates a store with the given interceptors and configuration that starts from the empty state `S()`.
+  @inlinable
+  public init(interceptors: [StoreInterceptor] = [], configuration: Configuration) {
+    self.init(interceptors: interceptors, stateInitializer: { S() }, configuration: configuration)
   }
 
   /// Creates a store with no interceptors that starts from the empty state `S()`.

@@ -28,8 +28,10 @@ public struct StoreConfiguration: Sendable {
   /// pool. Nil (the default) costs nothing.
   package var sideEffectRunner: (any SideEffectRunner)?
 
-  /// Runs the state initializer, when set: KatanaPromises runs it on the executor Katana 6's
-  /// `stateInitializerAsyncProvider` names (the main queue by default).
+  /// Runs the store's start-up step, when set: KatanaPromises sets the executor Katana 6's
+  /// `stateInitializerAsyncProvider` names (the main queue by default), so that the store becomes ready only
+  /// once that executor has run it, as in Katana 6. (A synchronous initializer given through KatanaPromises
+  /// runs there too; an `async` one runs where its own isolation says.)
   @usableFromInline package var stateInitializerRunner: (any SideEffectRunner)?
 
   /// Calls listeners through this function, when set, instead of directly on the committing thread:

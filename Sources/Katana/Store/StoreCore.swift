@@ -666,10 +666,23 @@ final class StoreCore<S: State, D: SideEffectDependencyContainer>: @unchecked Se
 
   // MARK: - Sending
 
-  /// Enqueues a state updater now and returns its handle.
+  /// Enqueues a state updater now and returns its handle. Without interceptors, on an idle store, it is
+  /// applied right here, as an awaited dispatch would be, and the handle has already succeeded.
   @inlinable
   func send<U: StateUpdater>(_ updater: U) -> DispatchHandle<Void> where U.StateType == S {
-    enqueueUpdater(updater, value: (), apply: { updater.updateState(&$0) }, frame: { TypedUpdaterFrame<S, U>() })
+    if sendsApplyDirectly, applyIfIdle({ updater.updateState(&$0) }) {
+      return succeededHandle
+    }
+    return enqueueUpdater(
+      updater, value: (), apply: { updater.updateState(&$0) }, frame: { TypedUpdaterFrame<S, U>() })
+  }
+
+  /// Whether a sent updater may be applied on the sending thread if the store is idle: no interceptor
+  /// (their chain is async), no activity tracking, and not called from inside an updater (the lock is
+  /// held there).
+  @inlinable
+  var sendsApplyDirectly: Bool {
+    !hasInterceptors && !tracksActivity && !owner.isCurrentThread
   }
 
   /// Enqueues a side effect now and returns its handle.
@@ -698,6 +711,13 @@ final class StoreCore<S: State, D: SideEffectDependencyContainer>: @unchecked Se
     }
     switch kind {
     case .updater(let updater):
+      if sendsApplyDirectly {
+        do {
+          if try applyIfIdle({ try Self.applyErased(updater, to: &$0) }) { return succeededAnyHandle }
+        } catch {
+          return .failed(error)
+        }
+      }
       return enqueueUpdater(
         item, value: () as any Sendable, apply: { try Self.applyErased(updater, to: &$0) },
         frame: { UpdaterFrame<S>() })
@@ -865,7 +885,9 @@ final class StoreCore<S: State, D: SideEffectDependencyContainer>: @unchecked Se
   /// not one.
   @inlinable
   func startPump(with job: MailboxJob) {
-    let started = startOwnedTask(id: job.id) { [self] in
+    // Registered under an identifier of its own, not the first job's: cancelling that job's handle must not
+    // cancel the pump, which goes on to run the jobs after it (a running updater completes anyway).
+    let started = startOwnedTask(id: withLock { $0.makeID() }) { [self] in
       var batch = [job]
       let pump = TaskIdentity.current
       withLock { $0.mailbox.turnHolder = pump }
@@ -965,6 +987,7 @@ final class StoreCore<S: State, D: SideEffectDependencyContainer>: @unchecked Se
       do {
         let state: S
         if let runner {
+          // Start-up then waits for the runner's executor (Katana 6's main queue), as Katana 6's did.
           state = try await runner.run { try await stateInitializer() }
         } else {
           state = try await stateInitializer()

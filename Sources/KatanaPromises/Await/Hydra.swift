@@ -46,6 +46,9 @@ public enum Hydra {
     if !mayBlockTask, withUnsafeCurrentTask(body: { $0 != nil }) { throw PromiseError.invalidContext }
     if let error = HeldTurn.deadlockError(waitingFor: promise) { throw error }
 
+    // A settled promise (a dispatch the store handled on the spot, for one) needs no waiting.
+    if let outcome = promise.storage.withLock({ $0.outcome }) { return try outcome.result.get() }
+
     let waiter = BlockingWaiter()
     let result = Locked<Result<T, any Error>?>(nil)
     promise.subscribe { outcome in

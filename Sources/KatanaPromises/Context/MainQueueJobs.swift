@@ -20,9 +20,73 @@ enum MainQueueJobs {
   }
 
   struct State {
-    var jobs: [Job] = []
+    var jobs = JobQueue()
     /// Waiters blocked on the main queue, to wake when a job arrives.
     var waiters: [BlockingWaiter] = []
+  }
+
+  /// The pending jobs, oldest first. Removing the oldest is O(1) (amortised): when promises are chained
+  /// back to back, thousands of jobs can be pending, and shifting an array on every removal would cost
+  /// microseconds per job.
+  struct JobQueue {
+    private var jobs: [Job?] = []
+    /// The index of the oldest job that may still be pending; slots before it are empty.
+    private var head = 0
+
+    var first: Job? {
+      var index = head
+      while index < jobs.count {
+        if let job = jobs[index] { return job }
+        index += 1
+      }
+      return nil
+    }
+
+    mutating func append(_ job: Job) {
+      jobs.append(job)
+    }
+
+    /// Removes and returns the oldest job.
+    mutating func removeFirst() -> Job? {
+      while head < jobs.count {
+        let job = jobs[head]
+        jobs[head] = nil
+        head += 1
+        if let job {
+          compactIfNeeded()
+          return job
+        }
+      }
+      compactIfNeeded()
+      return nil
+    }
+
+    /// Removes `job` if it is pending, and returns whether it was. O(1) when it is the oldest, as it almost
+    /// always is (main-queue blocks run in the order they were posted).
+    mutating func remove(_ job: Job) -> Bool {
+      var index = head
+      while index < jobs.count {
+        if let candidate = jobs[index], candidate === job {
+          jobs[index] = nil
+          while head < jobs.count, jobs[head] == nil { head += 1 }
+          compactIfNeeded()
+          return true
+        }
+        index += 1
+      }
+      return false
+    }
+
+    /// Drops the empty prefix once it is at least half of the storage, so that memory stays bounded.
+    private mutating func compactIfNeeded() {
+      if head == jobs.count {
+        jobs.removeAll(keepingCapacity: jobs.count <= 1_024)
+        head = 0
+      } else if head >= 64, head * 2 >= jobs.count {
+        jobs.removeFirst(head)
+        head = 0
+      }
+    }
   }
 
   static let state = Locked(State())
@@ -41,12 +105,7 @@ enum MainQueueJobs {
 
   /// Removes `job` if no waiter ran it yet.
   private static func take(_ job: Job) -> Bool {
-    state.withLock { state in
-      // The job is almost always the first: main-queue blocks run in the order they were posted.
-      guard let index = state.jobs.firstIndex(where: { $0 === job }) else { return false }
-      state.jobs.remove(at: index)
-      return true
-    }
+    state.withLock { $0.jobs.remove(job) }
   }
 
   /// Runs the pending jobs that have waited longer than `age` nanoseconds (all of them, by default),

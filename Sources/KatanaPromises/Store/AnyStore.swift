@@ -7,21 +7,21 @@ import Katana
 /// ``anySend(_:)``, so they check the item's types when it is handled; like the store's, their promises
 /// start the dispatch at once, and `retry` dispatches again. A promise does not keep the object it was
 /// dispatched through alive: `retry` after that object is released rejects with
-/// ``Katana/StoreError/storeShutDown``.
+/// `StoreError.storeShutDown`.
 public protocol AnyStore: AnyObject, Sendable {
   /// The store's latest committed state.
   var anyState: any State { get }
 
   /// Dispatches any item and returns a promise of its outcome; see
-  /// ``Katana/Store/anyDispatch(_:)-(any Dispatchable)``.
+  /// ``Katana/Store/anyDispatch(_:)``.
   @discardableResult
   func anyDispatch(_ dispatchable: any Dispatchable) -> Promise<any Sendable>
 
-  /// Hands any item to the store now and returns its handle; see ``Katana/Store/anySend(_:)``.
+  /// Hands any item to the store now and returns its handle; see `Store.anySend(_:)`.
   @discardableResult
   func anySend(_ dispatchable: any Dispatchable) -> DispatchHandle<any Sendable>
 
-  /// Adds a listener that gets the states as `any State`; see ``Katana/Store/addAnyListener(_:)``.
+  /// Adds a listener that gets the states as `any State`; see `Store.addAnyListener(_:)`.
   @discardableResult
   func addAnyListener(_ listener: @escaping AnyStoreListener) -> StoreUnsubscribe
 }
@@ -82,25 +82,25 @@ public final class PartialStore<S: State>: AnyStore {
   /// The store's latest committed state, as `any State`.
   public var anyState: any State { getState() }
 
-  /// Dispatches any item; see ``Katana/Store/anyDispatch(_:)-(any Dispatchable)``.
+  /// Dispatches any item; see ``Katana/Store/anyDispatch(_:)``.
   @discardableResult
   public func anyDispatch(_ dispatchable: any Dispatchable) -> Promise<any Sendable> {
     Promise.dispatching { [sendAnyIfAlive] in sendAnyIfAlive(dispatchable) }
   }
 
-  /// Hands any item to the store now; see ``Katana/Store/anySend(_:)``.
+  /// Hands any item to the store now; see `Store.anySend(_:)`.
   @discardableResult
   public func anySend(_ dispatchable: any Dispatchable) -> DispatchHandle<any Sendable> {
     sendAny(dispatchable)
   }
 
-  /// Adds a listener; see ``Katana/Store/addListener(_:)``.
+  /// Adds a listener; see `Store.addListener(_:)`.
   @discardableResult
   public func addListener(_ listener: @escaping StoreListener<S>) -> StoreUnsubscribe {
     listen(listener)
   }
 
-  /// Adds a listener that gets the states as `any State`; see ``Katana/Store/addAnyListener(_:)``.
+  /// Adds a listener that gets the states as `any State`; see `Store.addAnyListener(_:)`.
   @discardableResult
   public func addAnyListener(_ listener: @escaping AnyStoreListener) -> StoreUnsubscribe {
     listen { old, new in listener(old, new) }

@@ -8,7 +8,7 @@ import Katana
 /// dispatches to the same store waits behind it: a blocking wait for that dispatch would never end (Katana 6
 /// hung). The handler of a ``synchronousInterceptor(_:)`` runs on a queue marked with a ``Scope``; the
 /// promise-returning dispatches made there to the same store are recorded, and
-/// ``Hydra/await(in:_:)-(Context?,Promise<T>)`` on one of them throws ``Katana/StoreError/deadlock(_:)``.
+/// ``Hydra/await(in:_:)-(Context?,Promise<T>)`` on one of them throws `StoreError.deadlock(_:)`.
 ///
 /// Only a wait for the dispatch's own promise is detected, not for a promise derived from it.
 enum HeldTurn {

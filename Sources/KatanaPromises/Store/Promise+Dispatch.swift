@@ -6,11 +6,15 @@ extension Promise {
   /// thread, cancelling the promise cancels the dispatch, and `retry` sends the item again.
   ///
   /// `send` returns nil once the store is gone (callers capture it weakly, so that a promise does not keep
-  /// its store alive): the promise then rejects with ``Katana/StoreError/storeShutDown``.
+  /// its store alive): the promise then rejects with `StoreError.storeShutDown`.
   @inlinable
   package static func dispatching(_ send: @escaping @Sendable () -> DispatchHandle<Value>?) -> Promise<Value> {
     Promise(eager: { resolver in
       guard let handle = send() else { return resolver.reject(StoreError.storeShutDown) }
+      if handle.isAppliedOnSend, let done = () as? Value {
+        resolver.resolve(done)
+        return
+      }
       handle.whenComplete(resolver.settle)
       resolver.onCancel { handle.cancel() }
     })
@@ -24,6 +28,10 @@ extension Promise {
   ) -> Promise<Value> {
     Promise(eager: { resolver in
       guard let handle = send() else { return resolver.reject(StoreError.storeShutDown) }
+      if handle.isAppliedOnSend, let done = () as? Sent {
+        resolver.settle(Result { try transform(done) })
+        return
+      }
       handle.whenComplete { result in resolver.settle(result.flatMap { sent in Result { try transform(sent) } }) }
       resolver.onCancel { handle.cancel() }
     })

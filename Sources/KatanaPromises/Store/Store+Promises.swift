@@ -11,7 +11,7 @@ extension Store {
   /// another from a thread apply in that order. `retry` on the promise dispatches the updater again,
   /// interceptors included; cancelling the promise withdraws the updater if it has not been applied.
   /// The promise does not keep the store alive: once the store is released, `retry` rejects with
-  /// ``Katana/StoreError/storeShutDown``.
+  /// `StoreError.storeShutDown`.
   ///
   /// The promise rejects with what `try await store.dispatch(updater)` throws.
   @inlinable @discardableResult
@@ -41,7 +41,7 @@ extension Store {
   /// Dispatches any item and returns a promise of its outcome: `()` for updaters and side effects, the
   /// value of a returning side effect. Katana 6's `anyDispatch`, with `any Sendable` for `Any`.
   ///
-  /// An item that is neither kind, or both, rejects with a ``StoreError`` (Katana 6 crashed).
+  /// An item that is neither kind, or both, rejects with a `StoreError` (Katana 6 crashed).
   @inlinable @discardableResult
   public nonisolated func anyDispatch(_ dispatchable: any Dispatchable) -> Promise<any Sendable> {
     noteHeldTurn(Promise.dispatching { [weak self] in self?.anySend(dispatchable) })
@@ -70,7 +70,7 @@ extension AnySideEffectContext {
   /// Dispatches a returning side effect from a side effect and returns a promise of its value; see
   /// ``dispatch(_:)-(U)``.
   ///
-  /// The promise rejects with ``StoreError/returnValueTypeMismatch(expected:actual:)`` if an interceptor
+  /// The promise rejects with `StoreError.returnValueTypeMismatch(expected:actual:)` if an interceptor
   /// replaced the side effect with one returning another type (Katana 6 crashed).
   @discardableResult
   public func dispatch<R: ReturningSideEffect>(_ dispatchable: R) -> Promise<R.ReturnValue> {
@@ -78,7 +78,7 @@ extension AnySideEffectContext {
   }
 
   /// Dispatches any item from a side effect and returns a promise of its outcome; see
-  /// ``Katana/Store/anyDispatch(_:)-(any Dispatchable)``.
+  /// ``Katana/Store/anyDispatch(_:)``.
   @discardableResult
   public func anyDispatch(_ dispatchable: any Dispatchable) -> Promise<any Sendable> {
     noteHeldTurn(Promise.dispatching { self.anySend(dispatchable) })

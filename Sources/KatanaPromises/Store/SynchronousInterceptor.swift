@@ -33,11 +33,11 @@ public typealias SynchronousStoreInterceptor =
 ///
 /// - Important: While it handles a *state updater*, the handler holds the store's turn: what it dispatches
 ///   to the same store runs after it returns. Blocking on such a dispatch (Katana 6 hung) throws
-///   ``StoreError/deadlock(_:)`` from ``Hydra/await(in:_:)-(Context?,Promise<T>)`` when it waits for the
+///   `StoreError.deadlock(_:)` from ``Hydra/await(in:_:)-(Context?,Promise<T>)`` when it waits for the
 ///   promise `context.dispatch` or `store.dispatch` returned; waiting for a promise derived from it (with
 ///   `then`) still hangs. Calling `next` after the handler has returned throws
-///   ``StoreError/nextCalledOutOfScope(_:)``. Each dispatch through the adapter costs two thread switches;
-///   rewrite hot interceptors as ``StoreInterceptor``s.
+///   `StoreError.nextCalledOutOfScope(_:)`. Each dispatch through the adapter costs two thread switches;
+///   rewrite hot interceptors as `StoreInterceptor`s.
 public func synchronousInterceptor(_ interceptor: @escaping SynchronousStoreInterceptor) -> StoreInterceptor {
   { context in
     let middle = interceptor(context)
