@@ -5,9 +5,8 @@ import Katana
 ///
 /// ``Katana/Store`` and ``PartialStore`` conform. The typed `dispatch` overloads come from
 /// ``anySend(_:)``, so they check the item's types when it is handled; like the store's, their promises
-/// start the dispatch at once, and `retry` dispatches again. A promise does not keep the object it was
-/// dispatched through alive: `retry` after that object is released rejects with
-/// `StoreError.storeShutDown`.
+/// start the dispatch at once, and `retry` dispatches again. A promise does not keep the store alive:
+/// `retry` after the store is released rejects with `StoreError.storeShutDown`.
 public protocol AnyStore: AnyObject, Sendable {
   /// The store's latest committed state.
   var anyState: any State { get }
@@ -30,21 +29,35 @@ extension AnyStore {
   /// Dispatches a state updater; see ``Katana/Store/dispatch(_:)-(U)``.
   @discardableResult
   public func dispatch<U: AnyStateUpdater>(_ dispatchable: U) -> Promise<Void> {
-    Promise.dispatching({ [weak self] in self?.anySend(dispatchable) }, transform: { _ in () })
+    Promise.dispatching({ [send = sendIfAlive] in send(dispatchable) }, transform: { _ in () })
   }
 
   /// Dispatches a side effect; see ``Katana/Store/dispatch(_:)-(E)``.
   @discardableResult
   public func dispatch<E: AnySideEffect>(_ dispatchable: E) -> Promise<Void> {
-    Promise.dispatching({ [weak self] in self?.anySend(dispatchable) }, transform: { _ in () })
+    Promise.dispatching({ [send = sendIfAlive] in send(dispatchable) }, transform: { _ in () })
   }
 
   /// Dispatches a returning side effect and returns a promise of its value; see
   /// ``Katana/Store/dispatch(_:)-(R)``.
   @discardableResult
   public func dispatch<R: ReturningSideEffect>(_ dispatchable: R) -> Promise<R.ReturnValue> {
-    Promise.dispatching({ [weak self] in self?.anySend(dispatchable) }, transform: { try returnValue($0, of: R.self) })
+    Promise.dispatching({ [send = sendIfAlive] in send(dispatchable) }, transform: { try returnValue($0, of: R.self) })
   }
+}
+
+extension AnyStore {
+  /// `anySend`, for promise bodies (which `retry` runs again): does not keep the store alive.
+  var sendIfAlive: @Sendable (any Dispatchable) -> DispatchHandle<any Sendable>? {
+    if let partial = self as? any StoreWrapper { return partial.sendToStoreIfAlive }
+    return { [weak self] in self?.anySend($0) }
+  }
+}
+
+/// A wrapper around a store, such as ``PartialStore``: promise bodies hold the store weakly, not the wrapper.
+protocol StoreWrapper {
+  /// Sends to the wrapped store, or returns nil once it is gone.
+  var sendToStoreIfAlive: @Sendable (any Dispatchable) -> DispatchHandle<any Sendable>? { get }
 }
 
 extension Store: AnyStore {
@@ -61,18 +74,18 @@ extension Store: AnyStore {
 /// let partial = PartialStore(store)   // Katana 6: let partial: PartialStore<AppState> = store
 /// partial.dispatch(AddTodo(title: "eggs"))
 /// ```
-public final class PartialStore<S: State>: AnyStore {
+public final class PartialStore<S: State>: AnyStore, StoreWrapper {
   private let getState: @Sendable () -> S
   private let sendAny: @Sendable (any Dispatchable) -> DispatchHandle<any Sendable>
   /// `sendAny` for promise bodies, which `retry` runs again: it does not keep the store alive.
-  private let sendAnyIfAlive: @Sendable (any Dispatchable) -> DispatchHandle<any Sendable>?
+  let sendToStoreIfAlive: @Sendable (any Dispatchable) -> DispatchHandle<any Sendable>?
   private let listen: @Sendable (@escaping StoreListener<S>) -> StoreUnsubscribe
 
   /// Wraps `store`. The wrapper keeps the store alive.
   public init<D: SideEffectDependencyContainer>(_ store: Store<S, D>) {
     getState = { store.state }
     sendAny = { store.anySend($0) }
-    sendAnyIfAlive = { [weak store] in store?.anySend($0) }
+    sendToStoreIfAlive = { [weak store] in store?.anySend($0) }
     listen = { store.addListener($0) }
   }
 
@@ -85,7 +98,7 @@ public final class PartialStore<S: State>: AnyStore {
   /// Dispatches any item; see ``Katana/Store/anyDispatch(_:)``.
   @discardableResult
   public func anyDispatch(_ dispatchable: any Dispatchable) -> Promise<any Sendable> {
-    Promise.dispatching { [sendAnyIfAlive] in sendAnyIfAlive(dispatchable) }
+    Promise.dispatching { [send = sendToStoreIfAlive] in send(dispatchable) }
   }
 
   /// Hands any item to the store now; see `Store.anySend(_:)`.

@@ -50,6 +50,26 @@ final class LegacyStoreSurfaceXCTests: XCTestCase {
     XCTAssertEqual(calls.current, ["0->1", "any 1", "any 2", "any 3"])
   }
 
+  func testPartialStorePromises_retryThroughTheStore_whileTheStoreLives_evenOnceTheWrapperIsGone() {
+    var store: CounterStore? = makeStore()
+    let attempts = LockedValue(0)
+    let flaky = Run { _ in
+      let attempt = attempts.withLock { count -> Int in
+        count += 1
+        return count
+      }
+      if attempt == 1 { throw TestError(code: attempt) }
+    }
+    let promise = PartialStore(store!).dispatch(flaky)  // the wrapper is released at once
+    XCTAssertNotNil(value(of: promise.retry(2)))
+    XCTAssertEqual(attempts.current, 2)
+
+    let failing = PartialStore(store!).anyDispatch(Fail(code: 1))
+    XCTAssertNotNil(error(of: failing))
+    store = nil
+    XCTAssertEqual(error(of: failing.retry(2)) as? StoreError, .storeShutDown)
+  }
+
   func testCustomExecutors_runTheStateInitializerAndTheListeners() {
     let initializerExecutor = CountingExecutor("test.initializer")
     let listenersExecutor = CountingExecutor("test.listeners")
