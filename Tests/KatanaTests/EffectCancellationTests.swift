@@ -262,15 +262,18 @@ struct CancellationByIDTests {
   @Test func run_operationKeepsTheCallersPriorityAndTaskLocalValues() async throws {
     let store = try await makeReadyStore()
     let context = try await savedContext(of: store)
-    // `.high`, so that nothing can escalate the caller or the run meanwhile: the run's task is created
-    // while the caller is `.high` and `.medium` is what a task that did not inherit would get.
-    let caller = Task(priority: .high) {
+    let seen = Recorder<(priority: TaskPriority, tag: String?)>()
+    let caller = Task(priority: .low) {
       try await CallerTaskLocal.$tag.withValue("the caller's") {
-        try await context.run(id: EffectTestID()) { (Task.currentPriority, CallerTaskLocal.tag) }
+        try await context.run(id: EffectTestID()) { seen.append((Task.currentPriority, CallerTaskLocal.tag)) }
       }
     }
-    let (priority, tag) = try await caller.value
-    #expect(priority == .high)
+    // Waits for the operation's report before awaiting the caller: awaiting a task raises its priority (and
+    // that of the task it awaits) to the waiter's, which would hide a run that did not inherit `.low`.
+    await seen.wait(forCount: 1)
+    try await caller.value
+    let (priority, tag) = try #require(seen.values.first)
+    #expect(priority == .low)
     #expect(tag == "the caller's")
     #expect(store.runningEffectCount == 0)
   }
