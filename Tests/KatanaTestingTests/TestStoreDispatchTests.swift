@@ -1,6 +1,17 @@
 import KatanaTesting
 import Testing
 
+/// A state whose `==` is false even for two identical values (a NaN field): reflection then finds no
+/// difference to show.
+struct MeasurementState: State, Equatable {
+  var reading = Double.nan
+  var count = 0
+}
+
+struct CountMeasurement: StateUpdater {
+  func updateState(_ state: inout MeasurementState) { state.count += 1 }
+}
+
 @Suite("TestStore: dispatch", .timeLimit(.minutes(1)))
 struct TestStoreDispatchTests {
   @Test func dispatch_whenMutationMatches_passesAndCommits() async throws {
@@ -18,6 +29,48 @@ struct TestStoreDispatchTests {
       try await store.dispatch(Increment(by: 2)) { $0.count = 3 }
     }
     #expect(store.state.count == 2)
+    await store.finish()
+  }
+
+  @Test func dispatch_wrongMutation_messageIsTheExplanation_thenOneIndentedLinePerDifference() async throws {
+    let store = makeStore(CounterState(count: 1))
+    let issues = IssueLog()
+    try await withKnownIssue(
+      "the mutation is wrong on purpose",
+      {
+        try await store.dispatch(Log(tag: "a")) {
+          $0.count = 2
+          $0.log = ["b"]
+        }
+      }, matching: issues.matcher())
+    #expect(
+      issues.all == [
+        """
+        State change of Log(tag: "a") does not match the expectation (expected: the state before it, changed by \
+        your mutation). Differences:
+          count: expected 2, actual 1
+          log[0]: expected "b", actual "a"
+        """
+      ])
+    await store.finish()
+  }
+
+  @Test func dispatch_whenTheStatesDifferOnlyByEquality_showsBothStates() async throws {
+    let store = TestStore<MeasurementState, CounterDependencies>(initialState: MeasurementState())
+    let issues = IssueLog()
+    try await withKnownIssue(
+      "NaN is not equal to itself", { try await store.dispatch(CountMeasurement()) { $0.count = 1 } },
+      matching: issues.matcher())
+    #expect(
+      issues.all == [
+        """
+        State change of CountMeasurement() does not match the expectation (expected: the state before it, changed \
+        by your mutation). Differences:
+          the states are not equal (==), but reflection shows no difference:
+          expected MeasurementState(reading: nan, count: 1)
+          actual   MeasurementState(reading: nan, count: 1)
+        """
+      ])
     await store.finish()
   }
 
@@ -146,6 +199,19 @@ struct TestStoreNonExhaustiveTests {
     try await store.dispatch(Log(tag: "a"))
     await expectOneIssue(containing: ["non-exhaustive", "count: expected 3, actual 2"]) {
       try await store.dispatch(Increment(by: 2)) { $0.count = 3 }
+    }
+    await store.finish()
+  }
+
+  @Test func receive_whenNoReceivedItemMatches_recordsOneIssue_listingTheReceivedItems() async throws {
+    let store = makeStore(exhaustivity: .off)
+    try await store.dispatch(LogAll(tags: ["a", "b"]))
+    let message =
+      "Expected to receive Increment, but no received item matches, and the store has no work in flight. "
+      + #"Received, not asserted: Log(tag: "a"), Log(tag: "b")."#
+    let line = #line + 2
+    await expectOneIssue(containing: [message], atLine: line) {
+      await store.receive(Increment.self) { $0.count = 1 }
     }
     await store.finish()
   }

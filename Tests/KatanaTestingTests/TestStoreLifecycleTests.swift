@@ -151,6 +151,64 @@ struct TestStoreLifecycleTests {
     gate.open()
   }
 
+  @Test func waitUntilIdle_whenWorkNeverEnds_failsafeRecordsOneIssue_andReturns() async throws {
+    let failsafeClock = TestClock()
+    let store = makeStore(failsafeClock: failsafeClock)
+    let gate = Gate()
+    let started = Gate()
+    store.send(WaitForGate(gate: gate, started: started))
+    await started.wait()
+    let fragments = [
+      "waitUntilIdle(): the store still has work in flight after 30 seconds (the test store's hang failsafe): "
+        + "WaitForGate(",
+      "(running). Cancel long-running work, or advance the clock it waits for, before the test ends.",
+    ]
+    let line = #line + 2
+    await expectOneIssue(containing: fragments, atLine: line) {
+      async let waiting: Void = store.waitUntilIdle()
+      try await failsafeClock.waitForSleepers(count: 1)
+      failsafeClock.advance(by: .seconds(30))
+      await waiting
+    }
+    gate.open()
+    await store.receive(Log.self) { $0.log = ["after gate"] }
+    await store.finish()
+  }
+
+  @Test func receive_whenAnInterceptorHoldsTheReceivedItemsTurn_failsafeRecordsOneIssue() async throws {
+    let failsafeClock = TestClock()
+    let held = Gate()
+    let release = Gate()
+    let holding: StoreInterceptor = { _ in
+      { next in
+        { item in
+          if item as? Log == Log(tag: "held") {
+            held.open()
+            await release.waitIgnoringCancellation()
+          }
+          try await next(item)
+        }
+      }
+    }
+    let store = makeStore(interceptors: [holding], failsafeClock: failsafeClock)
+    store.send(LogAll(tags: ["held"]))
+    await held.wait()  // received (the test store's interceptor comes first), not applied
+    let fragments = [
+      #"Received Log(tag: "held"), but it was not applied within 30 seconds (the test store's hang failsafe): "#
+        + "an interceptor holds its turn. Still in flight: ", #"Log(tag: "held") (running)"#,
+    ]
+    let line = #line + 2
+    await expectOneIssue(containing: fragments, atLine: line) {
+      async let receiving: Log? = store.receive(Log.self) { $0.log = ["held"] }
+      try await failsafeClock.waitForSleepers(count: 1)
+      failsafeClock.advance(by: .seconds(30))
+      #expect(await receiving == nil)
+    }
+    release.open()
+    await store.finish()
+    #expect(store.state.log == ["held"])
+  }
+
   @Test func dispatch_whenTheSideEffectNeverReturns_failsafeRecordsOneIssueAndThrows() async throws {
     let failsafeClock = TestClock()
     let store = makeStore(failsafeClock: failsafeClock)

@@ -97,7 +97,10 @@ extension TimeEffects {
 
     @Test func debounce_negativeDuration_throwsInvalidDuration() async throws {
       let store = try await makeStore(clock: TestClock())
-      await #expect(throws: EffectError.self) {
+      await #expect(
+        throws: EffectError.invalidDuration(
+          "debounce(id:for:operation:) needs a duration of zero or more, got -1.0 seconds.")
+      ) {
         try await store.dispatch(Script { context in try await context.debounce(id: ID(), for: .seconds(-1)) {} })
       }
     }
@@ -195,7 +198,10 @@ extension TimeEffects {
 
     @Test func intervalNotPositive_throwsInvalidDuration() async throws {
       let store = try await makeStore(clock: TestClock())
-      await #expect(throws: EffectError.self) {
+      await #expect(
+        throws: EffectError.invalidDuration(
+          "throttle(id:for:mode:operation:) needs an interval longer than zero, got 0.0 seconds.")
+      ) {
         try await store.dispatch(
           Script { context in try await context.throttle(id: ID(), for: .zero, mode: .leading) {} })
       }
@@ -245,6 +251,33 @@ extension TimeEffects {
       await #expect(throws: CancellationError.self) { try await timer.value }
     }
 
+    @Test func timer_cancelInFlight_replacesTheTimerRunningUnderTheID() async throws {
+      let clock = TestClock()
+      let store = try await makeStore(clock: clock)
+      let first = store.send(
+        Script { context in
+          try await context.timer(id: ID(), every: .seconds(1)) { try await context.dispatch(Log(entry: "first")) }
+        })
+      try await clock.waitForSleepers(count: 1)
+      let ticks = Recorder<Int>()
+      let second = store.send(
+        Script { context in
+          try await context.timer(id: ID(), every: .seconds(1), cancelInFlight: true) {
+            try await context.dispatch(Log(entry: "second"))
+            ticks.append(context.getState().log.count)
+          }
+        })
+      await #expect(throws: CancellationError.self) { try await first.value }
+      try await clock.waitForSleepers(count: 1)  // the first timer's sleep was cancelled: this is the second's
+      clock.advance(by: .seconds(1))
+      await ticks.wait(forCount: 1)
+      #expect(store.state.log == ["second"])
+      #expect(store.runningEffectCount == 1)
+      store.cancel(id: ID())
+      await #expect(throws: CancellationError.self) { try await second.value }
+      #expect(store.runningEffectCount == 0)
+    }
+
     @Test func timer_stopsWhenTheStoreShutsDown() async throws {
       let clock = TestClock()
       let store = try await makeStore(clock: clock)
@@ -270,7 +303,10 @@ extension TimeEffects {
 
     @Test func timer_intervalNotPositive_throwsInvalidDuration() async throws {
       let store = try await makeStore(clock: TestClock())
-      await #expect(throws: EffectError.self) {
+      await #expect(
+        throws: EffectError.invalidDuration(
+          "timer(id:every:cancelInFlight:tick:) needs an interval longer than zero, got 0.0 seconds.")
+      ) {
         try await store.dispatch(Script { context in try await context.timer(id: ID(), every: .zero) {} })
       }
     }

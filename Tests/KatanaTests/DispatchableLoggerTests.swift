@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 
 @testable import Katana
@@ -10,6 +11,11 @@ class BaseLog: StateUpdater, @unchecked Sendable {  // Sendable: immutable.
 }
 
 final class DerivedLog: BaseLog, @unchecked Sendable {}  // Sendable: immutable.
+
+/// An updater only the default-sink test dispatches, so that its log line is unique in the process.
+struct PrintedByTheDefaultSink: StateUpdater {
+  func updateState(_ state: inout CounterState) { state.counter += 1 }
+}
 
 /// A logger whose sink records what it logs.
 private func recordingLogger(blackList: [any Dispatchable.Type] = [], into recorder: Recorder<String>)
@@ -81,6 +87,44 @@ struct DispatchableLoggerTests {
     try await store.dispatch(Log(tag: "passed"))
     #expect(logged.values == ["Log passed"])
     #expect(store.state.log == ["passed"])
+  }
+
+  @Test func logger_whenAnInterceptorAfterItSwallowsTheItem_logsIt() async throws {
+    let logged = Recorder<String>()
+    let swallowing = interceptor { item, next, _ in
+      if let log = item as? Log, log.tag == "swallowed" { return }
+      try await next(item)
+    }
+    let store = try await makeReadyStore(interceptors: [recordingLogger(into: logged), swallowing])
+    try await store.dispatch(Log(tag: "swallowed"))
+    try await store.dispatch(Log(tag: "applied"))
+    // The logger cannot tell a swallowed item from a handled one: both are logged.
+    #expect(logged.values == ["Log swallowed", "Log applied"])
+    #expect(store.state.log == ["applied"])
+  }
+
+  @Test func logger_logsTheItemAsItReceivedIt_evenWhenALaterInterceptorReplacesIt() async throws {
+    let logged = Recorder<String>()
+    let replacing = interceptor { item, next, _ in
+      if let log = item as? Log, log.tag == "original" { return try await next(Log(tag: "replacement")) }
+      try await next(item)
+    }
+    let store = try await makeReadyStore(interceptors: [recordingLogger(into: logged), replacing])
+    try await store.dispatch(Log(tag: "original"))
+    #expect(logged.values == ["Log original"])
+    #expect(store.state.log == ["replacement"])
+  }
+
+  /// Captures the process's standard output around a dispatch: this checks what the default sink really
+  /// does (it writes the line to file descriptor 1), not only the message it would print.
+  @Test func defaultSink_printsKatana6sLineToStandardOutput() async throws {
+    let line = "[Dispatchable]: KatanaTests.PrintedByTheDefaultSink"
+    let store = try await makeReadyStore(interceptors: [DispatchableLogger.interceptor()])
+    let output = try await capturingOutput(of: STDOUT_FILENO, ownPrefixes: [line]) {
+      try await store.dispatch(PrintedByTheDefaultSink())
+    }
+    #expect(output.split(separator: "\n").filter { $0 == line }.count == 1)
+    #expect(store.state.counter == 1)
   }
 
   @Test func logger_logsStateUpdatersInTheOrderTheStoreAppliedThem() async throws {

@@ -38,9 +38,10 @@ final class CallbackAPI<Value: Sendable>: Sendable {
 struct AppendEach<Elements: AsyncSequence & Sendable>: SideEffect where Elements.Element == Int {
   let elements: Elements
   var delivered: Recorder<Int>?
+  var cancelInFlight = false
 
   func sideEffect(_ context: SideEffectContext<CounterState, TestDependencies>) async throws {
-    try await context.forEach(elements, id: EffectTestID()) { element in
+    try await context.forEach(elements, id: EffectTestID(), cancelInFlight: cancelInFlight) { element in
       try await context.dispatch(AppendItem(value: element))
       delivered?.append(element)
     }
@@ -96,6 +97,29 @@ struct AsyncSequenceBridgeTests {
     await terminated.wait()
     continuation.yield(2)
     #expect(store.state.items == [1])
+    #expect(store.runningEffectCount == 0)
+  }
+
+  @Test func forEach_cancelInFlight_stopsTheEarlierIteration_andKeepsTheNewOne() async throws {
+    let store = try await makeReadyStore()
+    let (older, olderContinuation) = AsyncStream<Int>.makeStream()
+    let olderTerminated = Gate()
+    olderContinuation.onTermination = { _ in olderTerminated.open() }
+    let delivered = Recorder<Int>()
+    let first = store.send(AppendEach(elements: older, delivered: delivered))
+    olderContinuation.yield(1)
+    await delivered.wait(forCount: 1)
+    let (newer, newerContinuation) = AsyncStream<Int>.makeStream()
+    let second = store.send(AppendEach(elements: newer, delivered: delivered, cancelInFlight: true))
+    await #expect(throws: CancellationError.self) { try await first.value }
+    await olderTerminated.wait()
+    olderContinuation.yield(99)  // the older stream has ended: dropped
+    newerContinuation.yield(2)
+    await delivered.wait(forCount: 2)
+    #expect(store.runningEffectCount == 1)
+    newerContinuation.finish()
+    try await second.value
+    #expect(store.state.items == [1, 2])
     #expect(store.runningEffectCount == 0)
   }
 

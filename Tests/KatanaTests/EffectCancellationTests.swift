@@ -16,6 +16,18 @@ struct DetachedContext: AnySideEffectContext {
   func anySend(_ dispatchable: any Dispatchable) -> DispatchHandle<any Sendable> { .failed(TestError(code: 0)) }
 }
 
+/// A task-local value, to check what a run under an id inherits from its caller.
+enum CallerTaskLocal {
+  @TaskLocal static var tag: String?
+}
+
+/// The context of a side effect, kept to call the tools from outside a side effect's body.
+func savedContext(of store: TestStore) async throws -> SideEffectContext<CounterState, TestDependencies> {
+  let saved = LockedValue<SideEffectContext<CounterState, TestDependencies>?>(nil)
+  try await store.dispatch(Script { context in saved.withLock { $0 = context } })
+  return try #require(saved.current)
+}
+
 /// Sends a side effect that runs `waitForCancellation` under `id`, and returns its handle once the operation
 /// has started.
 func sendRunWaitingForCancellation(
@@ -244,6 +256,56 @@ struct CancellationByIDTests {
     #expect(registry.entryCount == 0)
     let context = try #require(saved.current)
     await #expect(throws: StoreError.storeShutDown) { try await context.run(id: EffectTestID()) { 1 } }
+    #expect(store.runningEffectCount == 0)
+  }
+
+  @Test func run_operationKeepsTheCallersPriorityAndTaskLocalValues() async throws {
+    let store = try await makeReadyStore()
+    let context = try await savedContext(of: store)
+    let seen = Recorder<(priority: TaskPriority, tag: String?)>()
+    let caller = Task(priority: .low) {
+      try await CallerTaskLocal.$tag.withValue("the caller's") {
+        try await context.run(id: EffectTestID()) { seen.append((Task.currentPriority, CallerTaskLocal.tag)) }
+      }
+    }
+    // Waits for the operation's report before awaiting the caller: awaiting a task raises its priority (and
+    // that of the task it awaits) to the waiter's, which would hide a run that did not inherit `.low`.
+    await seen.wait(forCount: 1)
+    try await caller.value
+    let (priority, tag) = try #require(seen.values.first)
+    #expect(priority == .low)
+    #expect(tag == "the caller's")
+    #expect(store.runningEffectCount == 0)
+  }
+
+  @Test(arguments: [false, true])
+  func everyTool_calledAfterShutdown_throwsStoreShutDown(registryInUseBeforeShutdown: Bool) async throws {
+    let store = try await makeReadyStore()
+    let context = try await savedContext(of: store)
+    if registryInUseBeforeShutdown {
+      #expect(try await context.run(id: EffectTestID()) { 1 } == 1)
+    }
+    await store.shutdown()
+    // If a tool ran instead of throwing, each of these would end with another outcome, never hang: the
+    // operations return at once, the timer's first tick throws a `TestError` after a millisecond.
+    await #expect(throws: StoreError.storeShutDown) { try await context.run(id: EffectTestID()) { 1 } }
+    await #expect(throws: StoreError.storeShutDown) {
+      try await context.debounce(id: EffectTestID(), for: .zero) { 1 }
+    }
+    await #expect(throws: StoreError.storeShutDown) {
+      try await context.throttle(id: EffectTestID(), for: .seconds(1), mode: .leading) { 1 }
+    }
+    await #expect(throws: StoreError.storeShutDown) {
+      try await context.throttle(id: EffectTestID(), for: .seconds(1), mode: .latest) { 1 }
+    }
+    await #expect(throws: StoreError.storeShutDown) {
+      try await context.timer(id: EffectTestID(), every: .milliseconds(1)) { throw TestError(code: 1) }
+    }
+    await #expect(throws: StoreError.storeShutDown) {
+      try await context.forEach(AsyncStream<Int> { $0.finish() }, id: EffectTestID()) { _ in }
+    }
+    context.cancel(id: EffectTestID())  // documented as a no-op after shutdown
+    store.cancel(id: EffectTestID())
     #expect(store.runningEffectCount == 0)
   }
 

@@ -86,6 +86,20 @@ struct HeldFollowUp: StateUpdater, DispatchObserverDispatchable {
   func updateState(_ state: inout CounterState) { state.log.append("held follow-up") }
 }
 
+/// Follows an observed item, up to a depth of 3: an `onDispatch(Chained.self, [Chained.self])` entry
+/// observes the items it dispatched itself.
+struct Chained: StateUpdater, DispatchObserverDispatchable {
+  let depth: Int
+
+  init?(dispatchedItem: any Dispatchable, prevState: any State, currentState: any State) {
+    let previous = (dispatchedItem as? Chained)?.depth ?? 0
+    guard previous < 3 else { return nil }
+    depth = previous + 1
+  }
+
+  func updateState(_ state: inout CounterState) { state.log.append("chained \(depth)") }
+}
+
 /// A context that is not a store's, the way a unit test of an interceptor might fake one.
 final class FakeContext: AnySideEffectContext {
   let sent = Recorder<String>()
@@ -261,6 +275,26 @@ struct ObserverInterceptorTests {
     try await store.dispatch(Increment())
     try await store.waitUntilIdle()
     #expect(store.state.log == ["onStart", "onStart", "Increment 0->1", "again", "Increment 0->1"])
+  }
+
+  @Test func followUps_goThroughEveryInterceptor_theObserverIncluded() async throws {
+    let seen = Recorder<String>()
+    let store = try await makeTrackedStore(interceptors: [
+      recordingInterceptor("before", into: seen),
+      ObserverInterceptor.observe([
+        .onDispatch(Increment.self, [Chained.self]), .onDispatch(Chained.self, [Chained.self]),
+      ]),
+      recordingInterceptor("after", into: seen),
+    ])
+    try await store.dispatch(Increment())
+    try await store.waitUntilIdle()
+    // "chained 2" and "chained 3" exist only because the observer saw the items it dispatched itself.
+    #expect(store.state.log == ["chained 1", "chained 2", "chained 3"])
+    #expect(
+      seen.values == [
+        "before:Increment", "after:Increment", "before:Chained", "after:Chained", "before:Chained", "after:Chained",
+        "before:Chained", "after:Chained",
+      ])
   }
 
   // MARK: onStart and start-up

@@ -1,8 +1,7 @@
-import KatanaTesting
+import Katana
 
-// An example feature, written the way an app would write it, and tested end to end in SearchFeatureTests:
-// a search field whose side effect waits for typing to pause (the effect toolkit's debounce, on the store's
-// clock), then calls an API from the dependency container, and shows the results or the error.
+// A search field: typing stores the query; once typing pauses (a debounce on the store's clock), a search
+// calls the API from the dependency container and shows the results or the error.
 
 struct SearchState: State, Equatable {
   var query = ""

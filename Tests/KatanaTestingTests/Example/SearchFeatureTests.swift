@@ -2,18 +2,16 @@ import KatanaTesting
 import Testing
 
 /// A search API double that answers from a table and remembers what it was asked.
-final class StubSearchAPI: SearchAPI {
+actor StubSearchAPI: SearchAPI {
   let answers: [String: [String]]
-  private let asked = LockedValue<[String]>([])
+  private(set) var queries: [String] = []
 
   init(_ answers: [String: [String]]) {
     self.answers = answers
   }
 
-  var queries: [String] { asked.current }
-
   func search(_ query: String) async throws -> [String] {
-    asked.withLock { $0.append(query) }
+    queries.append(query)
     return answers[query] ?? []
   }
 }
@@ -56,7 +54,7 @@ struct SearchFeatureTests {
       $0.results = ["katana", "katana-swift"]
     }
     await store.finish()
-    #expect(api.queries == ["kat"])
+    #expect(await api.queries == ["kat"])
   }
 
   @Test func typingQuickly_searchesOnlyTheLastQuery() async throws {
@@ -82,7 +80,7 @@ struct SearchFeatureTests {
       $0.results = ["katana"]
     }
     await store.finish()
-    #expect(api.queries == ["ka"])
+    #expect(await api.queries == ["ka"])
   }
 
   @Test func failingAPI_showsTheError() async throws {
@@ -109,7 +107,7 @@ struct SearchFeatureTests {
     await store.receive(SetQuery(query: "")) { $0.query = "" }
     await store.receive(ClearResults()) { $0.results = [] }
     await store.finish()
-    #expect(api.queries.isEmpty)
+    #expect(await api.queries.isEmpty)
   }
 
   @Test func countResults_returnsItsValueToTheTest() async throws {
