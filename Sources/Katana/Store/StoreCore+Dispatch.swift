@@ -1,0 +1,209 @@
+extension StoreCore {
+  // MARK: - Typed dispatch
+
+  /// The fast path of an updater dispatch: applies `updater` synchronously, and returns true, if the store
+  /// is ready, nothing is ahead in the mailbox and there is no interceptor. Listeners are called before it
+  /// returns. Returns false when the caller must take ``dispatchWaitingForTurn(_:)``.
+  ///
+  /// - Throws: `CancellationError` if the calling task is already cancelled (the updater is withdrawn).
+  ///
+  /// Never inlined into the async caller on purpose: inside an async function, temporaries live in memory
+  /// taken from the task allocator; in this synchronous function they live on the thread's stack.
+  @inlinable @inline(never)
+  func dispatchWithoutWaiting<U: StateUpdater>(_ updater: U) throws -> Bool where U.StateType == S {
+    if Task.isCancelled { throw CancellationError() }
+    guard !hasInterceptors else { return false }
+    return applyIfIdle { updater.updateState(&$0) }
+  }
+
+  /// ``dispatchWithoutWaiting(_:)`` for a type-erased updater.
+  @inlinable @inline(never)
+  func dispatchWithoutWaiting(erased updater: any AnyStateUpdater) throws -> Bool {
+    if Task.isCancelled { throw CancellationError() }
+    guard !hasInterceptors else { return false }
+    return try applyIfIdle { try Self.applyErased(updater, to: &$0) }
+  }
+
+  /// The slow path of an updater dispatch: waits for the turn, runs the interceptor chain.
+  @inlinable
+  nonisolated(nonsending) func dispatchWaitingForTurn<U: StateUpdater>(_ updater: U) async throws
+  where U.StateType == S {
+    try await dispatchUpdaterWaitingForTurn(
+      updater, frame: TypedUpdaterFrame<S, U>(), apply: { updater.updateState(&$0) }, depth: 0)
+  }
+
+  /// Dispatches a state updater and returns once it is committed and observers have seen it.
+  @inlinable @inline(__always)
+  nonisolated(nonsending) func dispatch<U: StateUpdater>(_ updater: U) async throws where U.StateType == S {
+    if tracksActivity, !isTrackedHere {
+      return try await withActivity { try await dispatch(updater) }
+    }
+    if try dispatchWithoutWaiting(updater) { return }
+    try await dispatchWaitingForTurn(updater)
+  }
+
+  /// Whether side effects may start right away, in the caller's task, without the lock: the store is
+  /// ready and has no interceptor.
+  @inlinable
+  var sideEffectsStartDirectly: Bool {
+    !hasInterceptors && readyFlag.isSet
+  }
+
+  /// Dispatches a side effect in the calling task and returns when its body returns.
+  @inlinable @inline(__always)
+  nonisolated(nonsending) func dispatch<E: SideEffect>(_ effect: E, context: SideEffectContext<S, D>)
+    async throws where E.StateType == S, E.Dependencies == D
+  {
+    if tracksActivity, !isTrackedHere {
+      return try await withActivity { try await dispatch(effect, context: context) }
+    }
+    if sideEffectsStartDirectly {
+      try await runBody { try await effect.sideEffect(context) }
+    } else {
+      try await dispatchThroughChain(effect, context: context)
+    }
+  }
+
+  @inlinable
+  nonisolated(nonsending) func dispatchThroughChain<E: SideEffect>(
+    _ effect: E, context: SideEffectContext<S, D>
+  ) async throws where E.StateType == S, E.Dependencies == D {
+    guard let chain = try await chainOnceSideEffectsMayStart() else {
+      try await runBody { try await effect.sideEffect(context) }
+      return
+    }
+    let frame = TypedSideEffectFrame<E>(storeID: id, context: context, runner: sideEffectRunner)
+    try await SideEffectFrame.withFrame(frame) { try await chain(effect) }
+    try await dispatchRedirects(frame.close().redirects, depth: 0)
+  }
+
+  /// Dispatches a returning side effect in the calling task and returns its value.
+  @inlinable @inline(__always)
+  nonisolated(nonsending) func dispatch<R: ReturningSideEffect>(
+    _ effect: R, context: any AnySideEffectContext
+  ) async throws -> R.ReturnValue {
+    if tracksActivity, !isTrackedHere {
+      return try await withActivity { try await dispatch(effect, context: context) }
+    }
+    if sideEffectsStartDirectly {
+      return try await runBody { try await effect.sideEffect(context) }
+    }
+    return try await dispatchThroughChain(effect, context: context)
+  }
+
+  @inlinable
+  nonisolated(nonsending) func dispatchThroughChain<R: ReturningSideEffect>(
+    _ effect: R, context: any AnySideEffectContext
+  ) async throws -> R.ReturnValue {
+    guard let chain = try await chainOnceSideEffectsMayStart() else {
+      return try await runBody { try await effect.sideEffect(context) }
+    }
+    let frame = ReturningSideEffectFrame<R>(storeID: id, context: context, runner: sideEffectRunner)
+    try await SideEffectFrame.withFrame(frame) { try await chain(effect) }
+    let record = frame.close()
+    try await dispatchRedirects(record.redirects, depth: 0)
+    guard let value = record.value else {
+      throw StoreError.returnValueUnavailable(String(reflecting: R.self))
+    }
+    guard let typed = value as? R.ReturnValue else {
+      throw StoreError.returnValueTypeMismatch(
+        expected: String(reflecting: R.ReturnValue.self), actual: typeName(of: value))
+    }
+    return typed
+  }
+
+  // MARK: - Type-erased dispatch
+
+  /// What kind of item something is, checked at run time.
+  @usableFromInline
+  enum ItemKind {
+    case updater(any AnyStateUpdater)
+    case sideEffect(any AnySideEffect)
+  }
+
+  @inlinable
+  static func classify(_ item: any Dispatchable) throws -> ItemKind {
+    switch (item as? any AnyStateUpdater, item as? any AnySideEffect) {
+    case (.some, .some): throw StoreError.ambiguousDispatchable(typeName(of: item))
+    case (.some(let updater), nil): return .updater(updater)
+    case (nil, .some(let effect)): return .sideEffect(effect)
+    case (nil, nil): throw StoreError.unsupportedDispatchable(typeName(of: item))
+    }
+  }
+
+  /// Applies a type-erased state updater to `state`, in place when it is a ``StateUpdater`` of the right
+  /// state type.
+  @inlinable
+  static func applyErased(_ updater: any AnyStateUpdater, to state: inout S) throws {
+    if let typed = updater as? any StateUpdater {
+      try applyOpened(typed, to: &state)
+      return
+    }
+    let updated = try updater.updatedState(currentState: state)
+    guard let typedState = updated as? S else {
+      throw StoreError.wrongStateType(expected: String(reflecting: S.self), actual: typeName(of: updated))
+    }
+    state = typedState
+  }
+
+  @inlinable
+  static func applyOpened<U: StateUpdater>(_ updater: U, to state: inout S) throws {
+    guard U.StateType.self == S.self else {
+      throw StoreError.wrongStateType(
+        expected: String(reflecting: U.StateType.self), actual: String(reflecting: S.self))
+    }
+    // `U.StateType` and `S` are the same type, so viewing the state through a pointer to `U.StateType`
+    // is sound, and keeps the mutation in place.
+    withUnsafeMutablePointer(to: &state) { pointer in
+      pointer.withMemoryRebound(to: U.StateType.self, capacity: 1) { updater.updateState(&$0.pointee) }
+    }
+  }
+
+  /// Dispatches any item, checking its kind and types at run time, and returns its outcome (`()` for state
+  /// updaters and side effects that return nothing).
+  ///
+  /// - Parameter depth: How many items of the other kind interceptors substituted on the way here.
+  @inlinable
+  nonisolated(nonsending) func anyDispatch(_ item: any Dispatchable, depth: Int = 0) async throws
+    -> any Sendable
+  {
+    if tracksActivity, !isTrackedHere {
+      return try await withActivity { try await anyDispatch(item, depth: depth) }
+    }
+    switch try Self.classify(item) {
+    case .updater(let updater):
+      if try dispatchWithoutWaiting(erased: updater) {
+        return ()
+      }
+      try await dispatchUpdaterWaitingForTurn(
+        item, frame: UpdaterFrame<S>(), apply: { try Self.applyErased(updater, to: &$0) }, depth: depth)
+      return ()
+    case .sideEffect(let effect):
+      let chain = try await chainOnceSideEffectsMayStart()
+      let context = try makeContext()
+      guard let chain else {
+        return try await runBody { try await effect.anySideEffect(context) }
+      }
+      let frame = SideEffectFrame(storeID: id, runner: sideEffectRunner)
+      try await SideEffectFrame.withFrame(frame) { try await chain(item) }
+      let record = frame.close()
+      try await dispatchRedirects(record.redirects, depth: depth)
+      if let value = record.value { return value }
+      if effect is any ReturningSideEffect {
+        throw StoreError.returnValueUnavailable(typeName(of: item))
+      }
+      return ()
+    }
+  }
+
+  /// Dispatches the items interceptors substituted with items of the other kind, in order, as new items.
+  @inlinable
+  nonisolated(nonsending) func dispatchRedirects(_ items: [any Dispatchable], depth: Int) async throws {
+    for item in items {
+      guard depth < StoreError.redirectLimit else {
+        throw StoreError.redirectLimitExceeded(typeName(of: item))
+      }
+      _ = try await anyDispatch(item, depth: depth + 1)
+    }
+  }
+}
