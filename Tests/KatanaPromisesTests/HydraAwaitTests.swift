@@ -56,7 +56,7 @@ struct HydraAwaitTests {
   }
 
   @Test func insideATask_throwsInvalidContext_insteadOfBlocking() async throws {
-    let neverSettles = Promise<Int>()
+    let neverSettles = failsafe(Promise<Int>())  // A regression blocks for 30 s, then fails.
     #expect(throws: PromiseError.invalidContext) { try Hydra.await(neverSettles) }
     let onAnActor = await TestActor().tryToBlock(on: neverSettles)
     #expect(onAnActor as? PromiseError == .invalidContext)

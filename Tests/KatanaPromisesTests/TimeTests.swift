@@ -36,6 +36,25 @@ struct TimeoutTests {
   @Test func notANumber_rejectsWithInvalidInput() async throws {
     await #expect(throws: PromiseError.invalidInput) { try await Promise(resolved: 1).timeout(timeout: .nan).value }
   }
+
+  /// Nothing but the timer holds the timed-out promise here: its source is released unsettled (its body
+  /// dropped the resolvers), and the waiter holds only the promise derived from it.
+  @Test func sourceReleasedUnsettled_aWaiterOnALaterStepGetsTheTimeout() async throws {
+    let later = failsafe(
+      Promise<Int>(in: .background) { _, _, _ in }.timeout(timeout: 0.01).then(in: .background) { $0 })
+    await #expect(throws: PromiseError.timeout) { try await later.value }
+  }
+
+  /// Once the promise settled, the timer lets it go.
+  @Test func settledBeforeTheTimer_isNotKeptAliveByIt() async throws {
+    weak var released: Promise<Int>?
+    do {
+      let timedOut = Promise(resolved: 4).timeout(timeout: 3600)
+      #expect(try await timedOut.value == 4)
+      released = timedOut
+    }
+    #expect(released == nil)
+  }
 }
 
 @Suite("defer", .timeLimit(.minutes(1)))

@@ -33,7 +33,9 @@ public enum Hydra {
   /// changes anything: it throws ``PromiseError/invalidContext``, as in Hydra.
   ///
   /// - Throws: The promise's error; `CancellationError` if the promise is cancelled (Hydra waited forever);
-  ///   ``PromiseError/invalidContext`` as described above.
+  ///   ``PromiseError/invalidContext`` as described above; `StoreError.deadlock(_:)` when a
+  ///   ``synchronousInterceptor(_:)`` handling a state updater waits for a dispatch to its own store, which
+  ///   cannot start before the interceptor returns (Katana 6 hung).
   ///
   /// - Important: Inside a block running on the main queue, only promise callbacks can run during the wait,
   ///   not other main-queue blocks (the main queue is busy with the caller): a promise that waits for other

@@ -29,24 +29,33 @@ extension AnyStore {
   /// Dispatches a state updater; see ``Katana/Store/dispatch(_:)-(U)``.
   @discardableResult
   public func dispatch<U: AnyStateUpdater>(_ dispatchable: U) -> Promise<Void> {
-    Promise.dispatching({ [send = sendIfAlive] in send(dispatchable) }, transform: { _ in () })
+    noteHeldTurn(Promise.dispatching({ [send = sendIfAlive] in send(dispatchable) }, transform: { _ in () }))
   }
 
   /// Dispatches a side effect; see ``Katana/Store/dispatch(_:)-(E)``.
   @discardableResult
   public func dispatch<E: AnySideEffect>(_ dispatchable: E) -> Promise<Void> {
-    Promise.dispatching({ [send = sendIfAlive] in send(dispatchable) }, transform: { _ in () })
+    noteHeldTurn(Promise.dispatching({ [send = sendIfAlive] in send(dispatchable) }, transform: { _ in () }))
   }
 
   /// Dispatches a returning side effect and returns a promise of its value; see
   /// ``Katana/Store/dispatch(_:)-(R)``.
   @discardableResult
   public func dispatch<R: ReturningSideEffect>(_ dispatchable: R) -> Promise<R.ReturnValue> {
-    Promise.dispatching({ [send = sendIfAlive] in send(dispatchable) }, transform: { try returnValue($0, of: R.self) })
+    noteHeldTurn(
+      Promise.dispatching(
+        { [send = sendIfAlive] in send(dispatchable) }, transform: { try returnValue($0, of: R.self) }))
   }
 }
 
 extension AnyStore {
+  /// Records `promise` for ``HeldTurn`` if the caller is an interceptor holding the turn of the store behind
+  /// this one; returns it.
+  func noteHeldTurn<T>(_ promise: Promise<T>) -> Promise<T> {
+    HeldTurn.noteDispatch(promise, to: (self as? any HeldTurnTokenProviding)?.heldTurnToken)
+    return promise
+  }
+
   /// `anySend`, for promise bodies (which `retry` runs again): does not keep the store alive.
   var sendIfAlive: @Sendable (any Dispatchable) -> DispatchHandle<any Sendable>? {
     if let partial = self as? any StoreWrapper { return partial.sendToStoreIfAlive }
@@ -54,10 +63,21 @@ extension AnyStore {
   }
 }
 
+/// A store, or a wrapper around one, that knows its store's ``HeldTurn`` token (nil once the store is gone).
+protocol HeldTurnTokenProviding {
+  var heldTurnToken: HeldTurn.StoreToken? { get }
+}
+
 /// A wrapper around a store, such as ``PartialStore``: promise bodies hold the store weakly, not the wrapper.
 protocol StoreWrapper {
   /// Sends to the wrapped store, or returns nil once it is gone.
   var sendToStoreIfAlive: @Sendable (any Dispatchable) -> DispatchHandle<any Sendable>? { get }
+}
+
+extension Store: HeldTurnTokenProviding {
+  nonisolated var heldTurnToken: HeldTurn.StoreToken? {
+    attachment(HeldTurn.StoreToken.self) { HeldTurn.StoreToken() }
+  }
 }
 
 extension Store: AnyStore {
@@ -74,12 +94,13 @@ extension Store: AnyStore {
 /// let partial = PartialStore(store)   // Katana 6: let partial: PartialStore<AppState> = store
 /// partial.dispatch(AddTodo(title: "eggs"))
 /// ```
-public final class PartialStore<S: State>: AnyStore, StoreWrapper {
+public final class PartialStore<S: State>: AnyStore, StoreWrapper, HeldTurnTokenProviding {
   private let getState: @Sendable () -> S
   private let sendAny: @Sendable (any Dispatchable) -> DispatchHandle<any Sendable>
   /// `sendAny` for promise bodies, which `retry` runs again: it does not keep the store alive.
   let sendToStoreIfAlive: @Sendable (any Dispatchable) -> DispatchHandle<any Sendable>?
   private let listen: @Sendable (@escaping StoreListener<S>) -> StoreUnsubscribe
+  private let tokenOfStore: @Sendable () -> HeldTurn.StoreToken?
 
   /// Wraps `store`. The wrapper keeps the store alive.
   public init<D: SideEffectDependencyContainer>(_ store: Store<S, D>) {
@@ -87,7 +108,10 @@ public final class PartialStore<S: State>: AnyStore, StoreWrapper {
     sendAny = { store.anySend($0) }
     sendToStoreIfAlive = { [weak store] in store?.anySend($0) }
     listen = { store.addListener($0) }
+    tokenOfStore = { [weak store] in store?.heldTurnToken }
   }
+
+  var heldTurnToken: HeldTurn.StoreToken? { tokenOfStore() }
 
   /// The store's latest committed state (`S()` until the store is ready).
   public var state: S { getState() }
@@ -98,7 +122,7 @@ public final class PartialStore<S: State>: AnyStore, StoreWrapper {
   /// Dispatches any item; see ``Katana/Store/anyDispatch(_:)``.
   @discardableResult
   public func anyDispatch(_ dispatchable: any Dispatchable) -> Promise<any Sendable> {
-    Promise.dispatching { [send = sendToStoreIfAlive] in send(dispatchable) }
+    noteHeldTurn(Promise.dispatching { [send = sendToStoreIfAlive] in send(dispatchable) })
   }
 
   /// Hands any item to the store now; see `Store.anySend(_:)`.

@@ -89,7 +89,7 @@ extension Store {
   /// Records `promise` for ``HeldTurn`` if the caller is an interceptor holding this store's turn; returns it.
   @usableFromInline
   nonisolated func noteHeldTurn<T>(_ promise: Promise<T>) -> Promise<T> {
-    HeldTurn.noteDispatch(promise, to: attachment(HeldTurn.StoreToken.self) { HeldTurn.StoreToken() })
+    HeldTurn.noteDispatch(promise, to: heldTurnToken)
     return promise
   }
 }

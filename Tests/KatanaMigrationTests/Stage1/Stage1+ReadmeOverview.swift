@@ -5,8 +5,8 @@ import KatanaPromises
 //
 // Stage-1 steps applied (MIGRATION.md, "Stage 1"):
 // - `import Katana` -> `import KatanaPromises`;
-// - `Store<CounterState, AppDependencies>()` -> `Store<CounterState, AppDependencies>(initialState:
-//   CounterState(), configuration: .katana6)`;
+// - `Store<CounterState, AppDependencies>()` -> `Store<CounterState, AppDependencies>(configuration:
+//   .katana6)`;
 // - `store.addListener() { ... }` -> `store.addListener { ... }` (this repository's formatter; both compile).
 // `State`, `StateUpdater`, `store.dispatch(_:)` from synchronous code and `addListener` compile unchanged.
 

@@ -227,6 +227,36 @@ final class LegacyInterceptorXCTests: XCTestCase {
     XCTAssertEqual(store.state, CounterState(counter: 0, log: ["nested", "after"]))
   }
 
+  func testInterceptorHandlingAnUpdater_blockingOnAPartialStoreOrAnyStoreDispatch_throwsDeadlock() {
+    // The same store reached through the Katana 6 erasures: their promises are recorded too.
+    let stores = LockedValue<(partial: PartialStore<CounterState>, any: any AnyStore)?>(nil)
+    let caught = LockedValue<[String]>([])
+    let blocking = interceptor { _, next, item in
+      if item is Increment, let stores = stores.current {
+        let waits: [(String, () throws -> Void)] = [
+          ("partial", { try Hydra.await(stores.partial.dispatch(AddLog(entry: "partial"))) }),
+          ("partial any", { _ = try Hydra.await(stores.partial.anyDispatch(AddLog(entry: "partial any"))) }),
+          ("any store", { try Hydra.await(stores.any.dispatch(AddLog(entry: "any store"))) }),
+        ]
+        for (name, wait) in waits {
+          do {
+            try wait()
+          } catch let error as StoreError {
+            if case .deadlock = error { caught.withLock { $0.append(name) } }
+          }
+        }
+      }
+      try next(item)
+    }
+    let store = makeStore(interceptors: [blocking])
+    stores.withLock { $0 = (PartialStore(store), store) }
+    defer { stores.withLock { $0 = nil } }
+    XCTAssertNotNil(value(of: store.dispatch(Increment())))
+    XCTAssertEqual(caught.current, ["partial", "partial any", "any store"])
+    XCTAssertNotNil(value(of: store.dispatch(AddLog(entry: "after"))))
+    XCTAssertEqual(store.state, CounterState(counter: 1, log: ["partial", "partial any", "any store", "after"]))
+  }
+
   func testInterceptorHandlers_runOffTheMainThread() {
     let onMain = LockedValue<[Bool]>([])
     let store = makeStore(interceptors: [
