@@ -6,7 +6,7 @@ struct Chart {
   let report: Report
 
   func svg() -> String {
-    let width = 900.0
+    let width = 1_020.0
     let rowHeight = 22.0
     let ratios = ratioRows()
     let appendRows = appendGroups()
@@ -22,7 +22,7 @@ struct Chart {
 
       """
     // Panel 1: ratio to the actor call, on a log scale so that 1x and 100x both read.
-    let left = 330.0
+    let left = 470.0  // Room for the longest case name at 12 px.
     let plotWidth = width - left - 90
     let maximum = Swift.max(ratios.map(\.ratio).max() ?? 1, 30)
     func x(_ ratio: Double) -> Double { left + plotWidth * log10(Swift.max(ratio, 0.1) / 0.1) / log10(maximum / 0.1) }

@@ -7,7 +7,7 @@ extension Runner {
   func runPromiseGroup() async throws {
     try await measure([
       BenchmarkCase(
-        name: "baseline: main-queue round trip", kind: .baseline,
+        name: "baseline: main-queue round trip", kind: .baseline, relativeCost: 20,
         explanation: "A task posts an empty block to the main queue and waits for it to run: the floor for "
           + "an awaited promise whose `then` runs on the main queue, with no promise or store involved."
       ) { operations in
@@ -16,7 +16,7 @@ extension Runner {
         }
       },
       BenchmarkCase(
-        name: "baseline: main-queue posts, pipelined", kind: .baseline,
+        name: "baseline: main-queue posts, pipelined", kind: .baseline, relativeCost: 4,
         explanation: "A task posts blocks that count to the main queue back to back, then waits for the last: "
           + "the floor for pipelined promises whose `then` runs on the main queue."
       ) { operations in
@@ -32,6 +32,7 @@ extension Runner {
       },
       BenchmarkCase(
         name: "promise: awaited dispatch",
+        relativeCost: 20,
         explanation: "store.dispatch(Increment()).then { } (Hydra's default context: the main queue), waited "
           + "for before the next dispatch."
       ) { operations in
@@ -49,6 +50,7 @@ extension Runner {
       },
       BenchmarkCase(
         name: "promise: awaited dispatch, main actor",
+        relativeCost: 20,
         explanation: "The awaited case run on the main actor, where app code calls it: the `then` callback "
           + "and the resumption then share the main queue, with no thread hop."
       ) { operations in
@@ -63,6 +65,7 @@ extension Runner {
       },
       BenchmarkCase(
         name: "promise: pipelined dispatch, main actor",
+        relativeCost: 4,
         explanation: "The pipelined case run on the main actor."
       ) { operations in
         let store = try await makeStore()
@@ -93,7 +96,7 @@ extension Runner {
       },
       BenchmarkCase(
         name: "promise: Hydra.await round trip, side effect (.katana6)",
-        relativeCost: 20,
+        relativeCost: 100,
         explanation: "try Hydra.await(store.dispatch(SyncIncrement())): a synchronous Katana 6 side effect, "
           + "run on its own thread by a .katana6 store, that itself blocks on a nested dispatch."
       ) { operations in
@@ -111,6 +114,7 @@ extension Runner {
       },
       BenchmarkCase(
         name: "promise: pipelined dispatch",
+        relativeCost: 4,
         explanation: "store.dispatch(Increment()).then { } issued back to back from one thread, then the last "
           + "promise waited for: ns per dispatch."
       ) { operations in
