@@ -83,6 +83,15 @@ struct AllTests {
 
 @Suite("any", .timeLimit(.minutes(1)))
 struct AnyTests {
+  @Test func aCancellationFirst_cancelsTheResult() async throws {
+    let first = Promise<Int>()
+    let second = Promise<Int>()
+    let winner = failsafe(any(first, second))
+    second.cancel()
+    first.resolve(1)
+    await #expect(throws: CancellationError.self) { try await winner.value }
+  }
+
   @Test func firstResolution_wins() async throws {
     let first = Promise<Int>()
     let second = Promise<Int>()
@@ -113,6 +122,13 @@ struct AnyTests {
 
 @Suite("zip", .timeLimit(.minutes(1)))
 struct ZipTests {
+  @Test func aCancelledInput_cancelsTheZip() async throws {
+    let a = Promise<Int>()
+    let zipped = failsafe(zip(a, Promise<String>()))
+    a.cancel()
+    await #expect(throws: CancellationError.self) { try await zipped.value }
+  }
+
   @Test func two() async throws {
     let a = Promise<Int>()
     let zipped = zip(a, Promise(resolved: "b"))

@@ -17,6 +17,12 @@ struct HydraAwaitTests {
     #expect(try await waiting.value == 5)
   }
 
+  /// The form Katana 6's own tests used: a context other than `.main` changes nothing.
+  @Test func backgroundContextForm_blocksLikeThePlainForm() async throws {
+    let promise = Promise<Int>(in: .background) { resolve, _, _ in resolve(6) }
+    #expect(try await onPlainThread { try Hydra.await(in: .background, failsafe(promise)) } == 6)
+  }
+
   @Test func plainThread_throwsTheRejection() async throws {
     await #expect(throws: TestError(code: 1)) {
       try await onPlainThread { try Hydra.await(Promise<Int>(rejected: TestError(code: 1))) }

@@ -69,8 +69,14 @@ struct PassTests {
 
   @Test func handler_passesTheValueOn_orRejectsByThrowing() async throws {
     let seen = LockedValue<Int?>(nil)
-    #expect(try await Promise(resolved: 2).pass { value in seen.withLock { $0 = value } }.value == 2)
+    let label = LockedValue("")
+    let passed = Promise(resolved: 2).pass { value in
+      seen.withLock { $0 = value }
+      label.withLock { $0 = currentQueueLabel }
+    }
+    #expect(try await passed.value == 2)
     #expect(seen.current == 2)
+    #expect(label.current == Context.background.label)
     let rejected = Promise(resolved: 2).pass { (_: Int) throws in throw TestError(code: 8) }
     await #expect(throws: TestError(code: 8)) { try await rejected.value }
   }

@@ -17,7 +17,7 @@ extension Promise {
     // The timer holds the pending promise (a derived promise does not keep its source alive, so the timer may
     // be the only holder); settling lets it go.
     let pending = Locked<Promise<Value>?>(nil)
-    let timedOut = derive(in: context) { outcome, resolver in
+    let timedOut = derive(in: context, settlesOnlyAfterSource: false) { outcome, resolver in
       resolver.complete(outcome)
       pending.withLock { $0 = nil }
     }

@@ -250,12 +250,18 @@ public final class Promise<Value: Sendable>: @unchecked Sendable {
   /// The new promise keeps `handler` and the outcome as its body, so that retrying it applies the operator
   /// to the same outcome again (Hydra's semantics: retrying a derived promise does not re-run its source).
   /// It does not keep this promise: a chain whose head never settles is released with its last reference.
+  ///
+  /// `settlesOnlyAfterSource` is false for an operator that can settle before this promise does (`timeout`);
+  /// otherwise a promise derived from a dispatch that a blocking wait would deadlock on deadlocks it too
+  /// (``HeldTurn``).
   @inlinable
   func derive<Derived>(
     in context: Context,
+    settlesOnlyAfterSource: Bool = true,
     _ handler: @escaping @Sendable (PromiseOutcome<Value>, PromiseResolver<Derived>) -> Void
   ) -> Promise<Derived> {
     let derived = Promise<Derived>(derivedWith: context, token: token)
+    if settlesOnlyAfterSource { HeldTurn.noteDerived(derived, from: self) }
     subscribe { outcome in
       let generation = derived.storage.withLock { machine in
         machine.installBody { resolver in handler(outcome, resolver) }

@@ -10,7 +10,10 @@ import Katana
 /// promise-returning dispatches made there to the same store are recorded, and
 /// ``Hydra/await(in:_:)-(Context?,Promise<T>)`` on one of them throws `StoreError.deadlock(_:)`.
 ///
-/// Only a wait for the dispatch's own promise is detected, not for a promise derived from it.
+/// A promise derived from a recorded one in the same handler (with `then`, `catch`, `recover`, ...; not
+/// `timeout`, which settles on its own) is recorded too. Not detected: promises from `promiseDispatch`, which
+/// does not know its store, and combinators such as `zip`.
+@usableFromInline
 enum HeldTurn {
   /// Identifies a store: one instance per store, kept as a store attachment.
   final class StoreToken: Sendable {}
@@ -52,6 +55,14 @@ enum HeldTurn {
   static func noteDispatch(_ promise: AnyObject, to token: @autoclosure () -> StoreToken?) {
     guard let scope = DispatchQueue.getSpecific(key: key), scope.token === token() else { return }
     scope.record(promise)
+  }
+
+  /// Records `derived` if the calling handler recorded `source`: `derived` cannot settle before `source`.
+  /// Costs one queue-specific lookup outside such handlers.
+  @usableFromInline
+  static func noteDerived(_ derived: AnyObject, from source: AnyObject) {
+    guard let scope = DispatchQueue.getSpecific(key: key), scope.contains(source) else { return }
+    scope.record(derived)
   }
 
   /// The error to throw instead of blocking on `promise`, if the caller holds the turn the promise waits

@@ -34,8 +34,10 @@ public typealias SynchronousStoreInterceptor =
 /// - Important: While it handles a *state updater*, the handler holds the store's turn: what it dispatches
 ///   to the same store runs after it returns. Blocking on such a dispatch (Katana 6 hung) throws
 ///   `StoreError.deadlock(_:)` from ``Hydra/await(in:_:)-(Context?,Promise<T>)`` when it waits for the
-///   promise `context.dispatch` or `store.dispatch` returned; waiting for a promise derived from it (with
-///   `then`) still hangs. Calling `next` after the handler has returned throws
+///   promise that `context.dispatch`, `store.dispatch` (or a `PartialStore`'s or `AnyStore`'s) returned, or
+///   for a promise it derived from one (`then`, `catch`, `recover`, ...; a `timeout` settles on its own). A
+///   wait the adapter cannot trace to the dispatch (a promise from `promiseDispatch`, a `zip`) still hangs,
+///   as in Katana 6. Calling `next` after the handler has returned throws
 ///   `StoreError.nextCalledOutOfScope(_:)`. Each dispatch through the adapter costs two thread switches;
 ///   rewrite hot interceptors as `StoreInterceptor`s.
 public func synchronousInterceptor(_ interceptor: @escaping SynchronousStoreInterceptor) -> StoreInterceptor {

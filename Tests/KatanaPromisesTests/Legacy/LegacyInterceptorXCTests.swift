@@ -257,6 +257,33 @@ final class LegacyInterceptorXCTests: XCTestCase {
     XCTAssertEqual(store.state, CounterState(counter: 1, log: ["partial", "partial any", "any store", "after"]))
   }
 
+  func testInterceptorHandlingAnUpdater_blockingOnAPromiseDerivedFromItsDispatch_throwsDeadlock() {
+    let outcomes = LockedValue<[String]>([])
+    let blocking = interceptor { context, next, item in
+      if item is Increment {
+        let dispatched: Promise<Void> = context.dispatch(AddLog(entry: "nested"))
+        let derived = dispatched.then(in: .background) { _ in 1 }.recover(in: .background) { _ in Promise(resolved: 2) }
+        do {
+          _ = try Hydra.await(derived)
+        } catch let error as StoreError {
+          if case .deadlock = error { outcomes.withLock { $0.append("deadlock") } }
+        }
+        // A timeout settles on its own: waiting for it is no deadlock.
+        do {
+          try Hydra.await(dispatched.timeout(in: .background, timeout: 0.01))
+        } catch let error as PromiseError {
+          if error == .timeout { outcomes.withLock { $0.append("timeout") } }
+        }
+      }
+      try next(item)
+    }
+    let store = makeStore(interceptors: [blocking])
+    XCTAssertNotNil(value(of: store.dispatch(Increment())))
+    XCTAssertEqual(outcomes.current, ["deadlock", "timeout"])
+    XCTAssertNotNil(value(of: store.dispatch(AddLog(entry: "after"))))
+    XCTAssertEqual(store.state, CounterState(counter: 1, log: ["nested", "after"]))
+  }
+
   func testInterceptorHandlers_runOffTheMainThread() {
     let onMain = LockedValue<[Bool]>([])
     let store = makeStore(interceptors: [
