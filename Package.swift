@@ -33,15 +33,19 @@ let package = Package(
     .executableTarget(
       name: "KatanaBenchmarks", dependencies: ["Katana", "KatanaPromises", "KatanaBenchmarkBaselines"],
       swiftSettings: strictSettings),
-    .testTarget(name: "KatanaTests", dependencies: ["Katana"], swiftSettings: strictSettings),
+    // Gates, recorders and output capture that the test targets share (test targets cannot import each other).
+    .target(name: "KatanaTestSupport", path: "Tests/KatanaTestSupport", swiftSettings: strictSettings),
+    .testTarget(name: "KatanaTests", dependencies: ["Katana", "KatanaTestSupport"], swiftSettings: strictSettings),
     .testTarget(
-      name: "KatanaTestingTests", dependencies: ["Katana", "KatanaTesting"], swiftSettings: strictSettings),
+      name: "KatanaTestingTests", dependencies: ["Katana", "KatanaTesting", "KatanaTestSupport"],
+      swiftSettings: strictSettings),
     .testTarget(
-      name: "KatanaPromisesTests", dependencies: ["Katana", "KatanaPromises"], swiftSettings: strictSettings),
+      name: "KatanaPromisesTests", dependencies: ["Katana", "KatanaPromises", "KatanaTestSupport"],
+      swiftSettings: strictSettings),
     // Katana 6's README and SideEffect page examples, migrated by hand with MIGRATION.md's steps (stage 1:
     // KatanaPromises; stage 2: async/await and KatanaTesting), and the tests that run them.
     .testTarget(
-      name: "KatanaMigrationTests", dependencies: ["KatanaPromises", "KatanaTesting"],
+      name: "KatanaMigrationTests", dependencies: ["KatanaPromises", "KatanaTesting", "KatanaTestSupport"],
       swiftSettings: strictSettings),
   ],
   swiftLanguageModes: [.v6]

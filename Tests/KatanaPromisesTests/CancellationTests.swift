@@ -1,5 +1,6 @@
 import Dispatch
 import KatanaPromises
+import KatanaTestSupport
 import Testing
 
 @Suite("Cancellation: cancel, cancelled, InvalidationToken, PromiseStatus", .timeLimit(.minutes(1)))

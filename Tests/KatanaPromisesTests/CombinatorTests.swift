@@ -1,5 +1,6 @@
 import Dispatch
 import KatanaPromises
+import KatanaTestSupport
 import Testing
 
 @Suite("all", .timeLimit(.minutes(1)))

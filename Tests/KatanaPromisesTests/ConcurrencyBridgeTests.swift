@@ -1,5 +1,6 @@
 import Dispatch
 import KatanaPromises
+import KatanaTestSupport
 import Testing
 
 @Suite("Bridges: value, promises from async closures, async()", .timeLimit(.minutes(1)))

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import KatanaPromises
+import KatanaTestSupport
 import XCTest
 
 /// `Hydra.await` on the main thread, outside any task: where XCTest runs synchronous test methods, and

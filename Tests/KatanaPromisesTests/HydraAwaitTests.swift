@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import KatanaPromises
+import KatanaTestSupport
 import Testing
 
 @Suite("Hydra.await: blocking waits", .timeLimit(.minutes(1)))

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import KatanaPromises
+import KatanaTestSupport
 import Testing
 
 @Suite("Promise: creation, settling once, lazy bodies", .timeLimit(.minutes(1)))

@@ -1,4 +1,5 @@
 import KatanaPromises
+import KatanaTestSupport
 import Testing
 
 @Suite("recover", .timeLimit(.minutes(1)))

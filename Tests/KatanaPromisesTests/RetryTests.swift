@@ -1,5 +1,6 @@
 import Dispatch
 import KatanaPromises
+import KatanaTestSupport
 import Testing
 
 /// A body that fails with `TestError(code: attempt)` until `succeedOn`, and counts its runs.

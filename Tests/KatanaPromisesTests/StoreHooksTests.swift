@@ -1,5 +1,6 @@
 import Dispatch
 import KatanaPromises
+import KatanaTestSupport
 import Testing
 
 // The package-level hooks the store's promise-returning `dispatch` is built on: an eager body that `retry`

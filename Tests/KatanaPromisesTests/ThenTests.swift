@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import KatanaPromises
+import KatanaTestSupport
 import Testing
 
 @Suite("then: map, flat-map, tap", .timeLimit(.minutes(1)))

@@ -1,4 +1,5 @@
 import Dispatch
+import KatanaTestSupport
 import KatanaTesting
 import Testing
 

@@ -1,3 +1,4 @@
+import KatanaTestSupport
 import KatanaTesting
 import Testing
 

@@ -1,3 +1,4 @@
+import KatanaTestSupport
 import KatanaTesting
 import Testing
 
@@ -231,7 +232,7 @@ struct TestStoreLifecycleTests {
     #expect(
       outcome.current as? TestStoreError
         == .failsafeExpired(
-          "WaitForGate(gate: KatanaTestingTests.Gate, started: KatanaTestingTests.Gate, tag: \"after gate\")"))
+          "WaitForGate(gate: KatanaTestSupport.Gate, started: KatanaTestSupport.Gate, tag: \"after gate\")"))
     gate.open()
     await store.finish()
   }

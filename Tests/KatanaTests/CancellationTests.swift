@@ -1,4 +1,5 @@
 import Katana
+import KatanaTestSupport
 import Testing
 
 /// Waits until the task is cancelled, reporting that it started and that it saw the cancellation.

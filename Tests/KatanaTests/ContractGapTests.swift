@@ -1,4 +1,5 @@
 import Katana
+import KatanaTestSupport
 import Testing
 
 /// A value the caller sets, to check where a side effect's body runs.

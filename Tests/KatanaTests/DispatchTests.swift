@@ -1,4 +1,5 @@
 import Katana
+import KatanaTestSupport
 import Testing
 
 @Suite("Dispatch", .timeLimit(.minutes(1)))

@@ -1,4 +1,5 @@
 import Katana
+import KatanaTestSupport
 import Testing
 
 /// Bumps `items[0]` and records the address of the array's storage, as seen from inside the updater.

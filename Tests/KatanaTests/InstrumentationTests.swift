@@ -1,3 +1,4 @@
+import KatanaTestSupport
 import Testing
 
 @testable import Katana

@@ -1,4 +1,5 @@
 import Katana
+import KatanaTestSupport
 import Testing
 
 /// An interceptor built from a closure that gets the item and `next`.

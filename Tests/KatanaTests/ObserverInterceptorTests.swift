@@ -1,4 +1,5 @@
 import Foundation
+import KatanaTestSupport
 import Testing
 
 @testable import Katana

@@ -1,5 +1,6 @@
 import Dispatch
 import Katana
+import KatanaTestSupport
 import Testing
 
 @Suite("Ordering", .timeLimit(.minutes(1)))

@@ -1,4 +1,5 @@
 import Katana
+import KatanaTestSupport
 import Testing
 
 /// A store reference an updater can reach, to exercise (deliberate) misuse.

@@ -1,4 +1,5 @@
 import Katana
+import KatanaTestSupport
 import Testing
 
 /// A returning side effect whose value is optional, and that counts its runs.

@@ -1,5 +1,6 @@
 import Foundation
 import KatanaPromises
+import KatanaTestSupport
 import Testing
 
 /// MIGRATION.md, "Hydra.await" and "getState": where blocking waits work, and what a side effect reads after

@@ -1,5 +1,6 @@
 import Foundation
 import KatanaPromises
+import KatanaTestSupport
 
 // Items for the suites that check MIGRATION.md's "Behaviour differences from Katana 6".
 

@@ -1,4 +1,5 @@
 import KatanaPromises
+import KatanaTestSupport
 import Testing
 
 /// MIGRATION.md, "Behaviour differences": the promise-returning dispatch APIs.

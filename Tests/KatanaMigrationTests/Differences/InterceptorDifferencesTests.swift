@@ -1,4 +1,5 @@
 import KatanaPromises
+import KatanaTestSupport
 import Testing
 
 /// MIGRATION.md, "Interceptors": when the middle closure runs, and what a kind-changing `next` does.

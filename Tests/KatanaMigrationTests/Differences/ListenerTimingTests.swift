@@ -1,5 +1,6 @@
 import Dispatch
 import KatanaPromises
+import KatanaTestSupport
 import Testing
 
 /// MIGRATION.md, "Listeners": where and when listeners run, with `.katana6` and with the default configuration.

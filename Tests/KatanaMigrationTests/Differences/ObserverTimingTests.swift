@@ -1,4 +1,5 @@
 import KatanaPromises
+import KatanaTestSupport
 import Testing
 
 /// MIGRATION.md, "ObserverInterceptor": when follow-up items run.

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import KatanaPromises
+import KatanaTestSupport
 import XCTest
 
 // The seeds' examples after stage 1, run by XCTest cases written the way Katana 6 suites were: promise

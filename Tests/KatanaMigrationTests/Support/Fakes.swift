@@ -1,4 +1,5 @@
 import KatanaPromises
+import KatanaTestSupport
 
 extension Stage1 {
   /// An `APIManager` that answers `number`.

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import KatanaPromises
+import KatanaTestSupport
 import XCTest
 
 /// Katana 6 section 2.4: when each dispatch promise settles, and with what; and the promise-specific

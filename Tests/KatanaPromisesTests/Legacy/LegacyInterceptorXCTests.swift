@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import KatanaPromises
+import KatanaTestSupport
 import XCTest
 
 /// Katana 6 section 1.6 and 2.5: synchronous interceptors, adapted with `synchronousInterceptor`, and their

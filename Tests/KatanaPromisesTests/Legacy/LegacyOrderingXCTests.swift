@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import KatanaPromises
+import KatanaTestSupport
 import XCTest
 
 /// Katana 6 section 2.2 (state updaters: one at a time, in call order) and 2.3 (side effects: concurrent),

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import KatanaPromises
+import KatanaTestSupport
 import XCTest
 
 /// Katana 6 sections 2.9 (reentrancy) and 2.10 (error propagation): side effects that block on nested

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import KatanaPromises
+import KatanaTestSupport
 import XCTest
 
 /// Katana 6 section 2.11: `retry` on a dispatch promise dispatches the item again, interceptors included.

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import KatanaPromises
+import KatanaTestSupport
 import XCTest
 
 /// Katana 6 section 2.6: the store's start-up phases with Katana 6's configuration.

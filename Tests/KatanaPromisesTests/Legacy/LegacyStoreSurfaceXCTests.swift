@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import KatanaPromises
+import KatanaTestSupport
 import XCTest
 
 /// The rest of Katana 6's store surface: `PartialStore` and `AnyStore`, custom `Executor`s, and dependency

@@ -1,4 +1,5 @@
 import Foundation
+import KatanaTestSupport
 import KatanaTesting
 
 /// The tests of the time-based effect tools and of `TestClock`, with their helpers. Everything is nested in

@@ -1,3 +1,5 @@
+import KatanaTestSupport
+
 @testable import Katana
 
 /// The state most tests use.
@@ -150,14 +152,15 @@ func makeObservedStore(
 }
 
 /// An interceptor that, for state updaters whose log tag is in `gated`, waits for the gate before handing
-/// them on (holding the turn meanwhile), after reporting that it started.
+/// them on (holding the turn meanwhile, even if the dispatching task is cancelled), after reporting that it
+/// started.
 func gatingInterceptor(tag: String, gate: Gate, started: Gate) -> StoreInterceptor {
   { _ in
     { next in
       { item in
         if let log = item as? Log, log.tag == tag {
           started.open()
-          await gate.wait()
+          await gate.waitIgnoringCancellation()
         }
         try await next(item)
       }

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import KatanaPromises
+import KatanaTestSupport
 import XCTest
 
 // The app a Katana 6 test suite would test: a counter with a log, dependencies that dispatch and return

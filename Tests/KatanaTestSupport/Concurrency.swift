@@ -1,5 +1,6 @@
-// Copied from Tests/KatanaTests/Support (test targets cannot import each other). Here every wait also
-// ends when the waiting task is cancelled (see `Gate`).
+// Synchronisation helpers shared by the test targets. Every wait ends when its event happens, never after
+// a delay, and also when the waiting task is cancelled (see `Gate`), so that a suite's time limit can end a
+// test that waits for something a regression prevents.
 import Foundation
 
 /// A one-shot latch: `wait()` suspends until `open()` is called. Opening twice is harmless.
@@ -8,7 +9,9 @@ import Foundation
 /// waits for something a regression prevents (Swift Testing cannot end a test blocked in a wait that
 /// ignores cancellation). Side effects that model work ignoring cancellation use
 /// `waitIgnoringCancellation()`.
-final class Gate: Sendable {
+public final class Gate: Sendable {
+  public init() {}
+
   private struct GateState {
     var isOpen = false
     var lastID = 0
@@ -17,7 +20,7 @@ final class Gate: Sendable {
 
   private let state = LockedValue(GateState())
 
-  func open() {
+  public func open() {
     let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
       state.isOpen = true
       defer { state.waiters = [:] }
@@ -26,9 +29,9 @@ final class Gate: Sendable {
     for waiter in waiters { waiter.resume() }
   }
 
-  var isOpen: Bool { state.withLock { $0.isOpen } }
+  public var isOpen: Bool { state.withLock { $0.isOpen } }
 
-  func wait() async {
+  public func wait() async {
     let id = makeID()
     await withTaskCancellationHandler {
       await suspend(id: id, cancellable: true)
@@ -39,7 +42,7 @@ final class Gate: Sendable {
   }
 
   /// Like `wait()`, but only `open()` ends it.
-  func waitIgnoringCancellation() async {
+  public func waitIgnoringCancellation() async {
     await suspend(id: makeID(), cancellable: false)
   }
 
@@ -64,7 +67,9 @@ final class Gate: Sendable {
 
 /// Counts events and lets a test wait until a given count is reached, without polling (or until the
 /// waiting task is cancelled).
-final class EventCounter: Sendable {
+public final class EventCounter: Sendable {
+  public init() {}
+
   private struct CounterState {
     var count = 0
     var lastID = 0
@@ -73,7 +78,7 @@ final class EventCounter: Sendable {
 
   private let state = LockedValue(CounterState())
 
-  func increment() {
+  public func increment() {
     let ready = state.withLock { state -> [CheckedContinuation<Void, Never>] in
       state.count += 1
       let count = state.count
@@ -84,10 +89,10 @@ final class EventCounter: Sendable {
     for waiter in ready { waiter.resume() }
   }
 
-  var count: Int { state.withLock { $0.count } }
+  public var count: Int { state.withLock { $0.count } }
 
   /// Returns once `increment()` has been called at least `target` times.
-  func wait(for target: Int) async {
+  public func wait(for target: Int) async {
     let id = state.withLock { state -> Int in
       state.lastID += 1
       return state.lastID
@@ -109,50 +114,64 @@ final class EventCounter: Sendable {
 }
 
 /// A lock-protected value for test bookkeeping.
-final class LockedValue<Value>: @unchecked Sendable {  // Sendable: `value` is only touched under `lock`.
+public final class LockedValue<Value>: @unchecked Sendable {  // Sendable: `value` is only touched under `lock`.
   private let lock = NSLock()
   private var value: Value
 
-  init(_ value: Value) { self.value = value }
+  public init(_ value: Value) { self.value = value }
 
-  func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
+  public func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
     lock.lock()
     defer { lock.unlock() }
     return try body(&value)
   }
 
-  var current: Value { withLock { $0 } }
+  public var current: Value { withLock { $0 } }
 }
 
 /// Appends values from any thread and reads them back in order.
-final class Recorder<Element: Sendable>: Sendable {
+public final class Recorder<Element: Sendable>: Sendable {
+  public init() {}
+
   private let storage = LockedValue<[Element]>([])
   private let counter = EventCounter()
 
-  func append(_ element: Element) {
+  public func append(_ element: Element) {
     storage.withLock { $0.append(element) }
     counter.increment()
   }
 
-  var values: [Element] { storage.current }
+  public var values: [Element] { storage.current }
 
   /// Returns once at least `count` values were recorded.
-  func wait(forCount count: Int) async {
+  public func wait(forCount count: Int) async {
     await counter.wait(for: count)
   }
 }
 
 /// A deterministic pseudo-random generator (SplitMix64), so that "random" test schedules are reproducible.
-struct SeededGenerator: RandomNumberGenerator {
+public struct SeededGenerator: RandomNumberGenerator {
   private var state: UInt64
 
-  init(seed: UInt64) { state = seed }
+  public init(seed: UInt64) { state = seed }
 
-  mutating func next() -> UInt64 {
+  public mutating func next() -> UInt64 {
     state &+= 0x9E37_79B9_7F4A_7C15
     var z = state
     z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
     z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
     return z ^ (z >> 31)
+  }
+}
+
+extension Gate {
+  /// Blocks the calling thread (never a task's) until the gate opens.
+  public func waitBlocking() {
+    let semaphore = DispatchSemaphore(value: 0)
+    Task {
+      await waitIgnoringCancellation()
+      semaphore.signal()
+    }
+    semaphore.wait()
   }
 }

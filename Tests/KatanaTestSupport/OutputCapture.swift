@@ -13,7 +13,7 @@ import Foundation
 /// callers look for their own lines in the result, and every captured line that does not start with one of
 /// `ownPrefixes` is written on to the real descriptor afterwards, so that nothing printed by someone else
 /// is lost.
-func capturingOutput(
+public func capturingOutput(
   of descriptor: Int32, ownPrefixes: [String], _ body: () async throws -> Void
 ) async throws -> String {
   let pipe = Pipe()
