@@ -12,10 +12,7 @@ final class LegacyRetryXCTests: XCTestCase {
     let store = makeStore(interceptors: [recordingInterceptor(seen)])
     let bodies = LockedValue(0)
     let flaky = Run { _ in
-      let attempt = bodies.withLock { count -> Int in
-        count += 1
-        return count
-      }
+      let attempt = bodies.incremented()
       if attempt < 3 { throw TestError(code: attempt) }
     }
     XCTAssertNotNil(value(of: store.dispatch(flaky).retry(5)))
@@ -28,10 +25,7 @@ final class LegacyRetryXCTests: XCTestCase {
     let store = makeStore()
     let attempts = LockedValue(0)
     let flaky = RunReturning { _ in
-      let attempt = attempts.withLock { count -> Int in
-        count += 1
-        return count
-      }
+      let attempt = attempts.incremented()
       if attempt < 2 { throw TestError(code: attempt) }
       return attempt * 100
     }
@@ -57,10 +51,7 @@ final class LegacyRetryXCTests: XCTestCase {
     let store = makeStore()
     let attempts = LockedValue(0)
     let failing = Run { _ in
-      let attempt = attempts.withLock { count -> Int in
-        count += 1
-        return count
-      }
+      let attempt = attempts.incremented()
       throw TestError(code: attempt)
     }
     XCTAssertEqual(error(of: store.dispatch(failing).retry(3)) as? TestError, TestError(code: 3))
@@ -71,14 +62,7 @@ final class LegacyRetryXCTests: XCTestCase {
     // Katana 6 ran the body once: a context's promise was derived (`anyDispatch(x).then(in: .background)`).
     let store = makeStore()
     let attempts = LockedValue(0)
-    let flaky = RunReturning { _ in
-      let attempt = attempts.withLock { count -> Int in
-        count += 1
-        return count
-      }
-      if attempt < 3 { throw TestError(code: attempt) }
-      return attempt
-    }
+    let flaky = failingUntil(attempt: 3, counting: attempts)
     let outer = store.dispatch(RunReturning { context in try Hydra.await(context.dispatch(flaky).retry(3)) })
     XCTAssertEqual(value(of: outer), 3)
     XCTAssertEqual(attempts.current, 3)
@@ -88,14 +72,7 @@ final class LegacyRetryXCTests: XCTestCase {
     // Katana 6 ran the body once here too.
     let store = makeStore()
     let attempts = LockedValue(0)
-    let flaky = RunReturning { _ in
-      let attempt = attempts.withLock { count -> Int in
-        count += 1
-        return count
-      }
-      if attempt < 2 { throw TestError(code: attempt) }
-      return attempt
-    }
+    let flaky = failingUntil(attempt: 2, counting: attempts)
     XCTAssertEqual(value(of: store.anyDispatch(flaky).retry(2)) as? Int, 2)
     XCTAssertEqual(attempts.current, 2)
   }

@@ -55,10 +55,7 @@ final class LegacyStoreSurfaceXCTests: XCTestCase {
     var store: CounterStore? = makeStore()
     let attempts = LockedValue(0)
     let flaky = Run { _ in
-      let attempt = attempts.withLock { count -> Int in
-        count += 1
-        return count
-      }
+      let attempt = attempts.incremented()
       if attempt == 1 { throw TestError(code: attempt) }
     }
     let promise = PartialStore(store!).dispatch(flaky)  // the wrapper is released at once
@@ -128,14 +125,7 @@ final class LegacyStoreSurfaceXCTests: XCTestCase {
   func testPromiseDispatch_retry_dispatchesAgain() {
     let store = makeStore()
     let attempts = LockedValue(0)
-    let flaky = RunReturning { _ in
-      let attempt = attempts.withLock { count -> Int in
-        count += 1
-        return count
-      }
-      if attempt < 2 { throw TestError(code: attempt) }
-      return attempt
-    }
+    let flaky = failingUntil(attempt: 2, counting: attempts)
     XCTAssertEqual(value(of: store.dependencies.dispatch(flaky).retry(2)) as? Int, 2)
   }
 }

@@ -101,6 +101,26 @@ struct RunReturning: ReturningSideEffect {
   }
 }
 
+/// A returning side effect that throws `TestError(code: n)` on its n-th run while n < `success`, then returns
+/// n; `attempts` counts the runs.
+func failingUntil(attempt success: Int, counting attempts: LockedValue<Int>) -> RunReturning {
+  RunReturning { _ in
+    let attempt = attempts.incremented()
+    if attempt < success { throw TestError(code: attempt) }
+    return attempt
+  }
+}
+
+extension LockedValue<Int> {
+  /// Adds one and returns the new value.
+  func incremented() -> Int {
+    withLock { value in
+      value += 1
+      return value
+    }
+  }
+}
+
 /// Neither a state updater nor a side effect.
 struct NotHandleable: Dispatchable {}
 
