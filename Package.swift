@@ -19,7 +19,7 @@ let package = Package(
     .executable(name: "katana-benchmarks", targets: ["KatanaBenchmarks"]),
   ],
   targets: [
-    // A few C inline functions: relaxed atomics on one word (the `Synchronization` module would raise the
+    // A few C inline functions: atomic loads and stores of one word (the `Synchronization` module would raise the
     // Apple floor to macOS 15 / iOS 18).
     .target(name: "CKatana"),
     .target(name: "Katana", dependencies: ["CKatana"], swiftSettings: strictSettings),

@@ -121,6 +121,7 @@ struct ContractGapTests {
     .wrongContextType(expected: "A", actual: "B"), .ambiguousDispatchable("T"), .unsupportedDispatchable("T"),
     .deadlock("this task holds the turn."), .dispatchFromStateUpdater("T"), .returnValueUnavailable("T"),
     .returnValueTypeMismatch(expected: "A", actual: "B"), .nextCalledOutOfScope("T"), .redirectLimitExceeded("T"),
+    .nextCalledConcurrently("T"),
   ])
   func storeError_descriptionNamesTheProblemAndItsDetails(error: StoreError) {
     // `.deadlock`'s detail is a sentence of its own, ending with a full stop.
@@ -131,7 +132,8 @@ struct ContractGapTests {
       .returnValueTypeMismatch(let expected, let actual):
       #expect(text.contains(expected) && text.contains(actual))
     case .ambiguousDispatchable(let type), .unsupportedDispatchable(let type), .dispatchFromStateUpdater(let type),
-      .returnValueUnavailable(let type), .nextCalledOutOfScope(let type), .redirectLimitExceeded(let type):
+      .returnValueUnavailable(let type), .nextCalledOutOfScope(let type), .redirectLimitExceeded(let type),
+      .nextCalledConcurrently(let type):
       #expect(text.contains(type))
     case .deadlock(let detail):
       #expect(text.contains("Deadlock avoided") && text.contains(detail))

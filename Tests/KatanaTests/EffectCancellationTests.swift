@@ -237,7 +237,7 @@ struct CancellationByIDTests {
 
   @Test func shutdown_cancelsRunsUnderAnID_evenAwaitedOnes_andLaterRunsThrowStoreShutDown() async throws {
     let store = try await makeReadyStore()
-    let registry = try #require(store.attachment(EffectRegistry.self, make: EffectRegistry.init))
+    let registry = try #require(EffectRegistry.of(store.core))
     let saved = LockedValue<SideEffectContext<CounterState, TestDependencies>?>(nil)
     let started = Gate()
     let awaited = Task {
@@ -389,7 +389,7 @@ struct CancellationByIDStressTests {
 
   @Test func manyConcurrentRuns_withShutdownHalfway_finishWithNoLeakedEntries() async throws {
     let store = try await makeReadyStore()
-    let registry = try #require(store.attachment(EffectRegistry.self, make: EffectRegistry.init))
+    let registry = try #require(EffectRegistry.of(store.core))
     let plan = Self.plan(seed: 42, count: 300)
     try await withThrowingTaskGroup(of: Void.self) { group in
       for (index, step) in plan.enumerated() {

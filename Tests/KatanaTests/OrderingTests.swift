@@ -69,7 +69,11 @@ struct OrderingTests {
     await withThrowingTaskGroup(of: Void.self) { group in
       for dispatcher in 0..<dispatchers {
         group.addTask {
-          for sequence in 0..<perDispatcher { try await store.dispatch(Log(tag: "\(dispatcher):\(sequence)")) }
+          do {
+            for sequence in 0..<perDispatcher { try await store.dispatch(Log(tag: "\(dispatcher):\(sequence)")) }
+          } catch {
+            Issue.record("dispatcher \(dispatcher) failed: \(error)")
+          }
         }
       }
     }

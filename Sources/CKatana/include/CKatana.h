@@ -1,6 +1,6 @@
-// Relaxed atomic access to one machine word, for the few places where Katana needs an atomic without
-// Swift's `Synchronization` module (which requires macOS 15 / iOS 18). Everything is `static inline`, so
-// the package ships no compiled C code of its own.
+// Atomic access to one machine word (relaxed, acquire and release), for the few places where Katana needs an
+// atomic without Swift's `Synchronization` module (which requires macOS 15 / iOS 18). Everything is
+// `static inline`, so the package ships no compiled C code of its own.
 
 #ifndef CKATANA_H
 #define CKATANA_H

@@ -163,6 +163,16 @@ package protocol StoreContextInternals {
 
   /// The per-store object of type `T`, created on first use; nil once the store has shut down.
   func attachment<T: AnyObject & Sendable>(_ type: T.Type, make: () -> T) -> T?
+
+  /// Whether the calling thread is running one of the store's state updaters (and holds its lock).
+  var isInsideUpdater: Bool { get }
+
+  /// Reports a misuse once per store, on standard error.
+  func runtimeWarning(_ message: String)
+
+  /// Returns the side effects sent before an item (all of them for nil) that have not finished; it does not
+  /// keep the store alive.
+  func sentItemsQuery() -> @Sendable (SentItemOrigin?) -> [SentItemOrigin]
 }
 
 extension SideEffectContext: StoreContextInternals {
@@ -172,6 +182,16 @@ extension SideEffectContext: StoreContextInternals {
 
   package func attachment<T: AnyObject & Sendable>(_ type: T.Type, make: () -> T) -> T? {
     core.attachment(type, make: make)
+  }
+
+  package var isInsideUpdater: Bool { core.isInsideUpdater }
+
+  package func runtimeWarning(_ message: String) {
+    core.runtimeWarning(message)
+  }
+
+  package func sentItemsQuery() -> @Sendable (SentItemOrigin?) -> [SentItemOrigin] {
+    core.sentItemsQuery()
   }
 }
 

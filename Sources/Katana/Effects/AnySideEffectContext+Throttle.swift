@@ -59,23 +59,7 @@ extension AnySideEffectContext {
     let clock = self.clock
     let windowEnd = EffectDeadline(clock, after: interval)
     let token = registry.makeToken()
-    let turn = try await withTaskCancellationHandler {
-      try await withUnsafeThrowingContinuation {
-        (continuation: UnsafeContinuation<EffectRegistryState.ThrottleTurn, any Error>) in
-        switch registry.throttle(id, latest: mode == .latest, token: token, continuation: continuation) {
-        case .runNow(let windowToken):
-          continuation.resume(returning: .openedWindow(windowToken))
-        case .drop, nil:
-          continuation.resume(throwing: CancellationError())
-        case .hold(let replaced):
-          replaced?.continuation.resume(throwing: CancellationError())
-        case .storeShutDown:
-          continuation.resume(throwing: StoreError.storeShutDown)
-        }
-      }
-    } onCancel: {
-      registry.withdrawHeld(id, token)?.continuation.resume(throwing: CancellationError())
-    }
+    let turn = try await registry.throttleTurn(id, latest: mode == .latest, token: token)
     if case .openedWindow(let windowToken) = turn {
       Self.startWindow(registry: registry, id: id, token: windowToken, end: windowEnd, clock: clock, interval: interval)
     }
@@ -96,9 +80,10 @@ extension AnySideEffectContext {
         } catch {
           break  // cancelled by id or at shutdown, which also took the window away
         }
-        guard case .release(let held) = registry.windowElapsed(id, token) else { break }
-        end = EffectDeadline(clock, after: interval)
-        held.continuation.resume(returning: .released)
+        // The next window starts as the held call is released.
+        let next = EffectDeadline(clock, after: interval)
+        guard registry.windowElapsed(id, token) == .keepOpen else { break }
+        end = next
       }
       registry.finish(token)
     }

@@ -5,13 +5,29 @@
 /// equal ids in two stores never meet. Entries live exactly as long as their work: a run is removed when
 /// its task returns, a throttle window when it closes. The bookkeeping is ``EffectRegistryState``; this
 /// class performs what its transitions return, outside the lock.
+///
+/// Program order: a cancellation by id reaches the runs registered under that id, and also the runs that
+/// items handed over with `send` *before* the cancellation register later: the cancellation marks those
+/// items (``SentItemOrigin``), and a run that such an item's work registers under the id is cancelled before
+/// its operation starts. A run never cancels the runs it is nested in through `cancelInFlight`.
 final class EffectRegistry: Sendable {
-  private let state = Locked(EffectRegistryState())
+  typealias State = EffectRegistryState<
+    UnsafeContinuation<ThrottleTurn, any Error>, UnsafeContinuation<Void, any Error>
+  >
+
+  private let state = Locked(State())
+  /// The side effects a cancellation by id marks (see ``SentItemOrigin``).
+  private let sentItems: @Sendable (SentItemOrigin?) -> [SentItemOrigin]
+
+  private init(sentItems: @escaping @Sendable (SentItemOrigin?) -> [SentItemOrigin]) {
+    self.sentItems = sentItems
+  }
 
   /// The registry of the store behind `internals`, installing its shutdown handler on first use; nil once
   /// the store has shut down.
   static func of(_ internals: any StoreContextInternals) -> EffectRegistry? {
-    guard let registry = internals.attachment(EffectRegistry.self, make: EffectRegistry.init) else { return nil }
+    let made = internals.attachment(EffectRegistry.self) { EffectRegistry(sentItems: internals.sentItemsQuery()) }
+    guard let registry = made else { return nil }
     if registry.state.withLock({ $0.claimShutdownHandler() }) {
       // Runs at once if the store shut down after handing out the registry: the registry then cancels
       // whatever was registered meanwhile and refuses new work.
@@ -31,8 +47,9 @@ final class EffectRegistry: Sendable {
   ///
   /// - Throws: `CancellationError` if the run was cancelled before `operation` finished (by id, by a
   ///   newer run with `cancelInFlight`, by shutdown, or because the calling task was cancelled), whatever
-  ///   `operation` returned or threw; otherwise what `operation` throws. ``StoreError/storeShutDown`` if
-  ///   the store has shut down.
+  ///   `operation` returned or threw, and without starting `operation` if a cancellation by id reached the
+  ///   sent item it belongs to first; otherwise what `operation` throws. ``StoreError/storeShutDown`` if the
+  ///   store has shut down.
   nonisolated(nonsending) func run<T: Sendable>(
     id: EffectID, cancelInFlight: Bool, operation: sending @escaping () async throws -> T
   ) async throws -> T {
@@ -47,11 +64,13 @@ final class EffectRegistry: Sendable {
     reserved token: UInt64, operation: sending @escaping () async throws -> T
   ) async throws -> T {
     // A task of its own, so that the run can be cancelled by id; the caller's cancellation is forwarded
-    // below. `Task` (not detached) keeps the caller's priority and task-local values.
+    // below. `Task` (not detached) keeps the caller's priority and task-local values, and the run's nested
+    // runs know it as an ancestor.
+    let scope = EffectRunScope(registry: ObjectIdentifier(self), token: token, parent: EffectRunScope.current)
     let task = Task { () -> Result<T, any Error> in
       let result: Result<T, any Error>
       do {
-        result = .success(try await operation())
+        result = .success(try await EffectRunScope.$current.withValue(scope) { try await operation() })
       } catch {
         result = .failure(error)
       }
@@ -71,13 +90,23 @@ final class EffectRegistry: Sendable {
     }
   }
 
-  /// Registers a run under `id` and cancels what `cancelInFlight` replaces.
+  /// Registers a run under `id` and cancels what `cancelInFlight` replaces (never the calling run's
+  /// ancestors).
   func reserve(_ id: EffectID, cancelInFlight: Bool) throws -> UInt64 {
-    var actions = EffectRegistryState.Actions()
-    let token = state.withLock { $0.reserve(id, cancelInFlight: cancelInFlight, actions: &actions) }
+    let ancestors = EffectRunScope.current?.tokens(in: ObjectIdentifier(self)) ?? []
+    let origin = SentItemOrigin.current
+    var actions = State.Actions()
+    let reservation = state.withLock { state in
+      state.reserve(
+        id, cancelInFlight: cancelInFlight, ancestors: ancestors,
+        cancelledByOrigin: origin?.cancelledIDs.contains(id) ?? false, actions: &actions)
+    }
     perform(actions)
-    guard let token else { throw StoreError.storeShutDown }
-    return token
+    switch reservation {
+    case .reserved(let token): return token
+    case .cancelled: throw CancellationError()
+    case .storeShutDown: throw StoreError.storeShutDown
+    }
   }
 
   /// Attaches the task of a reserved run; cancels it at once if the run was cancelled meanwhile.
@@ -90,56 +119,90 @@ final class EffectRegistry: Sendable {
   /// Removes a finished run; returns whether it had been cancelled.
   @discardableResult
   func finish(_ token: UInt64) -> Bool {
-    var actions = EffectRegistryState.Actions()
+    var actions = State.Actions()
     let wasCancelled = state.withLock { $0.finish(token, actions: &actions) }
     perform(actions)
     return wasCancelled
   }
 
-  /// Cancels everything running under `id`.
+  /// Cancels `id` in the store behind `internals`; see ``cancel(_:)``. From inside a state updater (whose
+  /// thread holds the store's lock, which cancelled tasks' handlers may need) it only warns.
+  static func cancel(_ id: EffectID, in internals: any StoreContextInternals) {
+    guard !internals.isInsideUpdater else {
+      internals.runtimeWarning(
+        "cancel(id:) was called from inside a StateUpdater; nothing was cancelled. Updaters must be pure: "
+          + "cancel from a side effect, a listener or an interceptor.")
+      return
+    }
+    of(internals)?.cancel(id)
+  }
+
+  /// Cancels everything running under `id`, and the runs under `id` that items sent before this call (or,
+  /// from a sent item's work, before that item) register later.
   func cancel(_ id: EffectID) {
-    var actions = EffectRegistryState.Actions()
-    state.withLock { $0.cancelAll(id, actions: &actions) }
+    let origins = sentItems(SentItemOrigin.current)
+    var actions = State.Actions()
+    state.withLock { state in
+      for origin in origins {
+        origin.cancelledIDs.insert(id)
+      }
+      state.cancelAll(id, actions: &actions)
+    }
     perform(actions)
   }
 
   /// Cancels everything and refuses new work; the store calls it when it shuts down.
   func shutDown() {
-    var actions = EffectRegistryState.Actions()
+    var actions = State.Actions()
     state.withLock { $0.shutDown(actions: &actions) }
     perform(actions)
   }
 
   // MARK: - Throttle
 
-  /// Decides, under the lock, what a throttled call does (nil if the calling task is cancelled); see
-  /// ``EffectRegistryState/throttle(_:latest:token:continuation:actions:)``. A `hold` decision keeps
-  /// `continuation`; the others leave it to the caller.
-  func throttle(
-    _ id: EffectID, latest: Bool, token: UInt64,
-    continuation: UnsafeContinuation<EffectRegistryState.ThrottleTurn, any Error>
-  ) -> EffectRegistryState.ThrottleDecision? {
-    var actions = EffectRegistryState.Actions()
-    let decision = state.withLock { state -> EffectRegistryState.ThrottleDecision? in
-      // Checked under the lock: a cancellation handler that runs later finds the held call to withdraw.
-      if Task.isCancelled { return nil }
-      return state.throttle(id, latest: latest, token: token, continuation: continuation, actions: &actions)
-    }
+  /// Waits, if `throttle` says so, for the throttled call's turn; see
+  /// ``EffectRegistryState/throttle(_:latest:token:actions:)``.
+  nonisolated(nonsending) func throttleTurn(_ id: EffectID, latest: Bool, token: UInt64) async throws -> ThrottleTurn {
+    try Task.checkCancellation()
+    var actions = State.Actions()
+    let decision = state.withLock { $0.throttle(id, latest: latest, token: token, actions: &actions) }
     perform(actions)
-    return decision
+    switch decision {
+    case .runNow(let windowToken):
+      return .openedWindow(windowToken)
+    case .drop:
+      throw CancellationError()
+    case .storeShutDown:
+      throw StoreError.storeShutDown
+    case .hold(let waiter):
+      return try await state.suspend(
+        install: { state, continuation in state.suspendHeld(waiter, on: continuation) },
+        cancel: { [self] state in cancelHeld(id, waiter: waiter, in: &state) })
+    }
   }
 
-  /// Takes back a held throttled call whose caller was cancelled.
-  func withdrawHeld(_ id: EffectID, _ token: UInt64) -> EffectRegistryState.Held? {
-    var actions = EffectRegistryState.Actions()
-    let held = state.withLock { $0.withdrawHeld(id, token, actions: &actions) }
-    perform(actions)
-    return held
+  /// Takes back the held throttled call `waiter`, whose caller is cancelled; returns what to do after
+  /// unlocking.
+  private func cancelHeld(_ id: EffectID, waiter: UInt64, in state: inout State) -> (@Sendable () -> Void)? {
+    var actions = State.Actions()
+    if let resumption = state.cancelHeld(id, waiter: waiter, actions: &actions) {
+      actions.turnResumptions.append(resumption)
+    }
+    guard !actions.isEmpty else { return nil }
+    let pending = PendingActions(actions)
+    return { [self] in perform(pending.actions) }
+  }
+
+  /// Registry actions carried to after unlocking.
+  private struct PendingActions: @unchecked Sendable {
+    // Sendable: the continuations and closures inside are Sendable; the value is only moved, then used once.
+    let actions: State.Actions
+    init(_ actions: State.Actions) { self.actions = actions }
   }
 
   /// The window whose closing task has run token `token` has reached its end.
-  func windowElapsed(_ id: EffectID, _ token: UInt64) -> EffectRegistryState.WindowStep {
-    var actions = EffectRegistryState.Actions()
+  func windowElapsed(_ id: EffectID, _ token: UInt64) -> State.WindowStep {
+    var actions = State.Actions()
     let step = state.withLock { $0.windowElapsed(id, token, actions: &actions) }
     perform(actions)
     return step
@@ -156,34 +219,56 @@ final class EffectRegistry: Sendable {
   ///
   /// - Throws: `CancellationError` if the calling task is cancelled first.
   nonisolated(nonsending) func waitForEntryCount(_ count: Int) async throws {
-    let id = makeToken()
-    try await withTaskCancellationHandler {
-      await withUnsafeContinuation { (continuation: UnsafeContinuation<Void, Never>) in
-        let waiting = state.withLock { state in
-          Task.isCancelled ? false : state.addCountWaiter(id, count: count, continuation)
-        }
-        if !waiting {
-          continuation.resume()
-        }
-      }
-      try Task.checkCancellation()
-    } onCancel: {
-      state.withLock { $0.removeCountWaiter(id) }?.resume()
-    }
+    guard let waiter = state.withLock({ $0.addCountWaiter(count: count) }) else { return }
+    try await state.suspend(
+      install: { state, continuation in state.suspendCountWaiter(waiter, on: continuation) },
+      cancel: { state in state.cancelCountWaiter(waiter)?.afterUnlock })
   }
 
   // MARK: - Performing
 
-  private func perform(_ actions: EffectRegistryState.Actions) {
+  private func perform(_ actions: State.Actions) {
     guard !actions.isEmpty else { return }
     for cancel in actions.cancels {
       cancel()
     }
-    for continuation in actions.dropped {
-      continuation.resume(throwing: CancellationError())
+    for resumption in actions.turnResumptions {
+      resumption.perform()
     }
-    for continuation in actions.countWaiters {
-      continuation.resume()
+    for resumption in actions.countResumptions {
+      resumption.perform()
     }
+  }
+}
+
+/// The runs the current task is nested in, innermost first, across registries.
+struct EffectRunScope: Sendable {
+  @TaskLocal static var current: EffectRunScope?
+
+  let registry: ObjectIdentifier
+  let token: UInt64
+  /// The enclosing runs, in a box so that the scope stays a small value.
+  private let parentBox: ParentBox?
+
+  private final class ParentBox: Sendable {
+    let scope: EffectRunScope
+    init(_ scope: EffectRunScope) { self.scope = scope }
+  }
+
+  init(registry: ObjectIdentifier, token: UInt64, parent: EffectRunScope?) {
+    self.registry = registry
+    self.token = token
+    self.parentBox = parent.map(ParentBox.init)
+  }
+
+  /// The tokens of the enclosing runs (this one included) that belong to `registry`.
+  func tokens(in registry: ObjectIdentifier) -> Set<UInt64> {
+    var tokens: Set<UInt64> = []
+    var scope: EffectRunScope? = self
+    while let current = scope {
+      if current.registry == registry { tokens.insert(current.token) }
+      scope = current.parentBox?.scope
+    }
+    return tokens
   }
 }

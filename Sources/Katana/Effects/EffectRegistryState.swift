@@ -1,9 +1,19 @@
+/// Why a throttled call may run its operation; either way its run is registered already.
+enum ThrottleTurn: Sendable, Equatable {
+  /// It opened a window, whose closing task it must start, with this run token.
+  case openedWindow(UInt64)
+  /// It waited for the end of a window and was the latest call.
+  case released
+}
+
 /// The bookkeeping of one store's effects run under an id: a pure state machine.
 ///
 /// ``EffectRegistry`` holds it under a lock; every transition returns what must happen next (tasks to
 /// cancel, waiting callers to resume), which the registry does after releasing the lock. Nothing here calls
-/// user code.
-struct EffectRegistryState {
+/// user code. Throttled calls waiting for their window, and tests waiting for a count, wait as ``Waiters``
+/// kept here. Generic over their continuation types so that the tests can explore it with doubles
+/// (`EffectRegistryStateMachineTests`).
+struct EffectRegistryState<TurnWaiter: Resumable<ThrottleTurn>, CountWaiter: Resumable<Void>> {
   /// One run: an operation running in a task of its own under an id, or a throttle window.
   struct Run {
     let id: EffectID
@@ -25,35 +35,39 @@ struct EffectRegistryState {
   struct Held {
     /// The call's run token, registered when the window releases it.
     let token: UInt64
-    let continuation: UnsafeContinuation<ThrottleTurn, any Error>
+    /// The call's waiter in ``turnWaiters``.
+    let waiter: UInt64
   }
 
-  /// Why a throttled call may run its operation; either way its run is registered already.
-  enum ThrottleTurn {
-    /// It opened a window, whose closing task it must start, with this run token.
-    case openedWindow(UInt64)
-    /// It waited for the end of a window and was the latest call.
-    case released
+  /// What a new run does.
+  enum Reservation: Equatable {
+    /// Run, as the run with this token.
+    case reserved(UInt64)
+    /// Do not start: a cancellation by id reached the item this run belongs to before the run registered.
+    case cancelled
+    /// The store has shut down.
+    case storeShutDown
   }
 
   /// What a throttled call does, decided under the lock.
-  enum ThrottleDecision {
+  enum ThrottleDecision: Equatable {
     /// Run now (the call's run is registered); the call opened a window, whose closing task has this run
     /// token.
     case runNow(windowToken: UInt64)
     /// A window is open and the mode is `leading`: the call is dropped.
     case drop
-    /// A window is open and the mode is `latest`: the call waits for the window's end. The call it
-    /// replaced, if any, is dropped.
-    case hold(replaced: Held?)
+    /// A window is open and the mode is `latest`: the call waits for the window's end, as this waiter. The
+    /// call it replaced, if any, is dropped (its resumption is in the actions).
+    case hold(waiter: UInt64)
     /// The store has shut down.
     case storeShutDown
   }
 
   /// What the task closing a window does when the window's time is up.
-  enum WindowStep {
-    /// Resume the held call and keep the window open for another interval.
-    case release(Held)
+  enum WindowStep: Equatable {
+    /// The held call was released (its resumption is in the actions): keep the window open for another
+    /// interval.
+    case keepOpen
     /// The window is closed (nobody was waiting), or was taken away by a cancellation.
     case closed
   }
@@ -61,10 +75,10 @@ struct EffectRegistryState {
   /// Work to do outside the lock.
   struct Actions {
     var cancels: [@Sendable () -> Void] = []
-    var dropped: [UnsafeContinuation<ThrottleTurn, any Error>] = []
-    var countWaiters: [UnsafeContinuation<Void, Never>] = []
+    var turnResumptions: [Resumption<TurnWaiter>] = []
+    var countResumptions: [Resumption<CountWaiter>] = []
 
-    var isEmpty: Bool { cancels.isEmpty && dropped.isEmpty && countWaiters.isEmpty }
+    var isEmpty: Bool { cancels.isEmpty && turnResumptions.isEmpty && countResumptions.isEmpty }
   }
 
   private(set) var isShutDown = false
@@ -72,11 +86,13 @@ struct EffectRegistryState {
   private var lastToken: UInt64 = 0
   /// Keyed by run token: starting and finishing a run never hash or compare its id; cancelling by id
   /// scans the runs (a handful at a time in practice).
-  private var runs: [UInt64: Run] = [:]
-  private var windows: [EffectID: Window] = [:]
+  private(set) var runs: [UInt64: Run] = [:]
+  private(set) var windows: [EffectID: Window] = [:]
   private var heldCount = 0
-  /// Tests waiting for ``entryCount`` to reach a value.
-  private var countWaiters: [UInt64: (count: Int, continuation: UnsafeContinuation<Void, Never>)] = [:]
+  private(set) var turnWaiters = Waiters<TurnWaiter>()
+  /// Tests waiting for ``entryCount`` to reach a value: waiter identifier to target.
+  private(set) var countWaiters = Waiters<CountWaiter>()
+  private var countTargets: [UInt64: Int] = [:]
 
   /// Runs plus throttled calls waiting for their window: zero once all work under ids has finished.
   var entryCount: Int { runs.count + heldCount }
@@ -94,17 +110,25 @@ struct EffectRegistryState {
 
   // MARK: - Runs
 
-  /// Registers a new run under `id`, after cancelling the runs already there if `cancelInFlight`.
-  /// Returns nil once the store has shut down.
-  mutating func reserve(_ id: EffectID, cancelInFlight: Bool, actions: inout Actions) -> UInt64? {
-    guard !isShutDown else { return nil }
+  /// Registers a new run under `id`.
+  ///
+  /// - Parameters:
+  ///   - cancelInFlight: Whether to cancel the runs already under `id` first, except `ancestors`.
+  ///   - ancestors: The runs the new run is nested in (it never cancels those).
+  ///   - cancelledByOrigin: Whether a cancellation of `id` already reached the sent item the run belongs to;
+  ///     the run is then not registered.
+  mutating func reserve(
+    _ id: EffectID, cancelInFlight: Bool, ancestors: Set<UInt64>, cancelledByOrigin: Bool, actions: inout Actions
+  ) -> Reservation {
+    guard !isShutDown else { return .storeShutDown }
+    guard !cancelledByOrigin else { return .cancelled }
     if cancelInFlight {
-      cancelEverything(under: id, actions: &actions)
+      cancelEverything(under: id, except: ancestors, actions: &actions)
     }
     let token = makeToken()
     addRun(id, token)
     takeCountWaiters(&actions)
-    return token
+    return .reserved(token)
   }
 
   private mutating func addRun(_ id: EffectID, _ token: UInt64) {
@@ -129,20 +153,29 @@ struct EffectRegistryState {
   /// Cancels everything under `id`: runs (they stay registered until their task returns), the throttle
   /// window and its held call.
   mutating func cancelAll(_ id: EffectID, actions: inout Actions) {
-    cancelEverything(under: id, actions: &actions)
+    cancelEverything(under: id, except: [], actions: &actions)
     takeCountWaiters(&actions)
   }
 
-  private mutating func cancelEverything(under id: EffectID, actions: inout Actions) {
-    for (token, run) in runs where !run.isCancelled && run.id == id {
+  private mutating func cancelEverything(under id: EffectID, except kept: Set<UInt64>, actions: inout Actions) {
+    for (token, run) in runs where !run.isCancelled && run.id == id && !kept.contains(token) {
       runs[token]?.isCancelled = true
       if let cancel = run.cancel {
         actions.cancels.append(cancel)
       }
     }
-    if let window = windows.removeValue(forKey: id), let held = window.held {
-      heldCount -= 1
-      actions.dropped.append(held.continuation)
+    if let window = windows[id], !kept.contains(window.token) {
+      windows[id] = nil
+      if let held = window.held {
+        dropHeld(held, actions: &actions)
+      }
+    }
+  }
+
+  private mutating func dropHeld(_ held: Held, actions: inout Actions) {
+    heldCount -= 1
+    if let resumption = turnWaiters.resolve(held.waiter, with: .failure(CancellationError())) {
+      actions.turnResumptions.append(resumption)
     }
   }
 
@@ -157,23 +190,19 @@ struct EffectRegistryState {
     }
     for window in windows.values {
       if let held = window.held {
-        actions.dropped.append(held.continuation)
+        dropHeld(held, actions: &actions)
       }
     }
     windows = [:]
-    heldCount = 0
     takeCountWaiters(&actions)
   }
 
   // MARK: - Throttle
 
   /// Decides what a throttled call under `id`, with run token `token`, does. With `runNow`, the call's run
-  /// is registered; with `hold`, its continuation is stored, and its run is registered when the window
-  /// releases it, so that a cancellation by id never misses it.
-  mutating func throttle(
-    _ id: EffectID, latest: Bool, token: UInt64, continuation: UnsafeContinuation<ThrottleTurn, any Error>,
-    actions: inout Actions
-  ) -> ThrottleDecision {
+  /// is registered; with `hold`, the call waits, and its run is registered when the window releases it, so
+  /// that a cancellation by id never misses it.
+  mutating func throttle(_ id: EffectID, latest: Bool, token: UInt64, actions: inout Actions) -> ThrottleDecision {
     guard !isShutDown else { return .storeShutDown }
     guard var window = windows[id] else {
       let windowToken = makeToken()
@@ -184,23 +213,30 @@ struct EffectRegistryState {
       return .runNow(windowToken: windowToken)
     }
     guard latest else { return .drop }
-    let replaced = window.held
-    if replaced == nil {
-      heldCount += 1
+    if let replaced = window.held {
+      dropHeld(replaced, actions: &actions)
     }
-    window.held = Held(token: token, continuation: continuation)
+    let waiter = turnWaiters.add()
+    heldCount += 1
+    window.held = Held(token: token, waiter: waiter)
     windows[id] = window
     takeCountWaiters(&actions)
-    return .hold(replaced: replaced)
+    return .hold(waiter: waiter)
   }
 
-  /// Takes back a held call whose caller was cancelled; nil if it is no longer held.
-  mutating func withdrawHeld(_ id: EffectID, _ token: UInt64, actions: inout Actions) -> Held? {
-    guard let held = windows[id]?.held, held.token == token else { return nil }
-    windows[id]?.held = nil
-    heldCount -= 1
-    takeCountWaiters(&actions)
-    return held
+  /// The held call `waiter` has suspended; returns its resumption if its outcome is already decided.
+  mutating func suspendHeld(_ waiter: UInt64, on continuation: TurnWaiter) -> Resumption<TurnWaiter>? {
+    turnWaiters.suspend(waiter, on: continuation)
+  }
+
+  /// The caller of the held call `waiter` is cancelled: takes the call back if it is still held, and fails it.
+  mutating func cancelHeld(_ id: EffectID, waiter: UInt64, actions: inout Actions) -> Resumption<TurnWaiter>? {
+    if let held = windows[id]?.held, held.waiter == waiter {
+      windows[id]?.held = nil
+      heldCount -= 1
+      takeCountWaiters(&actions)
+    }
+    return turnWaiters.resolve(waiter, with: .failure(CancellationError()))
   }
 
   /// The window whose closing task has run token `token` has reached its end.
@@ -213,31 +249,42 @@ struct EffectRegistryState {
     windows[id]?.held = nil
     heldCount -= 1
     addRun(id, held.token)
+    if let resumption = turnWaiters.resolve(held.waiter, with: .success(.released)) {
+      actions.turnResumptions.append(resumption)
+    }
     takeCountWaiters(&actions)
-    return .release(held)
+    return .keepOpen
   }
 
   // MARK: - Waiting for a count
 
-  /// Registers a waiter for ``entryCount`` to equal `count`; returns false if it already does.
-  mutating func addCountWaiter(_ id: UInt64, count: Int, _ continuation: UnsafeContinuation<Void, Never>) -> Bool {
-    guard entryCount != count else { return false }
-    countWaiters[id] = (count, continuation)
-    return true
+  /// Records a waiter for ``entryCount`` to equal `count`; returns nil if it already does.
+  mutating func addCountWaiter(count: Int) -> UInt64? {
+    guard entryCount != count else { return nil }
+    let waiter = countWaiters.add()
+    countTargets[waiter] = count
+    return waiter
   }
 
-  mutating func removeCountWaiter(_ id: UInt64) -> UnsafeContinuation<Void, Never>? {
-    countWaiters.removeValue(forKey: id)?.continuation
+  mutating func suspendCountWaiter(_ waiter: UInt64, on continuation: CountWaiter) -> Resumption<CountWaiter>? {
+    countWaiters.suspend(waiter, on: continuation)
+  }
+
+  mutating func cancelCountWaiter(_ waiter: UInt64) -> Resumption<CountWaiter>? {
+    countTargets[waiter] = nil
+    return countWaiters.resolve(waiter, with: .failure(CancellationError()))
   }
 
   /// Hands the waiters whose count is reached to `actions`. Called at the end of every transition that
   /// changes ``entryCount`` (never in between, where a count may be transient).
   private mutating func takeCountWaiters(_ actions: inout Actions) {
-    guard !countWaiters.isEmpty else { return }
+    guard !countTargets.isEmpty else { return }
     let count = entryCount
-    for (id, waiter) in countWaiters where waiter.count == count {
-      countWaiters[id] = nil
-      actions.countWaiters.append(waiter.continuation)
+    for (waiter, target) in countTargets where target == count {
+      countTargets[waiter] = nil
+      if let resumption = countWaiters.resolve(waiter, with: .success(())) {
+        actions.countResumptions.append(resumption)
+      }
     }
   }
 }

@@ -3,11 +3,15 @@
 struct ListenerEntry<S: State> {
   @usableFromInline let id: UInt64
   @usableFromInline let listener: StoreListener<S>
+  /// Cleared by the unsubscribe closure, without the store's lock: a listener removed from inside a state
+  /// updater (where the lock is held) is skipped from then on, and dropped at the next change of observers.
+  @usableFromInline let isSubscribed: AtomicFlag
 
   @inlinable
-  init(id: UInt64, listener: @escaping StoreListener<S>) {
+  init(id: UInt64, listener: @escaping StoreListener<S>, isSubscribed: AtomicFlag) {
     self.id = id
     self.listener = listener
+    self.isSubscribed = isSubscribed
   }
 }
 
@@ -40,20 +44,70 @@ final class StateSubscriber<S: State>: Sendable {
   }
 }
 
-/// The last value a projection delivered. Only touched by the projection's `receive`, which the store
-/// never runs concurrently with itself.
+/// The last value a projection subscriber delivered.
+///
+/// The subscriber is registered under the store's lock, but its projection (user code) runs outside it: the
+/// first value is computed right after registration, on the subscribing thread, while a commit may already
+/// be delivering to the subscriber on another. Until that first value is in, deliveries go through a lock and
+/// only keep their value; the first value is pushed first, then the latest delivered one if it differs.
+/// After that, deliveries (which the turn serialises) use ``last`` without a lock.
 @usableFromInline
-final class ProjectionMemory<Value: Sendable>: @unchecked Sendable {
-  // Never accessed concurrently (see above), so Swift's dynamic exclusivity checks are redundant here.
-  @exclusivity(unchecked) @usableFromInline var last: Value
+final class ProjectionMemory<Value: Equatable & Sendable>: @unchecked Sendable {
+  // Sendable: `last` is touched under `startup`'s lock until `initialized` is set (release), then only by
+  // deliveries, which never run concurrently with each other and read the flag first (acquire).
+
+  @usableFromInline let initialized = AtomicFlag()
+  /// Whether the first value is in; taken only while `initialized` reads false.
+  @usableFromInline let startup = Locked(false)
+  @exclusivity(unchecked) @usableFromInline var last: Value?
 
   @inlinable
-  init(_ value: Value) {
+  init() {}
+
+  /// Delivers the projection of a committed state.
+  @inlinable
+  func deliver(_ value: Value, to buffer: StreamBuffer<Value>) {
+    if initialized.isSet {
+      pushIfChanged(value, to: buffer)
+      return
+    }
+    startup.withLock { isInitialized in
+      if isInitialized {
+        pushIfChanged(value, to: buffer)
+      } else {
+        last = value
+      }
+    }
+  }
+
+  /// Sets the first value, computed after registration, and pushes it (then the latest delivered value, if
+  /// a delivery came first and differs).
+  @usableFromInline
+  func initialize(_ value: Value, buffer: StreamBuffer<Value>) {
+    startup.withLock { isInitialized in
+      buffer.push(value)
+      if let delivered = last, delivered != value {
+        buffer.push(delivered)
+      } else {
+        last = value
+      }
+      isInitialized = true
+      initialized.set(true)
+    }
+  }
+
+  @inlinable
+  func pushIfChanged(_ value: Value, to buffer: StreamBuffer<Value>) {
+    guard value != last else { return }
     last = value
+    buffer.push(value)
   }
 }
 
 /// Everyone who observes a store's changes. Lives inside the store's locked state.
+///
+/// Removing observers hands them back, so that the store releases them after unlocking: a closure's captures
+/// may run code in their deinit.
 @usableFromInline
 struct Observers<S: State> {
   @usableFromInline private(set) var listeners: [ListenerEntry<S>] = []
@@ -67,14 +121,22 @@ struct Observers<S: State> {
   @inlinable
   var isEmpty: Bool { listeners.isEmpty && subscribers.isEmpty }
 
-  mutating func add(_ listener: ListenerEntry<S>) {
+  /// Adds a listener; returns the listeners unsubscribed meanwhile from inside an updater, to release.
+  mutating func add(_ listener: ListenerEntry<S>) -> [ListenerEntry<S>] {
+    let dropped = dropUnsubscribed()
     listeners.append(listener)
     needsOldState = true
+    return dropped
   }
 
-  mutating func removeListener(_ id: UInt64) {
-    listeners.removeAll { $0.id == id }
+  /// Removes a listener; returns what was removed, to release.
+  mutating func removeListener(_ id: UInt64) -> [ListenerEntry<S>] {
+    var removed = dropUnsubscribed()
+    if let index = listeners.firstIndex(where: { $0.id == id }) {
+      removed.append(listeners.remove(at: index))
+    }
     recompute()
+    return removed
   }
 
   mutating func add(_ subscriber: StateSubscriber<S>) {
@@ -82,15 +144,26 @@ struct Observers<S: State> {
     needsOldState = needsOldState || subscriber.needsOldState
   }
 
-  mutating func removeSubscriber(_ id: UInt64) {
-    subscribers.removeAll { $0.id == id }
+  /// Removes a subscriber; returns it, to release.
+  mutating func removeSubscriber(_ id: UInt64) -> StateSubscriber<S>? {
+    guard let index = subscribers.firstIndex(where: { $0.id == id }) else { return nil }
+    let removed = subscribers.remove(at: index)
     recompute()
+    return removed
   }
 
-  /// Removes everyone, returning the subscribers so that their streams can be finished outside the lock.
-  mutating func removeAll() -> [StateSubscriber<S>] {
+  /// Removes everyone; returns them, to finish the streams and release everything after unlocking.
+  mutating func removeAll() -> (listeners: [ListenerEntry<S>], subscribers: [StateSubscriber<S>]) {
     defer { self = Observers() }
-    return subscribers
+    return (listeners, subscribers)
+  }
+
+  private mutating func dropUnsubscribed() -> [ListenerEntry<S>] {
+    guard listeners.contains(where: { !$0.isSubscribed.isSet }) else { return [] }
+    let dropped = listeners.filter { !$0.isSubscribed.isSet }
+    listeners.removeAll { !$0.isSubscribed.isSet }
+    recompute()
+    return dropped
   }
 
   private mutating func recompute() {
@@ -114,11 +187,11 @@ struct Commit<S: State> {
     self.subscribers = subscribers
   }
 
-  /// Calls the listeners in registration order, then feeds the stream subscribers.
+  /// Calls the listeners still subscribed, in registration order, then feeds the stream subscribers.
   @inlinable
   func deliver() {
     if let old {
-      for entry in listeners {
+      for entry in listeners where entry.isSubscribed.isSet {
         entry.listener(old, new)
       }
     }

@@ -1,44 +1,31 @@
-/// A store-owned task: started by the store, cancelled at shutdown.
-@usableFromInline
-enum OwnedTask {
-  /// The identifier is taken; the task is being created.
-  case reserved
-  /// The task runs.
-  case running(Task<Void, Never>)
-}
-
-/// Everything a store's lock protects.
+/// Everything a store's lock protects: the state, and the pure state machines that decide what the store does
+/// (``Lifecycle`` and ``Mailbox``), plus observers and the interceptor chain.
 ///
-/// ``StoreCore`` only touches it inside its lock; the transitions here never call user code, except the
-/// state mutation closures the core passes to ``commit(_:)``.
+/// ``StoreCore`` only touches it inside its lock. Nothing here calls user code, except the state mutation that
+/// ``commit(_:)`` applies (a state updater's pure `updateState`, SPEC 4.5); nothing user-supplied is released
+/// here either: transitions hand back what they remove, for the core to drop after unlocking.
 @usableFromInline
 struct CoreState<S: State, D: SideEffectDependencyContainer> {
+  /// How a task waiting on the store is resumed.
+  @usableFromInline typealias Waiter = UnsafeContinuation<Void, any Error>
+
   /// The latest committed state, mutated in place.
   @usableFromInline var state: S
-  @usableFromInline var phase = StorePhase.starting
+  @usableFromInline var lifecycle: Lifecycle<Waiter, Task<Void, Never>>
+  @usableFromInline var mailbox = Mailbox<Waiter, MailboxJob>()
   /// Set in `Store.init`, right after the container is built.
   @usableFromInline var dependencies: D?
   /// The composed interceptor chain; ``noChain`` without interceptors, and after shutdown. Not optional:
   /// a function stored in a generic container (`Optional` included) is re-abstracted, and every call then
   /// goes through a thunk, an extra async frame.
   @usableFromInline var chain: StoreInterceptorNext = Self.noChain
-  @usableFromInline var mailbox = Mailbox()
   /// The frame of the updater whose interceptor chain holds the turn.
   @usableFromInline var turnFrame: UpdaterFrame<S>?
-  /// The task running the state initializer, for deadlock detection.
-  @usableFromInline var startupTask: TaskIdentity?
-  @usableFromInline var readinessWaiters: [UInt64: UnsafeContinuation<Void, any Error>] = [:]
   @usableFromInline var observers = Observers<S>()
-  @usableFromInline var ownedTasks: [UInt64: OwnedTask] = [:]
-  /// The identity of each running store-owned task, so that shutdown does not wait for the task calling it.
-  @usableFromInline var ownedTaskIdentities: [UInt64: TaskIdentity] = [:]
   @usableFromInline var shutdownHandlers: [@Sendable () -> Void] = []
-  /// Per-store objects attached by store features, keyed by their type; dropped at shutdown.
-  @usableFromInline var attachments: [ObjectIdentifier: any Sendable] = [:]
-  /// With activity tracking on: awaited dispatches in progress, sent items not yet finished, and
-  /// store-owned tasks still running.
-  @usableFromInline var activeWork = 0
-  @usableFromInline var idleWaiters: [UInt64: UnsafeContinuation<Void, any Error>] = [:]
+  /// Side effects handed over with `send` that have not finished, by arrival: what a cancellation by id
+  /// marks (see ``SentItemOrigin``).
+  @usableFromInline var liveSentItems: [UInt64: SentItemOrigin] = [:]
   @usableFromInline var lastID: UInt64 = 0
 
   /// The chain of a store without interceptors (never called), and of a store that has shut down.
@@ -48,8 +35,9 @@ struct CoreState<S: State, D: SideEffectDependencyContainer> {
   }
 
   @inlinable
-  init(state: S) {
+  init(state: S, tracksActivity: Bool) {
     self.state = state
+    self.lifecycle = Lifecycle(tracksActivity: tracksActivity)
   }
 
   @inlinable
@@ -58,35 +46,44 @@ struct CoreState<S: State, D: SideEffectDependencyContainer> {
     return lastID
   }
 
-  /// Whether a dispatch arriving now may apply its updater right away.
+  /// Whether a dispatch arriving now may apply its updater right away: the store is ready and nothing is
+  /// ahead in the mailbox.
   @inlinable
   var canTakeTurnNow: Bool {
-    phase.isReady && mailbox.isIdle
+    mailbox.canTakeTurnNow
   }
 
-  /// Applies `mutate` to the state.
+  /// Applies `mutate` to the state, if it applies (it returns false when it declines, and must then leave the
+  /// state unchanged).
   ///
   /// With observers, it keeps what they need (the old state only if someone needs it, since holding it
   /// makes the mutation copy whatever it touches) and returns the commit to deliver once the lock is
   /// released; the caller must hold the turn until that delivery is done.
+  ///
+  /// - Returns: Whether `mutate` applied, and the commit to deliver, if any.
   @inlinable
-  mutating func commit(_ mutate: (inout S) throws -> Void) rethrows -> Commit<S>? {
+  mutating func commitIfApplies(_ mutate: (inout S) throws -> Bool) rethrows -> (applied: Bool, commit: Commit<S>?) {
     if observers.isEmpty {
-      try mutate(&state)
-      return nil
+      return (try mutate(&state), nil)
     }
     let old: S? = observers.needsOldState ? state : nil
-    try mutate(&state)
-    return Commit(old: old, new: state, listeners: observers.listeners, subscribers: observers.subscribers)
+    guard try mutate(&state) else { return (false, nil) }
+    return (true, Commit(old: old, new: state, listeners: observers.listeners, subscribers: observers.subscribers))
+  }
+
+  /// Applies `mutate` to the state; see ``commitIfApplies(_:)``.
+  @inlinable
+  mutating func commit(_ mutate: (inout S) throws -> Void) rethrows -> Commit<S>? {
+    try commitIfApplies { state -> Bool in
+      try mutate(&state)
+      return true
+    }.commit
   }
 
   /// Releases the turn and starts whatever comes next, if the store is running.
   @inlinable
-  mutating func releaseTurn(byPump: Bool) -> MailboxActions {
+  mutating func releaseTurn(byPump: Bool) -> Mailbox<Waiter, MailboxJob>.Actions {
     turnFrame = nil
-    let actions = mailbox.releaseTurn(byPump: byPump)
-    // Internal invariant: after start-up failure or shutdown the mailbox is emptied, so nothing starts.
-    assert(phase.isReady || actions.isEmpty, "Katana internal error: mailbox advanced while not running")
-    return actions
+    return mailbox.releaseTurn(byPump: byPump)
   }
 }

@@ -101,29 +101,19 @@ protocol HandleCompletion: AnyObject {
 }
 
 /// The completion state behind a ``DispatchHandle``: a result set once, whoever waits for it, and the job
-/// to cancel. One allocation, with the lock.
+/// to cancel. One allocation, with the lock. Waiting tasks wait with the package's waiter primitive.
 @usableFromInline
 final class HandleStorage<Value: Sendable>: ManagedBuffer<HandleStorage<Value>.State, LockPrimitive.Storage>,
-  HandleCompletion
+  HandleCompletion, WaiterLock
 {
-  @usableFromInline
-  enum Waiter {
-    case continuation(UnsafeContinuation<Result<Value, any Error>, Never>)
-    case callback(@Sendable (Result<Value, any Error>) -> Void)
-
-    @inlinable
-    func resume(with result: Result<Value, any Error>) {
-      switch self {
-      case .continuation(let continuation): continuation.resume(returning: result)
-      case .callback(let callback): callback(result)
-      }
-    }
-  }
+  @usableFromInline typealias Waiter = UnsafeContinuation<Result<Value, any Error>, any Error>
+  @usableFromInline typealias Protected = State
 
   @usableFromInline
   struct State {
     @usableFromInline var result: Result<Value, any Error>?
-    @usableFromInline var waiters: [Waiter] = []
+    @usableFromInline var waiters = Waiters<Waiter>()
+    @usableFromInline var callbacks: [@Sendable (Result<Value, any Error>) -> Void] = []
     /// The job behind the handle, until it completes (the job also references the handle).
     @usableFromInline var control: (any JobControl)?
     /// Whether the job has started running.
@@ -133,6 +123,12 @@ final class HandleStorage<Value: Sendable>: ManagedBuffer<HandleStorage<Value>.S
 
     @inlinable
     init() {}
+  }
+
+  @usableFromInline
+  enum Wait {
+    case done(Result<Value, any Error>)
+    case wait(UInt64)
   }
 
   @inlinable
@@ -167,15 +163,22 @@ final class HandleStorage<Value: Sendable>: ManagedBuffer<HandleStorage<Value>.S
   /// Sets the outcome; only the first call has an effect. Wakes every waiter outside the lock.
   @inlinable
   func complete(_ result: Result<Value, any Error>) {
-    let waiters: [Waiter]? = withLock { state in
+    let woken = withLock {
+      state -> ([Resumption<Waiter>], [@Sendable (Result<Value, any Error>) -> Void], (any JobControl)?)? in
       guard state.result == nil else { return nil }
       state.result = result
-      state.control = nil
-      defer { state.waiters = [] }
-      return state.waiters
+      defer {
+        state.control = nil
+        state.callbacks = []
+      }
+      return (state.waiters.resolveAll(with: .success(result)), state.callbacks, state.control)
     }
-    for waiter in waiters ?? [] {
-      waiter.resume(with: result)
+    guard let (resumptions, callbacks, _) = woken else { return }
+    for resumption in resumptions {
+      resumption.perform()
+    }
+    for callback in callbacks {
+      callback(result)
     }
   }
 
@@ -204,15 +207,19 @@ final class HandleStorage<Value: Sendable>: ManagedBuffer<HandleStorage<Value>.S
     if let error = control?.deadlockIfWaited(started: started) {
       return .failure(error)
     }
-    return await withUnsafeContinuation { continuation in
-      let completed: Result<Value, any Error>? = withLock { state in
-        if let result = state.result { return result }
-        state.waiters.append(.continuation(continuation))
-        return nil
-      }
-      if let completed {
-        continuation.resume(returning: completed)
-      }
+    let decision = withLock { state -> Wait in
+      if let result = state.result { return .done(result) }
+      return .wait(state.waiters.add())
+    }
+    guard case .wait(let waiter) = decision else {
+      if case .done(let result) = decision { return result }
+      return .failure(CancellationError())
+    }
+    do {
+      // Not cancellable, like `Task.value`: the handle's `cancel()` cancels the item instead.
+      return try await suspend { state, continuation in state.waiters.suspend(waiter, on: continuation) }
+    } catch {
+      return .failure(error)
     }
   }
 
@@ -220,7 +227,7 @@ final class HandleStorage<Value: Sendable>: ManagedBuffer<HandleStorage<Value>.S
   func whenComplete(_ callback: @escaping @Sendable (Result<Value, any Error>) -> Void) {
     let completed: Result<Value, any Error>? = withLock { state in
       if let result = state.result { return result }
-      state.waiters.append(.callback(callback))
+      state.callbacks.append(callback)
       return nil
     }
     if let completed {

@@ -4,10 +4,12 @@
 /// reached that way would run unspecialised. The work itself is a closure created where `send` was
 /// called, which the compiler specialises for the store's types.
 @usableFromInline
-final class MailboxJob: JobControl, @unchecked Sendable {
-  // Sendable: immutable fields; the closure and the handle are Sendable.
+final class MailboxJob: JobControl, MailboxItem, @unchecked Sendable {
+  // Sendable: `position` and `origin` are set once, under the store's lock, before the job is shared, and
+  // only read under that lock afterwards; the other fields are immutable, and the closure and the handle are
+  // Sendable.
 
-  /// The mailbox entry identifier, also used for the job's store-owned task.
+  /// The job's identifier, also used for its store-owned task.
   @usableFromInline let id: UInt64
   /// Whether the job applies a state updater (the pump runs it holding the turn) or runs a side effect
   /// (in a store-owned task of its own).
@@ -18,6 +20,10 @@ final class MailboxJob: JobControl, @unchecked Sendable {
   @usableFromInline let store: any JobStore
   /// Whether the store counts this job as in-flight work until it finishes.
   @usableFromInline let tracksActivity: Bool
+  /// The job's position in the mailbox, if it was queued.
+  @usableFromInline var position: UInt64?
+  /// For a side effect, what cancellations by id need to know about it (see ``SentItemOrigin``).
+  @usableFromInline var origin: SentItemOrigin?
 
   /// What running the job takes.
   @usableFromInline
@@ -44,39 +50,69 @@ final class MailboxJob: JobControl, @unchecked Sendable {
   @inlinable
   func run() async {
     guard handle.markStarted() else {
-      if tracksActivity { store.endActivity() }
+      finished()
       return
     }
     switch work {
     case .synchronous(let body): body()
     case .asynchronous(let body): await body()
     }
-    if tracksActivity { store.endActivity() }
+    finished()
   }
 
   /// Completes the handle with `error` without running the item.
   @inlinable
   func fail(_ error: any Error) {
     handle.fail(error)
-    if tracksActivity { store.endActivity() }
+    finished()
+  }
+
+  @inlinable
+  func finished() {
+    if tracksActivity || origin != nil { store.jobFinished(self) }
   }
 
   @usableFromInline
   func cancel() {
-    store.cancelJob(id)
+    store.cancelJob(self)
   }
 
   @usableFromInline
   func deadlockIfWaited(started: Bool) -> (any Error)? {
-    store.deadlockIfWaiting(forJob: id, isUpdaterNotStarted: isUpdater && !started)
+    store.deadlockIfWaiting(for: self, isUpdaterNotStarted: isUpdater && !started)
   }
 }
 
 /// What a job needs from its store, whatever the store's types.
 @usableFromInline
 protocol JobStore: AnyObject, Sendable {
-  func cancelJob(_ id: UInt64)
-  func deadlockIfWaiting(forJob id: UInt64, isUpdaterNotStarted: Bool) -> StoreError?
-  /// Marks one unit of tracked work finished.
-  func endActivity()
+  func cancelJob(_ job: MailboxJob)
+  func deadlockIfWaiting(for job: MailboxJob, isUpdaterNotStarted: Bool) -> StoreError?
+  /// The job has finished (or was withdrawn or failed without running).
+  func jobFinished(_ job: MailboxJob)
+}
+
+/// A side effect handed over with `send`, as cancellations by id see it: its rank among the items sent to its
+/// store, and the ids cancelled after it entered the mailbox.
+///
+/// The store-owned task that runs the item binds it to ``current``, so the work the item does, and the tasks
+/// it starts, carry it. A cancellation by id marks every live item that entered the mailbox before it (before
+/// the item it comes from, or before the call, from outside), and a run that a marked item's work registers
+/// under that id later is cancelled before its operation starts (``EffectRegistry``).
+@usableFromInline
+package final class SentItemOrigin: @unchecked Sendable {
+  // Sendable: `cancelledIDs` is only touched under the store's effect registry lock.
+
+  /// The item whose work runs in the current task, if it was handed over with `send`.
+  @TaskLocal @usableFromInline static var current: SentItemOrigin?
+
+  /// The item's rank among the items sent to its store.
+  @usableFromInline let arrival: UInt64
+  /// Ids cancelled by id after the item entered the mailbox.
+  var cancelledIDs: Set<EffectID> = []
+
+  @usableFromInline
+  init(arrival: UInt64) {
+    self.arrival = arrival
+  }
 }

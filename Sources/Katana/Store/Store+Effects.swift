@@ -12,14 +12,14 @@ extension Store {
   /// Only this store's work is cancelled, never another store's under an equal id. Does nothing if nothing
   /// runs under `id`, or after shutdown (which has cancelled everything already).
   public nonisolated func cancel(id: some Hashable & Sendable) {
-    EffectRegistry.of(core)?.cancel(EffectID(id))
+    EffectRegistry.cancel(EffectID(id), in: core)
   }
 
   /// The number of effects running under an id (throttle windows included), plus throttled calls waiting
   /// for their window: tests check that none are left. Zero after shutdown (which cancelled them all),
   /// even while cancelled work is still returning.
   package nonisolated var runningEffectCount: Int {
-    core.attachment(EffectRegistry.self, make: EffectRegistry.init)?.entryCount ?? 0
+    EffectRegistry.of(core)?.entryCount ?? 0
   }
 
   /// Returns once ``runningEffectCount`` equals `count` (at once if it does). Tests synchronise on it, for
@@ -28,7 +28,7 @@ extension Store {
   /// - Throws: `CancellationError` if the calling task is cancelled first; ``StoreError/storeShutDown`` if
   ///   the store has shut down and `count` is not zero (the count of a store that has shut down stays zero).
   package nonisolated(nonsending) func waitForRunningEffects(count: Int) async throws {
-    guard let registry = core.attachment(EffectRegistry.self, make: EffectRegistry.init) else {
+    guard let registry = EffectRegistry.of(core) else {
       if count != 0 { throw StoreError.storeShutDown }
       return
     }
@@ -43,4 +43,10 @@ extension Store {
 }
 
 // The store core offers what the effect registry needs from a store, as side-effect contexts do.
-extension StoreCore: StoreContextInternals {}
+extension StoreCore: StoreContextInternals {
+  package var isInsideUpdater: Bool { owner.isCurrentThread }
+
+  package func sentItemsQuery() -> @Sendable (SentItemOrigin?) -> [SentItemOrigin] {
+    { [weak self] origin in self?.liveSentItems(before: origin) ?? [] }
+  }
+}

@@ -37,11 +37,13 @@ extension Store {
   public nonisolated func states(buffering: StreamBuffering = .latest) -> StoreStream<S> {
     StoreStream { [core] in
       let buffer = StreamBuffer<S>(policy: buffering)
-      return core.subscribe(buffer: buffer) { id, state in
+      _ = core.subscribe(buffer: buffer) { id, state in
+        // The buffer is new and nobody consumes it yet: pushing runs no user code and releases nothing.
         buffer.push(state)
         return StateSubscriber(
           id: id, needsOldState: false, receive: { _, new in buffer.push(new) }, finish: { buffer.finish() })
       }
+      return buffer
     }
   }
 
@@ -56,7 +58,7 @@ extension Store {
   public nonisolated func changes(buffering: StreamBuffering = .bufferingNewest(64)) -> StoreStream<StateChange<S>> {
     StoreStream { [core] in
       let buffer = StreamBuffer<StateChange<S>>(policy: buffering)
-      return core.subscribe(buffer: buffer) { id, _ in
+      _ = core.subscribe(buffer: buffer) { id, _ in
         StateSubscriber(
           id: id, needsOldState: true,
           receive: { old, new in
@@ -64,6 +66,7 @@ extension Store {
             if let old { buffer.push(StateChange(old: old, new: new)) }
           }, finish: { buffer.finish() })
       }
+      return buffer
     }
   }
 
@@ -88,18 +91,17 @@ extension Store {
   ) -> StoreStream<Value> {
     StoreStream { [core] in
       let buffer = StreamBuffer<Value>(policy: buffering)
-      return core.subscribe(buffer: buffer) { id, state in
-        let memory = ProjectionMemory(projection(state))
-        buffer.push(memory.last)
-        return StateSubscriber(
-          id: id, needsOldState: false,
-          receive: { _, new in
-            let value = projection(new)
-            guard value != memory.last else { return }
-            memory.last = value
-            buffer.push(value)
-          }, finish: { buffer.finish() })
+      let memory = ProjectionMemory<Value>()
+      let registered = core.subscribe(buffer: buffer) { id, _ in
+        StateSubscriber(
+          id: id, needsOldState: false, receive: { _, new in memory.deliver(projection(new), to: buffer) },
+          finish: { buffer.finish() })
       }
+      // The projection is user code: its first value is computed here, outside the store's lock.
+      if let registered {
+        memory.initialize(projection(registered), buffer: buffer)
+      }
+      return buffer
     }
   }
 }

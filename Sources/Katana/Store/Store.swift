@@ -132,7 +132,13 @@ public actor Store<S: State, D: SideEffectDependencyContainer> {
   }
 
   deinit {
-    core.shutdown()
+    if core.isInsideUpdater {
+      // Released from inside a state updater, whose thread holds the store's lock: shut down once it is
+      // released.
+      Task.detached { [core] in core.shutdown() }
+    } else {
+      core.shutdown()
+    }
   }
 
   // MARK: - State and lifecycle
@@ -179,10 +185,8 @@ public actor Store<S: State, D: SideEffectDependencyContainer> {
   /// later dispatches throw. Calling `shutdown()` again does nothing. Releasing the store shuts it down too,
   /// without waiting.
   public nonisolated(nonsending) func shutdown() async {
-    let tasks = core.shutdown()
-    for task in tasks {
-      await task.value
-    }
+    guard core.shutdown() else { return }
+    await core.waitUntilOwnedTasksEnd()
   }
 }
 

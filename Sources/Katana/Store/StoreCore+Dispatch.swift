@@ -29,15 +29,20 @@ extension StoreCore {
   nonisolated(nonsending) func dispatchWaitingForTurn<U: StateUpdater>(_ updater: U) async throws
   where U.StateType == S {
     try await dispatchUpdaterWaitingForTurn(
-      updater, frame: TypedUpdaterFrame<S, U>(), apply: { updater.updateState(&$0) }, depth: 0)
+      updater, frame: TypedUpdaterFrame<S, U>(storeID: id), apply: { updater.updateState(&$0) }, depth: 0)
   }
 
   /// Dispatches a state updater and returns once it is committed and observers have seen it.
   @inlinable @inline(__always)
   nonisolated(nonsending) func dispatch<U: StateUpdater>(_ updater: U) async throws where U.StateType == S {
-    if tracksActivity, !isTrackedHere {
-      return try await withActivity { try await dispatch(updater) }
+    if tracksActivity {
+      return try await withActivity { try await dispatchUntracked(updater) }
     }
+    try await dispatchUntracked(updater)
+  }
+
+  @inlinable @inline(__always)
+  nonisolated(nonsending) func dispatchUntracked<U: StateUpdater>(_ updater: U) async throws where U.StateType == S {
     if try dispatchWithoutWaiting(updater) { return }
     try await dispatchWaitingForTurn(updater)
   }
@@ -54,9 +59,16 @@ extension StoreCore {
   nonisolated(nonsending) func dispatch<E: SideEffect>(_ effect: E, context: SideEffectContext<S, D>)
     async throws where E.StateType == S, E.Dependencies == D
   {
-    if tracksActivity, !isTrackedHere {
-      return try await withActivity { try await dispatch(effect, context: context) }
+    if tracksActivity {
+      return try await withActivity { try await dispatchUntracked(effect, context: context) }
     }
+    try await dispatchUntracked(effect, context: context)
+  }
+
+  @inlinable @inline(__always)
+  nonisolated(nonsending) func dispatchUntracked<E: SideEffect>(_ effect: E, context: SideEffectContext<S, D>)
+    async throws where E.StateType == S, E.Dependencies == D
+  {
     if sideEffectsStartDirectly {
       try await runBody { try await effect.sideEffect(context) }
     } else {
@@ -73,7 +85,7 @@ extension StoreCore {
       return
     }
     let frame = TypedSideEffectFrame<E>(storeID: id, context: context, runner: sideEffectRunner)
-    try await SideEffectFrame.withFrame(frame) { try await chain(effect) }
+    try await DispatchFrame.withFrame(frame) { try await chain(effect) }
     try await dispatchRedirects(frame.close().redirects, depth: 0)
   }
 
@@ -82,9 +94,16 @@ extension StoreCore {
   nonisolated(nonsending) func dispatch<R: ReturningSideEffect>(
     _ effect: R, context: any AnySideEffectContext
   ) async throws -> R.ReturnValue {
-    if tracksActivity, !isTrackedHere {
-      return try await withActivity { try await dispatch(effect, context: context) }
+    if tracksActivity {
+      return try await withActivity { try await dispatchUntracked(effect, context: context) }
     }
+    return try await dispatchUntracked(effect, context: context)
+  }
+
+  @inlinable @inline(__always)
+  nonisolated(nonsending) func dispatchUntracked<R: ReturningSideEffect>(
+    _ effect: R, context: any AnySideEffectContext
+  ) async throws -> R.ReturnValue {
     if sideEffectsStartDirectly {
       return try await runBody { try await effect.sideEffect(context) }
     }
@@ -99,7 +118,7 @@ extension StoreCore {
       return try await runBody { try await effect.sideEffect(context) }
     }
     let frame = ReturningSideEffectFrame<R>(storeID: id, context: context, runner: sideEffectRunner)
-    try await SideEffectFrame.withFrame(frame) { try await chain(effect) }
+    try await DispatchFrame.withFrame(frame) { try await chain(effect) }
     let record = frame.close()
     try await dispatchRedirects(record.redirects, depth: 0)
     guard let value = record.value else {
@@ -167,16 +186,23 @@ extension StoreCore {
   nonisolated(nonsending) func anyDispatch(_ item: any Dispatchable, depth: Int = 0) async throws
     -> any Sendable
   {
-    if tracksActivity, !isTrackedHere {
-      return try await withActivity { try await anyDispatch(item, depth: depth) }
+    if tracksActivity {
+      return try await withActivity { try await anyDispatchUntracked(item, depth: depth) }
     }
+    return try await anyDispatchUntracked(item, depth: depth)
+  }
+
+  @inlinable
+  nonisolated(nonsending) func anyDispatchUntracked(_ item: any Dispatchable, depth: Int) async throws
+    -> any Sendable
+  {
     switch try Self.classify(item) {
     case .updater(let updater):
       if try dispatchWithoutWaiting(erased: updater) {
         return ()
       }
       try await dispatchUpdaterWaitingForTurn(
-        item, frame: UpdaterFrame<S>(), apply: { try Self.applyErased(updater, to: &$0) }, depth: depth)
+        item, frame: UpdaterFrame<S>(storeID: id), apply: { try Self.applyErased(updater, to: &$0) }, depth: depth)
       return ()
     case .sideEffect(let effect):
       let chain = try await chainOnceSideEffectsMayStart()
@@ -185,7 +211,7 @@ extension StoreCore {
         return try await runBody { try await effect.anySideEffect(context) }
       }
       let frame = SideEffectFrame(storeID: id, runner: sideEffectRunner)
-      try await SideEffectFrame.withFrame(frame) { try await chain(item) }
+      try await DispatchFrame.withFrame(frame) { try await chain(item) }
       let record = frame.close()
       try await dispatchRedirects(record.redirects, depth: depth)
       if let value = record.value { return value }

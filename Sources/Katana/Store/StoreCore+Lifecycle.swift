@@ -1,59 +1,44 @@
 extension StoreCore {
-  /// What shutdown collects under the lock, to act on outside it.
-  private struct ShutdownWork {
-    var entries: [MailboxEntry]
-    var waiters: [UnsafeContinuation<Void, any Error>]
-    var subscribers: [StateSubscriber<S>]
-    var tasks: [Task<Void, Never>]
-    var handlers: [@Sendable () -> Void]
-    var chain: StoreInterceptorNext
-  }
+  @usableFromInline typealias LifecycleActions = Lifecycle<CoreState<S, D>.Waiter, Task<Void, Never>>.Actions
 
   // MARK: - Store-owned tasks
 
-  /// Starts a detached task the store owns: shutdown cancels it. Returns false if the store has shut down.
+  /// Starts a detached task the store owns: shutdown cancels it, and `Store.shutdown()` waits for it.
+  /// Returns false if the store has shut down.
   ///
   /// Detached, so that it inherits neither the caller's actor nor its task-locals (in particular no
-  /// side-effect frame).
-  @inlinable
+  /// dispatch frame).
+  @usableFromInline
   @discardableResult
   func startOwnedTask(id: UInt64, _ body: @escaping @Sendable () async -> Void) -> Bool {
-    let reserved = withLock { core -> Bool in
-      if case .shutDown = core.phase { return false }
-      core.ownedTasks[id] = .reserved
-      if tracksActivity { core.activeWork += 1 }
-      return true
-    }
-    guard reserved else { return false }
+    guard withLock({ $0.lifecycle.reserveTask(id) }) else { return false }
     let task = Task.detached(priority: Task.currentPriority) { [self] in
       let identity = TaskIdentity.current
-      withLock { core in core.ownedTaskIdentities[id] = identity }
+      withLock { $0.lifecycle.taskStarted(id, identity: identity) }
       await body()
-      withLock { core in
-        core.ownedTasks.removeValue(forKey: id)
-        core.ownedTaskIdentities.removeValue(forKey: id)
-      }
-      if tracksActivity { endActivity() }
+      perform(withLock { $0.lifecycle.taskFinished(id) })
     }
-    let cancelNow = withLock { core -> Bool in
-      if case .shutDown = core.phase { return true }
-      if core.ownedTasks[id] != nil {
-        core.ownedTasks[id] = .running(task)
-      }
-      return false
-    }
-    if cancelNow {
-      task.cancel()
-    }
+    // A cancellation that arrived while the task was only reserved (or a shutdown) applies now.
+    withLock { $0.lifecycle.attachTask(id, task) }?.cancel()
     return true
   }
 
   /// The number of store-owned tasks still registered (tests check that none leak).
   var ownedTaskCount: Int {
-    withLock { $0.ownedTasks.count }
+    withLock { $0.lifecycle.ownedTaskCount }
   }
 
-  // MARK: - Lifecycle
+  /// Performs what a lifecycle transition returned.
+  func perform(_ actions: LifecycleActions) {
+    for resumption in actions.resumptions {
+      resumption.perform()
+    }
+    for task in actions.cancellations {
+      task.cancel()
+    }
+  }
+
+  // MARK: - Start-up
 
   @inlinable
   func makeID() -> UInt64 {
@@ -75,10 +60,11 @@ extension StoreCore {
 
   /// Runs the state initializer in a store-owned task, then initialises the interceptors and opens the
   /// mailbox.
-  @inlinable
+  @usableFromInline
   func start(stateInitializer: @escaping Store<S, D>.StateInitializer, interceptors: [StoreInterceptor]) {
     startOwnedTask(id: makeID()) { [self, runner = configuration.stateInitializerRunner] in
-      withLock { $0.startupTask = TaskIdentity.current }
+      let identity = TaskIdentity.current
+      withLock { $0.lifecycle.startupBegan(identity) }
       do {
         let state: S
         if let runner {
@@ -94,13 +80,14 @@ extension StoreCore {
     }
   }
 
-  @inlinable
   func finishStartup(state: S, interceptors: [StoreInterceptor]) {
+    var replaced = state
     let dependencies = withLock { core -> D? in
-      guard case .starting = core.phase else { return nil }
-      core.state = state
+      guard case .starting = core.lifecycle.phase else { return nil }
+      swap(&core.state, &replaced)
       return core.dependencies
     }
+    // `replaced` (the state before start-up) is released here, outside the lock.
     guard let dependencies else { return }
     var chain: StoreInterceptorNext = CoreState<S, D>.noChain
     if !interceptors.isEmpty {
@@ -110,86 +97,58 @@ extension StoreCore {
         try await handleFromChain(item)
       }
     }
-    let opened = withLock { core -> (MailboxActions, [UnsafeContinuation<Void, any Error>])? in
-      guard case .starting = core.phase else { return nil }
+    let opened = withLock { core -> (LifecycleActions, Mailbox<CoreState<S, D>.Waiter, MailboxJob>.Actions)? in
+      guard let actions = core.lifecycle.finishStartup() else { return nil }
       core.chain = chain
-      core.phase = .ready
       readyFlag.set(true)
-      core.startupTask = nil
-      let waiters = Array(core.readinessWaiters.values)
-      core.readinessWaiters = [:]
-      return (core.mailbox.advance(byPump: false), waiters)
+      return (actions, core.mailbox.open())
     }
-    guard let (actions, waiters) = opened else { return }
-    for waiter in waiters {
-      waiter.resume()
-    }
-    perform(actions)
+    // If the store shut down meanwhile, `chain` (and the interceptors it captures) is released here.
+    guard let (lifecycle, mailbox) = opened else { return }
+    perform(lifecycle)
+    perform(mailbox)
   }
 
-  @usableFromInline
   func failStartup(_ error: any Error) {
-    let failed = withLock { core -> ([MailboxEntry], [UnsafeContinuation<Void, any Error>])? in
-      guard case .starting = core.phase else { return nil }
-      core.phase = .failed(error)
-      core.startupTask = nil
-      let waiters = Array(core.readinessWaiters.values)
-      core.readinessWaiters = [:]
-      return (core.mailbox.removeAll(), waiters)
+    let failed = withLock { core -> (LifecycleActions, Mailbox<CoreState<S, D>.Waiter, MailboxJob>.Actions?)? in
+      guard let actions = core.lifecycle.failStartup(error) else { return nil }
+      return (actions, core.mailbox.close(.startupFailed(error)))
     }
-    guard let (entries, waiters) = failed else { return }
-    let storeError = StoreError.startupFailed(error)
-    for entry in entries {
-      entry.fail(storeError)
-    }
-    for waiter in waiters {
-      waiter.resume(throwing: storeError)
-    }
+    guard let (lifecycle, mailbox) = failed else { return }
+    if let mailbox { perform(mailbox) }
+    perform(lifecycle)
   }
 
   /// Waits until the store is ready.
-  @inlinable
   nonisolated(nonsending) func waitUntilReady() async throws {
-    let decision = withLock { core -> Admission<Void> in
-      switch core.phase {
-      case .ready: return .proceed(())
-      case .starting: return .wait(core.makeID())
-      case .failed, .shutDown: return .fail(core.phase.dispatchError ?? .storeShutDown)
-      }
-    }
-    switch decision {
+    switch withLock({ $0.lifecycle.waitUntilReady() }) {
     case .proceed:
       return
     case .fail(let error):
       throw error
-    case .wait(let id):
-      try await withTaskCancellationHandler {
-        try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<Void, any Error>) in
-          let immediate: Result<Void, any Error>? = withLock { core in
-            switch core.phase {
-            case .ready: return .success(())
-            case .failed, .shutDown: return .failure(core.phase.dispatchError ?? .storeShutDown)
-            case .starting:
-              if Task.isCancelled { return .failure(CancellationError()) }
-              core.readinessWaiters[id] = continuation
-              return nil
-            }
-          }
-          if let immediate {
-            continuation.resume(with: immediate)
-          }
-        }
-      } onCancel: {
-        let waiter = withLock { $0.readinessWaiters.removeValue(forKey: id) }
-        waiter?.resume(throwing: CancellationError())
-      }
+    case .wait(let waiter):
+      try await suspend(
+        install: { core, continuation in core.lifecycle.suspendReadinessWaiter(waiter, on: continuation) },
+        cancel: { core in core.lifecycle.cancelReadinessWaiter(waiter)?.afterUnlock })
     }
+  }
+
+  // MARK: - Shutdown
+
+  /// What shutdown takes out under the lock, to act on and release outside it.
+  private struct ShutdownWork {
+    var lifecycle: Lifecycle<CoreState<S, D>.Waiter, Task<Void, Never>>.Shutdown
+    var mailbox: Mailbox<CoreState<S, D>.Waiter, MailboxJob>.Actions?
+    var listeners: [ListenerEntry<S>]
+    var subscribers: [StateSubscriber<S>]
+    var handlers: [@Sendable () -> Void]
+    var chain: StoreInterceptorNext
   }
 
   /// Registers `handler` to run once when the store shuts down (immediately if it already has).
   func addShutdownHandler(_ handler: @escaping @Sendable () -> Void) {
     let runNow = withLock { core -> Bool in
-      if case .shutDown = core.phase { return true }
+      if case .shutDown = core.lifecycle.phase { return true }
       core.shutdownHandlers.append(handler)
       return false
     }
@@ -198,57 +157,51 @@ extension StoreCore {
     }
   }
 
-  /// Shuts the store down: fails everything waiting, finishes streams, drops listeners and interceptors,
-  /// cancels store-owned tasks. Idempotent. Returns the cancelled tasks, except the calling task if it is
-  /// one of them, so that an explicit shutdown can wait for them without waiting for itself.
+  /// Shuts the store down: fails everything waiting, finishes streams, drops listeners, interceptors and
+  /// attachments, cancels store-owned tasks (the calling task last, if it is one). Idempotent. Returns
+  /// whether this call did it (only that call then waits for the store's tasks, see
+  /// ``waitUntilOwnedTasksEnd()``).
   @usableFromInline @discardableResult
-  func shutdown() -> [Task<Void, Never>] {
+  func shutdown() -> Bool {
+    let caller = TaskIdentity.current
     let work = withLock { core -> ShutdownWork? in
-      if case .shutDown = core.phase { return nil }
-      core.phase = .shutDown
+      guard let lifecycle = core.lifecycle.shutdown(caller: caller) else { return nil }
       readyFlag.set(false)
-      core.startupTask = nil
+      let observers = core.observers.removeAll()
       defer {
-        core.readinessWaiters = [:]
         core.shutdownHandlers = []
         core.chain = CoreState<S, D>.noChain
-        core.attachments = [:]
       }
-      let caller = TaskIdentity.current
       return ShutdownWork(
-        entries: core.mailbox.removeAll(),
-        waiters: Array(core.readinessWaiters.values),
-        subscribers: core.observers.removeAll(),
-        tasks: core.ownedTasks.compactMap { id, task in
-          guard case .running(let task) = task else { return nil }
-          return caller != nil && core.ownedTaskIdentities[id] == caller ? nil : task
-        },
-        handlers: core.shutdownHandlers,
-        chain: core.chain)
+        lifecycle: lifecycle, mailbox: core.mailbox.close(.storeShutDown), listeners: observers.listeners,
+        subscribers: observers.subscribers, handlers: core.shutdownHandlers, chain: core.chain)
     }
-    guard let work else { return [] }
-    for entry in work.entries {
-      entry.fail(StoreError.storeShutDown)
+    guard let work else { return false }
+    let attachments = self.attachments.withLock { attachments in
+      defer { attachments = nil }
+      return attachments
     }
-    for waiter in work.waiters {
-      waiter.resume(throwing: StoreError.storeShutDown)
-    }
+    if let mailbox = work.mailbox { perform(mailbox) }
+    perform(work.lifecycle.actions)
     for subscriber in work.subscribers {
       subscriber.finish()
     }
-    // The calling task, if it is a store-owned one, is left out of `tasks`: cancel everything else.
-    for task in work.tasks {
-      task.cancel()
-    }
-    if let caller = TaskIdentity.current, withLock({ $0.ownedTaskIdentities.values.contains(caller) }) {
+    if work.lifecycle.callerIsOwned {
       withUnsafeCurrentTask { $0?.cancel() }
     }
     for handler in work.handlers {
       handler()
     }
-    // The chain (and the interceptors it captures) is released here, outside the lock: their deinit may
-    // run user code.
-    _ = work.chain
-    return work.tasks
+    // The chain (and the interceptors it captures), listeners, subscribers and attachments are released
+    // here, outside the lock: their deinit may run user code.
+    withExtendedLifetime((work, attachments)) {}
+    return true
+  }
+
+  /// Waits until every store-owned task has ended, except the calling task if it is one.
+  nonisolated(nonsending) func waitUntilOwnedTasksEnd() async {
+    let caller = TaskIdentity.current
+    guard case .wait(let waiter) = withLock({ $0.lifecycle.waitUntilDrained(caller: caller) }) else { return }
+    _ = try? await suspend { core, continuation in core.lifecycle.suspendDrainWaiter(waiter, on: continuation) }
   }
 }

@@ -8,97 +8,101 @@ extension StoreCore {
       runtimeWarning("addListener was called from inside a StateUpdater; the listener was not added.")
       return {}
     }
+    let isSubscribed = AtomicFlag(true)
     var listener = listener
     // With an executor, a call handed over before removal runs later: it checks that the listener is still
     // subscribed when it runs, so that removing a listener on its executor (Katana 6's main queue) stops
     // every call that has not started, as in Katana 6.
-    var subscribed: AtomicFlag?
     if let execute = configuration.listenerExecutor {
-      let flag = AtomicFlag()
-      flag.set(true)
-      subscribed = flag
       listener = { [listener] old, new in
         execute {
-          if flag.isSet { listener(old, new) }
+          if isSubscribed.isSet { listener(old, new) }
         }
       }
     }
-    let id = withLock { core -> UInt64? in
-      if case .shutDown = core.phase { return nil }
+    let added = withLock { core -> (id: UInt64, dropped: [ListenerEntry<S>])? in
+      if case .shutDown = core.lifecycle.phase { return nil }
       let id = core.makeID()
-      core.observers.add(ListenerEntry(id: id, listener: listener))
-      return id
+      return (id, core.observers.add(ListenerEntry(id: id, listener: listener, isSubscribed: isSubscribed)))
     }
-    guard let id else { return {} }
-    return { [weak self, subscribed] in
-      subscribed?.set(false)
-      self?.withLock { $0.observers.removeListener(id) }
+    // Listeners unsubscribed from inside an updater meanwhile are released here, outside the lock.
+    guard let id = added?.id else { return {} }
+    return { [weak self] in
+      isSubscribed.set(false)
+      self?.removeListener(id)
     }
   }
 
-  /// Registers a stream subscriber. `makeSubscriber` runs under the lock (with the thread marked as
-  /// running an updater, since it may evaluate a projection) and gets the current state.
+  /// Removes listener `id`, releasing it outside the lock. From inside a state updater (where the lock is
+  /// held) the listener is only marked unsubscribed: it is skipped from then on and dropped later.
+  func removeListener(_ id: UInt64) {
+    guard !owner.isCurrentThread else { return }
+    let removed = withLock { $0.observers.removeListener(id) }
+    withExtendedLifetime(removed) {}
+  }
+
+  /// Registers a stream subscriber. `makeSubscriber` runs under the lock with the current state: it must not
+  /// run user code (a projection is evaluated by the caller afterwards, from the returned state).
+  ///
+  /// - Returns: The state the subscriber was registered at, or nil if it was not (the store has shut down,
+  ///   or the call comes from inside a state updater): the buffer is then finished.
   @usableFromInline
   func subscribe<Element: Sendable>(
     buffer: StreamBuffer<Element>, makeSubscriber: (UInt64, S) -> StateSubscriber<S>
-  ) -> StreamBuffer<Element> {
+  ) -> S? {
     guard !owner.isCurrentThread else {
       runtimeWarning("A store stream was created inside a StateUpdater; it finishes immediately.")
       buffer.finish()
-      return buffer
+      return nil
     }
-    let id = withLockRunningUpdater { core -> UInt64? in
-      if case .shutDown = core.phase { return nil }
+    let registered = withLock { core -> (UInt64, S)? in
+      if case .shutDown = core.lifecycle.phase { return nil }
       let id = core.makeID()
       core.observers.add(makeSubscriber(id, core.state))
-      return id
+      return (id, core.state)
     }
-    guard let id else {
+    guard let (id, state) = registered else {
       buffer.finish()
-      return buffer
+      return nil
     }
     buffer.setOnTermination { [weak self] in
-      self?.withLock { $0.observers.removeSubscriber(id) }
+      let removed = self?.withLock { $0.observers.removeSubscriber(id) }
+      withExtendedLifetime(removed) {}
     }
-    return buffer
+    return state
   }
 
-  /// The number of registered listeners and stream subscribers (tests check unregistration).
+  /// The number of registered listeners (unsubscribed ones excluded) and stream subscribers (tests check
+  /// unregistration).
   var observerCount: Int {
-    withLock { $0.observers.listeners.count + $0.observers.subscribers.count }
+    withLock { core in
+      core.observers.listeners.filter { $0.isSubscribed.isSet }.count + core.observers.subscribers.count
+    }
   }
 
   // MARK: - Activity (opt-in, for tests)
 
-  /// Whether a tracked dispatch already counts the work running in this task.
-  @inlinable
-  var isTrackedHere: Bool { ActivityScope.isTracking }
-
   /// Counts `body` as in-flight work.
+  ///
+  /// Every tracked dispatch counts itself, whatever task it runs in and however deeply it is nested: a
+  /// nested dispatch counts while its outer one does too, which costs a little and changes nothing, while a
+  /// dispatch from a task that a side effect started (and did not wait for) keeps the store busy on its own.
   @inlinable
   nonisolated(nonsending) func withActivity<T>(_ body: () async throws -> T) async rethrows -> T {
-    withLock { $0.activeWork += 1 }
+    withLock { $0.lifecycle.beginActivity() }
     defer { endActivity() }
-    return try await ActivityScope.tracking(body)
+    return try await body()
   }
 
   /// Marks one unit of in-flight work finished, waking whoever waits for the store to be idle.
   @usableFromInline
   func endActivity() {
-    let waiters = withLock { core -> [UnsafeContinuation<Void, any Error>] in
-      core.activeWork -= 1
-      guard core.activeWork == 0 else { return [] }
-      defer { core.idleWaiters = [:] }
-      return Array(core.idleWaiters.values)
-    }
-    for waiter in waiters {
-      waiter.resume()
-    }
+    perform(withLock { $0.lifecycle.endActivity() })
   }
 
   /// The amount of in-flight work (with activity tracking on).
   var activeWork: Int {
-    withLock { $0.activeWork }
+    withLock { $0.lifecycle.activeWork }
   }
 
   /// Returns once nothing is in flight: no awaited dispatch in progress, no sent item unfinished, no
@@ -106,38 +110,23 @@ extension StoreCore {
   ///
   /// - Throws: `CancellationError` if the calling task is cancelled while waiting.
   nonisolated(nonsending) func waitUntilIdle() async throws {
-    let id = withLock { core -> UInt64? in core.activeWork == 0 ? nil : core.makeID() }
-    guard let id else { return }
-    try await withTaskCancellationHandler {
-      try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<Void, any Error>) in
-        let idle = withLock { core -> Bool in
-          if core.activeWork == 0 { return true }
-          if Task.isCancelled { return false }
-          core.idleWaiters[id] = continuation
-          return false
-        }
-        if idle {
-          continuation.resume()
-        } else if Task.isCancelled, withLock({ $0.idleWaiters[id] == nil }) {
-          continuation.resume(throwing: CancellationError())
-        }
-      }
-    } onCancel: {
-      let waiter = withLock { $0.idleWaiters.removeValue(forKey: id) }
-      waiter?.resume(throwing: CancellationError())
-    }
+    guard case .wait(let waiter) = withLock({ $0.lifecycle.waitUntilIdle() }) else { return }
+    try await suspend(
+      install: { core, continuation in core.lifecycle.suspendIdleWaiter(waiter, on: continuation) },
+      cancel: { core in core.lifecycle.cancelIdleWaiter(waiter)?.afterUnlock })
   }
 
   // MARK: - Attachments
 
   /// The object of type `T` attached to this store, created with `make` on first use; nil once the store
   /// has shut down. Store features (the effect registry, built-in interceptors) keep per-store state here.
+  /// Attachments have a lock of their own, so this works from anywhere, a state updater included.
   func attachment<T: AnyObject & Sendable>(_ type: T.Type, make: () -> T) -> T? {
-    withLock { core in
-      if case .shutDown = core.phase { return nil }
-      if let existing = core.attachments[ObjectIdentifier(type)] as? T { return existing }
+    attachments.withLock { attachments in
+      guard attachments != nil else { return nil }
+      if let existing = attachments?[ObjectIdentifier(type)] as? T { return existing }
       let created = make()
-      core.attachments[ObjectIdentifier(type)] = created
+      attachments?[ObjectIdentifier(type)] = created
       return created
     }
   }

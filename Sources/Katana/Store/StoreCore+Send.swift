@@ -9,7 +9,7 @@ extension StoreCore {
       return succeededHandle
     }
     return enqueueUpdater(
-      updater, value: (), apply: { updater.updateState(&$0) }, frame: { TypedUpdaterFrame<S, U>() })
+      updater, value: (), apply: { updater.updateState(&$0) }, frame: { [id] in TypedUpdaterFrame<S, U>(storeID: id) })
   }
 
   /// Whether a sent updater may be applied on the sending thread if the store is idle: no interceptor
@@ -55,7 +55,7 @@ extension StoreCore {
       }
       return enqueueUpdater(
         item, value: () as any Sendable, apply: { try Self.applyErased(updater, to: &$0) },
-        frame: { UpdaterFrame<S>() })
+        frame: { [id] in UpdaterFrame<S>(storeID: id) })
     case .sideEffect:
       return enqueueSideEffect(item) { [self] in try await anyDispatch(item) }
     }
@@ -64,7 +64,9 @@ extension StoreCore {
   /// Runs a sent updater's interceptor chain while the pump holds the turn; returns the items interceptors
   /// substituted.
   @inlinable
-  func applySentUpdater(_ item: any Dispatchable, frame: UpdaterFrame<S>) async throws -> [any Dispatchable] {
+  nonisolated(nonsending) func applySentUpdater(_ item: any Dispatchable, frame: UpdaterFrame<S>) async throws
+    -> [any Dispatchable]
+  {
     do {
       try await runChainHoldingTurn(item, frame: frame, holder: TaskIdentity.current)
     } catch {
@@ -156,59 +158,99 @@ extension StoreCore {
       handle.fail(StoreError.dispatchFromStateUpdater(typeName(of: item)))
       return
     }
-    let (job, decision) = withLock { core -> (MailboxJob, EnqueueDecision) in
+    let (job, decision) = withLock { core -> (MailboxJob, Mailbox<CoreState<S, D>.Waiter, MailboxJob>.JobArrival) in
       let job = MailboxJob(
         id: core.makeID(), isUpdater: isUpdater, store: self, handle: handle, work: work,
         tracksActivity: tracksActivity)
-      if tracksActivity { core.activeWork += 1 }
-      if let error = core.phase.dispatchError { return (job, .fail(error)) }
+      if tracksActivity { core.lifecycle.beginActivity() }
+      let (arrival, decision) = core.mailbox.arriveJob(job)
+      if case .queued(let position, _) = decision { job.position = position }
+      if case .fail = decision { return (job, decision) }
+      if !isUpdater {
+        let origin = SentItemOrigin(arrival: arrival)
+        job.origin = origin
+        core.liveSentItems[arrival] = origin
+      }
       // Set under the store lock, before anyone can cancel or complete the job.
       handle.setControl(job)
-      if core.canTakeTurnNow {
-        if isUpdater {
-          core.mailbox.takeTurn(holder: nil)
-          return (job, .startPump)
-        }
-        return (job, .startSideEffect)
-      }
-      core.mailbox.enqueue(.job(job))
-      return (job, .queued(waitingCount: core.mailbox.entries.count))
+      return (job, decision)
     }
     switch decision {
-    case .queued(let waitingCount):
+    case .queued(_, let waitingCount):
       configuration.onMailboxEnqueue?(waitingCount)
     case .startPump:
       startPump(with: job)
     case .startSideEffect:
-      if !startOwnedTask(id: job.id, { await job.run() }) {
-        job.fail(StoreError.storeShutDown)
-      }
+      startSideEffectJob(job)
     case .fail(let error):
       job.fail(error)
     }
   }
 
-  /// Cancels a sent job: withdraws it if it is still queued, cancels its task if it is a running side
-  /// effect. A running updater completes.
+  /// Starts a sent side effect in a store-owned task of its own, which carries the item's origin
+  /// (``SentItemOrigin``).
   @usableFromInline
-  func cancelJob(_ id: UInt64) {
-    let (entry, task) = withLock { core -> (MailboxEntry?, Task<Void, Never>?) in
-      if let entry = core.mailbox.withdraw(id) { return (entry, nil) }
-      if case .running(let task) = core.ownedTasks[id] { return (nil, task) }
-      return (nil, nil)
+  func startSideEffectJob(_ job: MailboxJob) {
+    let started = startOwnedTask(id: job.id) {
+      await SentItemOrigin.$current.withValue(job.origin) { await job.run() }
     }
-    entry?.fail(CancellationError())
+    if !started {
+      job.fail(StoreError.storeShutDown)
+    }
+  }
+
+  /// Cancels a sent job: withdraws it if it is still queued, cancels its task if it is a running side
+  /// effect (or as soon as that task exists). A running updater completes.
+  @usableFromInline
+  func cancelJob(_ job: MailboxJob) {
+    guard !owner.isCurrentThread else {
+      // Taking the lock here would deadlock. The handle is marked cancelled already, so an item that has not
+      // started never will; a running side effect keeps running.
+      runtimeWarning(
+        "DispatchHandle.cancel() was called from inside a StateUpdater; a side effect already running was "
+          + "not cancelled. Updaters must be pure: cancel from a side effect, a listener or an interceptor.")
+      return
+    }
+    let (withdrawn, task) = withLock { core -> (MailboxJob?, Task<Void, Never>?) in
+      if let position = job.position, let withdrawn = core.mailbox.withdrawJob(at: position) {
+        return (withdrawn, nil)
+      }
+      return (nil, core.lifecycle.cancelTask(job.id))
+    }
+    withdrawn?.fail(CancellationError())
     task?.cancel()
   }
 
-  /// The error to return instead of waiting for the sent job `id`, if the waiting task holds the turn
+  /// A sent job has finished (run, withdrawn or failed): it no longer counts as in-flight work, and
+  /// cancellations by id no longer need to reach it.
+  @usableFromInline
+  func jobFinished(_ job: MailboxJob) {
+    let actions = withLock { core -> LifecycleActions? in
+      if let origin = job.origin { core.liveSentItems[origin.arrival] = nil }
+      return job.tracksActivity ? core.lifecycle.endActivity() : nil
+    }
+    if let actions { perform(actions) }
+  }
+
+  /// The side effects sent before `origin` (all of them if nil) that have not finished, for a cancellation by
+  /// id to mark.
+  func liveSentItems(before origin: SentItemOrigin?) -> [SentItemOrigin] {
+    withLock { core in
+      guard let arrival = origin?.arrival else { return Array(core.liveSentItems.values) }
+      return core.liveSentItems.values.filter { $0.arrival < arrival }
+    }
+  }
+
+  /// The error to return instead of waiting for the sent job `job`, if the waiting task holds the turn
   /// while the job still waits behind it: in the mailbox, or, for a state updater that has not started,
   /// in the pump's current batch.
   @usableFromInline
-  func deadlockIfWaiting(forJob id: UInt64, isUpdaterNotStarted: Bool) -> StoreError? {
+  func deadlockIfWaiting(for job: MailboxJob, isUpdaterNotStarted: Bool) -> StoreError? {
     guard let task = TaskIdentity.current else { return nil }
     return withLock { core in
-      guard task == core.mailbox.turnHolder, isUpdaterNotStarted || core.mailbox.isPending(id) else { return nil }
+      guard task == core.mailbox.turnHolder else { return nil }
+      let isQueued = job.position.map { core.mailbox.isQueued(at: $0) } ?? false
+      guard isUpdaterNotStarted || isQueued else { return nil }
       return .deadlock(
         "this task holds the updater turn and waited for an item it sent, which is queued behind that turn.")
     }
@@ -218,11 +260,11 @@ extension StoreCore {
 
   /// Starts a store-owned task that runs sent updaters while holding the turn, until the next entry is
   /// not one.
-  @inlinable
+  @usableFromInline
   func startPump(with job: MailboxJob) {
     // Registered under an identifier of its own, not the first job's: cancelling that job's handle must not
     // cancel the pump, which goes on to run the jobs after it (a running updater completes anyway).
-    let started = startOwnedTask(id: withLock { $0.makeID() }) { [self] in
+    let started = startOwnedTask(id: makeID()) { [self] in
       var batch = [job]
       let pump = TaskIdentity.current
       withLock { $0.mailbox.turnHolder = pump }
@@ -238,7 +280,7 @@ extension StoreCore {
           return actions
         }
         batch = actions.continuePump
-        if !actions.resumptions.isEmpty || actions.startPump != nil || !actions.startSideEffects.isEmpty {
+        if !actions.isEmpty {
           perform(actions)
         }
       }

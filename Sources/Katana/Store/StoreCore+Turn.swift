@@ -37,7 +37,7 @@ extension StoreCore {
   /// The slow path of an updater dispatch: takes the turn (waiting for it if needed), applies the updater
   /// (through the interceptor chain if there is one), releases the turn, then dispatches any substituted
   /// items. Only waiting and the chain itself are asynchronous.
-  @inlinable @inline(__always)
+  @inlinable
   nonisolated(nonsending) func dispatchUpdaterWaitingForTurn(
     _ item: any Dispatchable, frame: UpdaterFrame<S>, apply: (inout S) throws -> Void, depth: Int
   ) async throws {
@@ -71,34 +71,29 @@ extension StoreCore {
     }
   }
 
-  /// Runs the interceptor chain for an updater while holding the turn; the chain's final `next` finds
-  /// `frame` in the locked state. Does not release the turn.
-  @inlinable @inline(__always)
+  /// Runs the interceptor chain for an updater while holding the turn, with `frame` as the dispatch's frame
+  /// (bound to the task-local the chain's final `next` reads, and installed as the store's turn frame).
+  /// Does not release the turn.
+  @inlinable
   nonisolated(nonsending) func runChainHoldingTurn(
     _ item: any Dispatchable, frame: UpdaterFrame<S>, holder: TaskIdentity?, frameInstalled: Bool = false
   ) async throws {
     let chain = try withLock { core -> StoreInterceptorNext in
-      if let error = core.phase.dispatchError { throw error }
+      if let error = core.lifecycle.phase.dispatchError { throw error }
       if !frameInstalled {
         core.turnFrame = frame
         core.mailbox.turnHolder = holder
       }
       return core.chain
     }
-    if SideEffectFrame.current == nil {
-      try await chain(item)
-    } else {
-      // Dispatched from an interceptor running for a side effect: the side effect's frame, inherited
-      // through the task-local, must not capture this updater's `next`.
-      try await SideEffectFrame.withoutFrame { try await chain(item) }
-    }
+    try await DispatchFrame.withFrame(frame) { try await chain(item) }
   }
 
   /// Commits `mutate` while holding the turn, and delivers the change to observers.
   @inlinable
   func commitHoldingTurn(_ mutate: (inout S) throws -> Void) throws {
     let commit = try withLockRunningUpdater { core in
-      if let error = core.phase.dispatchError { throw error }
+      if let error = core.lifecycle.phase.dispatchError { throw error }
       return try core.commit(mutate)
     }
     commit?.deliver()
@@ -116,88 +111,47 @@ extension StoreCore {
   nonisolated(nonsending) func acquireTurn(holder: TaskIdentity?, installing frame: UpdaterFrame<S>? = nil)
     async throws -> Bool
   {
-    let decision = withLock { core -> Admission<Void> in
-      if let error = core.phase.dispatchError { return .fail(error) }
-      if core.canTakeTurnNow {
-        core.mailbox.takeTurn(holder: holder)
-        core.turnFrame = frame
-        return .proceed(())
-      }
-      if let error = deadlock(for: holder, in: core) { return .fail(error) }
-      return .wait(core.makeID())
+    let (arrival, waitingCount) = withLock { core -> (Mailbox<CoreState<S, D>.Waiter, MailboxJob>.Arrival, Int) in
+      let runsStartup = holder != nil && holder == core.lifecycle.startupTask
+      let arrival = core.mailbox.arriveUpdater(holder: holder, runsStartup: runsStartup)
+      if case .proceed = arrival { core.turnFrame = frame }
+      return (arrival, core.mailbox.waitingCount)
     }
-    switch decision {
+    switch arrival {
     case .proceed:
       return frame != nil
+    case .wait(let waiter, let position):
+      try await waitInMailbox(waiter, at: position, waitingCount: waitingCount)
+      return false
     case .fail(let error):
       throw error
-    case .wait(let id):
-      try await waitInMailbox(id: id) { core, continuation in
-        if core.canTakeTurnNow {
-          core.mailbox.takeTurn(holder: holder)
-          return true
-        }
-        core.mailbox.enqueue(.updater(id: id, task: holder, continuation: continuation))
-        return false
-      }
-      return false
+    case .deadlock(let reason):
+      throw Self.deadlockError(reason)
     }
   }
 
-  /// The error to throw instead of waiting for the turn, if waiting from `task` could never end.
-  @inlinable
-  func deadlock(for task: TaskIdentity?, in core: CoreState<S, D>) -> StoreError? {
-    guard let task else { return nil }
-    if task == core.mailbox.turnHolder {
-      return .deadlock(
+  /// Suspends as mailbox waiter `waiter`, queued at `position`, until the mailbox resumes it.
+  @usableFromInline
+  nonisolated(nonsending) func waitInMailbox(_ waiter: UInt64, at position: UInt64, waitingCount: Int) async throws {
+    configuration.onMailboxEnqueue?(waitingCount)
+    try await suspend(
+      install: { core, continuation in core.mailbox.suspend(waiter, on: continuation) },
+      cancel: { core in core.mailbox.cancelWaiter(waiter, at: position)?.afterUnlock })
+  }
+
+  /// The error thrown instead of waiting in the mailbox when waiting could never end.
+  @usableFromInline
+  static func deadlockError(_ reason: Mailbox<CoreState<S, D>.Waiter, MailboxJob>.Deadlock) -> StoreError {
+    switch reason {
+    case .holdsTurn:
+      .deadlock(
         "this task holds the updater turn (it is running an interceptor for a state updater) and waited for "
           + "another state updater of the same store, which can only run after the turn is released.")
-    }
-    if task == core.startupTask {
-      return .deadlock(
+    case .runsStartup:
+      .deadlock(
         "the store's state initializer dispatched to its own store and waited; dispatches wait until the "
           + "initializer has returned.")
     }
-    return nil
-  }
-
-  /// Suspends until the mailbox resumes the caller.
-  ///
-  /// - Parameter enqueue: Runs under the lock once the caller is ready to suspend. Returns true to resume
-  ///   the caller right away (the situation changed since the caller decided to wait), or enqueues an entry
-  ///   holding the continuation and returns false.
-  @inlinable
-  nonisolated(nonsending) func waitInMailbox(
-    id: UInt64,
-    enqueue: @escaping (inout CoreState<S, D>, UnsafeContinuation<Void, any Error>) -> Bool
-  ) async throws {
-    try await withTaskCancellationHandler {
-      try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<Void, any Error>) in
-        var waitingCount = 0
-        let immediate: Result<Void, any Error>? = withLock { core in
-          if let error = core.phase.dispatchError { return .failure(error) }
-          if Task.isCancelled { return .failure(CancellationError()) }
-          if enqueue(&core, continuation) { return .success(()) }
-          waitingCount = core.mailbox.entries.count
-          return nil
-        }
-        if let immediate {
-          continuation.resume(with: immediate)
-        } else {
-          configuration.onMailboxEnqueue?(waitingCount)
-        }
-      }
-    } onCancel: {
-      withdraw(id)
-    }
-  }
-
-  /// Withdraws the mailbox entry `id` if it has not started, failing its dispatcher with
-  /// `CancellationError`.
-  @inlinable
-  func withdraw(_ id: UInt64) {
-    let entry = withLock { $0.mailbox.withdraw(id) }
-    entry?.fail(CancellationError())
   }
 
   /// Releases the turn held by an awaited dispatch.
@@ -209,17 +163,22 @@ extension StoreCore {
     }
   }
 
-  @inlinable
-  func perform(_ actions: MailboxActions) {
-    for continuation in actions.resumptions {
-      continuation.resume()
+  /// Performs what a mailbox transition returned.
+  @usableFromInline
+  func perform(_ actions: Mailbox<CoreState<S, D>.Waiter, MailboxJob>.Actions) {
+    // In mailbox order: what came before the updater that took the turn starts first.
+    for wakeup in actions.wakeups {
+      switch wakeup {
+      case .resume(let resumption): resumption.perform()
+      case .startSideEffect(let job): startSideEffectJob(job)
+      }
     }
     if let job = actions.startPump {
       startPump(with: job)
     }
-    for job in actions.startSideEffects {
-      if !startOwnedTask(id: job.id, job.run) {
-        job.fail(StoreError.storeShutDown)
+    if let failure = actions.failure {
+      for job in actions.failedJobs {
+        job.fail(failure)
       }
     }
   }
@@ -228,40 +187,38 @@ extension StoreCore {
   @inlinable
   nonisolated(nonsending) func chainOnceSideEffectsMayStart() async throws -> StoreInterceptorNext? {
     let holder = TaskIdentity.current
-    let decision = withLock { core -> Admission<StoreInterceptorNext?> in
-      switch core.phase {
-      case .ready: return .proceed(hasInterceptors ? core.chain : nil)
-      case .failed, .shutDown: return .fail(core.phase.dispatchError ?? .storeShutDown)
-      case .starting:
-        if let error = deadlock(for: holder, in: core) { return .fail(error) }
-        return .wait(core.makeID())
-      }
+    let (arrival, chain, waitingCount) = withLock { core in
+      let runsStartup = holder != nil && holder == core.lifecycle.startupTask
+      let arrival = core.mailbox.arriveSideEffect(runsStartup: runsStartup)
+      return (arrival, hasInterceptors ? core.chain : nil, core.mailbox.waitingCount)
     }
-    switch decision {
-    case .proceed(let chain):
+    switch arrival {
+    case .proceed:
       return chain
+    case .wait(let waiter, let position):
+      try await waitInMailbox(waiter, at: position, waitingCount: waitingCount)
+      return hasInterceptors ? withLock { $0.chain } : nil
     case .fail(let error):
       throw error
-    case .wait(let id):
-      try await waitInMailbox(id: id) { core, continuation in
-        // Start right away only if nothing dispatched earlier is still waiting.
-        if core.canTakeTurnNow { return true }
-        core.mailbox.enqueue(.sideEffect(id: id, continuation: continuation))
-        return false
-      }
-      return hasInterceptors ? withLock { $0.chain } : nil
+    case .deadlock(let reason):
+      throw Self.deadlockError(reason)
     }
   }
 
   // MARK: - The chain's final `next`
 
-  /// The end of the interceptor chain: handles what interceptors hand to `next`.
+  /// The end of the interceptor chain: handles what interceptors hand to `next`, for the dispatch whose
+  /// frame the calling task carries.
   @inlinable @inline(__always)
   nonisolated(nonsending) func handleFromChain(_ item: any Dispatchable) async throws {
-    if let frame = SideEffectFrame.current, frame.storeID == id {
-      try await handleInSideEffectChain(item, frame: frame)
+    guard let frame = DispatchFrame.current, frame.storeID == id else {
+      throw StoreError.nextCalledOutOfScope(typeName(of: item))
+    }
+    if frame.isUpdater {
+      // The frame was created by this store, whose state type is `S`.
+      try handleInUpdaterChain(item, frame: unsafeDowncast(frame, to: UpdaterFrame<S>.self))
     } else {
-      try handleInUpdaterChain(item)
+      try await handleInSideEffectChain(item, frame: unsafeDowncast(frame, to: SideEffectFrame.self))
     }
   }
 
@@ -279,44 +236,89 @@ extension StoreCore {
       frame.addRedirect(item)
     case .sideEffect(let effect):
       let context = try makeContext()
-      let value = try await SideEffectFrame.withoutFrame {
+      let value = try await DispatchFrame.withoutFrame {
         try await runBody { try await effect.anySideEffect(context) }
       }
       frame.setValue(value)
     }
   }
 
+  /// What the chain's final `next` found under the lock, for a state updater.
+  @usableFromInline
+  enum ChainAttempt {
+    /// Applied; deliver the commit (if any), then end the call.
+    case done(Commit<S>?)
+    /// The item is not of the dispatched type: classify it outside the lock.
+    case notDispatchedType
+  }
+
+  /// Handles an item handed to `next` by a chain running for the state updater of `frame`: applies it if it
+  /// is a state updater (in place, through the frame's typed fast path when it has the dispatched type), or
+  /// records it to dispatch after the chain if it is a side effect.
+  ///
+  /// - Throws: ``StoreError/nextCalledOutOfScope(_:)`` if the frame's dispatch no longer holds the turn;
+  ///   ``StoreError/nextCalledConcurrently(_:)`` if another call of this dispatch's `next` is still being
+  ///   handled.
   @inlinable
-  func handleInUpdaterChain(_ item: any Dispatchable) throws {
+  func handleInUpdaterChain(_ item: any Dispatchable, frame: UpdaterFrame<S>) throws {
     let attempt = try withLockRunningUpdater { core -> ChainAttempt in
-      guard let frame = core.turnFrame else { throw StoreError.nextCalledOutOfScope(typeName(of: item)) }
-      if let error = core.phase.dispatchError { throw error }
-      var applied = false
-      let commit = core.commitIfApplies { state in
-        applied = frame.applyIfDispatchedType(item, to: &state)
-        return applied
-      }
-      return applied ? .done(commit) : .notDispatchedType(frame)
+      try Self.enterNext(item, frame: frame, in: &core)
+      let (applied, commit) = core.commitIfApplies { state in frame.applyIfDispatchedType(item, to: &state) }
+      guard applied else { return .notDispatchedType }
+      // Without a delivery to make, the call is over.
+      if commit == nil { frame.inNext = false }
+      return .done(commit)
     }
     switch attempt {
     case .done(let commit):
-      commit?.deliver()
-    case .notDispatchedType(let frame):
-      // Substituted items are rare: classify them outside the lock, then apply or record them.
-      switch try Self.classify(item) {
-      case .sideEffect:
-        try withLock { core in
+      if let commit {
+        commit.deliver()
+        withLock { _ in frame.inNext = false }
+      }
+    case .notDispatchedType:
+      try handleSubstitute(item, frame: frame)
+    }
+  }
+
+  /// Checks, under the lock, that `frame` holds the turn and has no `next` call in progress, and marks one.
+  @inlinable
+  static func enterNext(_ item: any Dispatchable, frame: UpdaterFrame<S>, in core: inout CoreState<S, D>) throws {
+    guard core.turnFrame === frame else { throw StoreError.nextCalledOutOfScope(typeName(of: item)) }
+    if let error = core.lifecycle.phase.dispatchError { throw error }
+    guard !frame.inNext else { throw StoreError.nextCalledConcurrently(typeName(of: item)) }
+    frame.inNext = true
+  }
+
+  /// Handles an item of another type than the dispatched updater: rare, so classified outside the lock.
+  @usableFromInline
+  func handleSubstitute(_ item: any Dispatchable, frame: UpdaterFrame<S>) throws {
+    let kind: ItemKind
+    do {
+      kind = try Self.classify(item)
+    } catch {
+      withLock { _ in frame.inNext = false }
+      throw error
+    }
+    switch kind {
+    case .sideEffect:
+      withLock { _ in
+        frame.redirects.append(item)
+        frame.inNext = false
+      }
+    case .updater(let updater):
+      let commit: Commit<S>?
+      do {
+        commit = try withLockRunningUpdater { core in
           guard core.turnFrame === frame else { throw StoreError.nextCalledOutOfScope(typeName(of: item)) }
-          frame.redirects.append(item)
-        }
-      case .updater(let updater):
-        let commit = try withLockRunningUpdater { core in
-          guard core.turnFrame === frame else { throw StoreError.nextCalledOutOfScope(typeName(of: item)) }
-          if let error = core.phase.dispatchError { throw error }
+          if let error = core.lifecycle.phase.dispatchError { throw error }
           return try core.commit { try Self.applyErased(updater, to: &$0) }
         }
-        commit?.deliver()
+      } catch {
+        withLock { _ in frame.inNext = false }
+        throw error
       }
+      commit?.deliver()
+      withLock { _ in frame.inNext = false }
     }
   }
 }

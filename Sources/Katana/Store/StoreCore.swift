@@ -13,16 +13,21 @@
 /// dispatch arrives, so task priorities cannot reorder it, and an updater with no interceptor costs one
 /// lock acquisition.
 ///
-/// Rules kept throughout:
-/// - the lock is never held while user code runs, except a state updater's pure `updateState` (SPEC 4.5);
-///   re-entry from it is detected through ``ThreadOwner`` and answered without deadlocking;
-/// - listeners, stream deliveries, interceptors and side effects run outside the lock;
+/// How it is built, so that its synchronisation can be checked:
+/// - what the store does is decided by pure state machines kept in ``CoreState`` (``Lifecycle``,
+///   ``Mailbox``, the waiter tables of ``Waiters``); each transition returns what to do, and the core does
+///   it after unlocking;
+/// - every task that waits on the store waits through the one primitive, ``WaiterLock/suspend(install:cancel:)``;
+/// - the lock is never held while user code runs or is released, except a state updater's pure
+///   `updateState` (SPEC 4.5). The entry points an updater can reach from its thread (`state`, `isReady`,
+///   `send`, listeners, streams, `cancel(id:)`, a handle's `cancel()`) answer without taking the lock
+///   there: they check ``ThreadOwner`` first;
 /// - an updater's commit and its delivery to observers happen while it holds the turn, so observers see
 ///   changes one at a time, in commit order.
 ///
-/// The hot paths are `@inlinable`, so that they are specialised for the client's state type: run
-/// unspecialised, generic code spends most of its time looking up type metadata (measured by
-/// `katana-benchmarks`: an awaited updater dispatch went from about 735 ns to a few tens of ns).
+/// The hot paths measured by `katana-benchmarks` are `@inlinable`, so that they are specialised for the
+/// client's state type (run unspecialised, an awaited updater dispatch took about 735 ns instead of a few
+/// tens); the rest (start-up, shutdown, waiting, observation set-up) is not.
 ///
 /// The members are split by concern: `StoreCore+Dispatch` (typed and type-erased dispatch), `StoreCore+Turn`
 /// (an updater's turn and the chain's final `next`), `StoreCore+Send` (`send` and the pump),
@@ -30,36 +35,18 @@
 /// streams, activity tracking, attachments).
 @usableFromInline
 final class StoreCore<S: State, D: SideEffectDependencyContainer>: @unchecked Sendable {
-  // Sendable: mutable state lives in `storage`, only touched under its lock; the rest is immutable or atomic.
+  // Sendable: mutable state lives in `storage` and `attachments`, only touched under their locks; the rest is
+  // immutable or atomic.
 
   @usableFromInline let storage: LockedBuffer<CoreState<S, D>>
   @usableFromInline let owner = ThreadOwner()
-  /// Set once the store is ready (and cleared at shutdown): lets side effects start without the lock.
+  /// Set once the store is ready (and cleared when it fails or shuts down): lets side effects start, and
+  /// `isReady` answer, without the lock.
   @usableFromInline let readyFlag = AtomicFlag()
+  /// Per-store objects attached by store features, keyed by their type. A lock of their own, so that store
+  /// features reach them from anywhere, including from inside a state updater.
+  let attachments = Locked<[ObjectIdentifier: any Sendable]?>([:])
   private let warnings = Locked(Set<String>())
-  /// Whether a caller may go on, must wait in the mailbox (with this entry identifier), or fails.
-  @usableFromInline
-  enum Admission<Proceed> {
-    case proceed(Proceed)
-    case wait(UInt64)
-    case fail(any Error)
-  }
-
-  /// What the final `next` of an updater chain found under the lock.
-  @usableFromInline
-  enum ChainAttempt {
-    case done(Commit<S>?)
-    case notDispatchedType(UpdaterFrame<S>)
-  }
-
-  /// What `send` does with a new job.
-  @usableFromInline
-  enum EnqueueDecision {
-    case queued(waitingCount: Int)
-    case startPump
-    case startSideEffect
-    case fail(any Error)
-  }
 
   /// Whether the store has interceptors; fixed at initialisation.
   @usableFromInline let hasInterceptors: Bool
@@ -71,7 +58,7 @@ final class StoreCore<S: State, D: SideEffectDependencyContainer>: @unchecked Se
 
   @usableFromInline
   init(initialState: S, hasInterceptors: Bool, configuration: StoreConfiguration) {
-    storage = LockedBuffer.make(CoreState(state: initialState))
+    storage = LockedBuffer.make(CoreState(state: initialState, tracksActivity: configuration.tracksActivity))
     self.hasInterceptors = hasInterceptors
     self.configuration = configuration
     self.tracksActivity = configuration.tracksActivity
@@ -125,15 +112,16 @@ final class StoreCore<S: State, D: SideEffectDependencyContainer>: @unchecked Se
     return S()
   }
 
-  @inlinable
+  /// Whether the store is ready; read without the lock.
   var isReady: Bool {
-    withLock { $0.phase.isReady }
+    readyFlag.isSet
   }
 
   // MARK: - Diagnostics
 
   /// Prints `message` to standard error, once per store and message.
-  func runtimeWarning(_ message: String) {
+  @usableFromInline
+  package func runtimeWarning(_ message: String) {
     let isNew = warnings.withLock { $0.insert(message).inserted }
     guard isNew else { return }
     var line = "[Katana] warning: \(message)\n"
@@ -143,30 +131,8 @@ final class StoreCore<S: State, D: SideEffectDependencyContainer>: @unchecked Se
   }
 }
 
-extension CoreState {
-  /// Like ``commit(_:)``, for a mutation that may decline (returns false): nothing is committed then.
-  @inlinable
-  mutating func commitIfApplies(_ mutate: (inout S) -> Bool) -> Commit<S>? {
-    if observers.isEmpty {
-      _ = mutate(&state)
-      return nil
-    }
-    let old: S? = observers.needsOldState ? state : nil
-    guard mutate(&state) else { return nil }
-    return Commit(old: old, new: state, listeners: observers.listeners, subscribers: observers.subscribers)
-  }
+extension StoreCore: WaiterLock {
+  @usableFromInline typealias Protected = CoreState<S, D>
 }
 
 extension StoreCore: JobStore {}
-
-/// Marks the work a tracked dispatch runs in its task, so that the nested calls it makes (the fast path
-/// calling the slow path, redirects, nested dispatches) are not counted twice.
-@usableFromInline
-enum ActivityScope {
-  @TaskLocal @usableFromInline static var isTracking = false
-
-  @usableFromInline
-  nonisolated(nonsending) static func tracking<T>(_ body: () async throws -> T) async rethrows -> T {
-    try await $isTracking.withValue(true) { try await body() }
-  }
-}

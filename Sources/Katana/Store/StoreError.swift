@@ -68,6 +68,13 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
   /// `dispatch` or `send`.
   case nextCalledOutOfScope(String)
 
+  /// An interceptor running for a state updater called `next` while an earlier call of the same dispatch's
+  /// `next` was still being handled (for example from two `async let`s), so the item was not handled.
+  ///
+  /// A state updater is applied, and its change delivered to observers, one at a time: call `next` again only
+  /// after the previous call has returned.
+  case nextCalledConcurrently(String)
+
   /// Interceptors kept replacing items with items of the other kind, so the store stopped after
   /// ``StoreError/redirectLimit`` replacements.
   ///
@@ -114,6 +121,9 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
     case .nextCalledOutOfScope(let type):
       "An interceptor called `next` with \(type) after its dispatch finished, so it was not handled. Call "
         + "`next` before the handler returns, or dispatch it through the context."
+    case .nextCalledConcurrently(let type):
+      "An interceptor called `next` with \(type) while an earlier call of the same dispatch's `next` was still "
+        + "being handled, so it was not handled. Await each call of `next` before calling it again."
     case .redirectLimitExceeded(let type):
       "Interceptors replaced \(type) with items of the other kind more than \(Self.redirectLimit) times in "
         + "a row; an unconditional replacement loops forever."
@@ -136,6 +146,7 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
     case (.returnValueTypeMismatch(let a1, let a2), .returnValueTypeMismatch(let b1, let b2)):
       a1 == b1 && a2 == b2
     case (.nextCalledOutOfScope(let a), .nextCalledOutOfScope(let b)): a == b
+    case (.nextCalledConcurrently(let a), .nextCalledConcurrently(let b)): a == b
     case (.redirectLimitExceeded(let a), .redirectLimitExceeded(let b)): a == b
     default: false
     }

@@ -1,10 +1,16 @@
-/// A minimal first-in first-out queue with amortised O(1) push and pop, used for the store's mailbox and
-/// for stream buffers.
+/// A minimal first-in first-out queue with amortised O(1) append, removal at the head, and access by offset
+/// from the head; used for the store's mailbox and for stream buffers.
+///
+/// Storage grows by doubling and is released whenever the queue empties while holding more than
+/// ``retainedCapacity`` slots, so that a burst does not keep its high-water memory forever.
 @usableFromInline
 struct RingBuffer<Element> {
   @usableFromInline var storage: [Element?] = []
   @usableFromInline var head = 0
   @usableFromInline private(set) var count = 0
+
+  /// The most slots an empty buffer keeps.
+  @usableFromInline static var retainedCapacity: Int { 64 }
 
   @inlinable
   init() {}
@@ -12,9 +18,29 @@ struct RingBuffer<Element> {
   @inlinable
   var isEmpty: Bool { count == 0 }
 
+  /// The number of slots allocated.
+  var capacity: Int { storage.count }
+
   @inlinable
   var first: Element? {
     count == 0 ? nil : storage[head]
+  }
+
+  /// The element `offset` places after the head.
+  @inlinable
+  subscript(offset: Int) -> Element {
+    get {
+      // Internal invariant: callers pass an offset below `count`, and those slots always hold an element.
+      precondition(offset >= 0 && offset < count, "Katana internal error: ring buffer offset out of range")
+      guard let element = storage[(head + offset) % storage.count] else {
+        preconditionFailure("Katana internal error: ring buffer slot unexpectedly empty")
+      }
+      return element
+    }
+    set {
+      precondition(offset >= 0 && offset < count, "Katana internal error: ring buffer offset out of range")
+      storage[(head + offset) % storage.count] = newValue
+    }
   }
 
   @inlinable
@@ -36,33 +62,11 @@ struct RingBuffer<Element> {
     count -= 1
     if count == 0 {
       head = 0
-    }
-    return element
-  }
-
-  /// Replaces, in place, the first element for which `update` returns a new value. Returns that element's
-  /// previous value. O(n); used only for cancellation, which is rare.
-  @inlinable
-  mutating func replaceFirst(where update: (Element) -> Element?) -> Element? {
-    for offset in 0..<count {
-      let index = (head + offset) % storage.count
-      // Internal invariant: slots in `head ..< head + count` always hold an element.
-      guard let element = storage[index] else { preconditionFailure("RingBuffer slot unexpectedly empty") }
-      if let replacement = update(element) {
-        storage[index] = replacement
-        return element
+      if storage.count > Self.retainedCapacity {
+        storage = []
       }
     }
-    return nil
-  }
-
-  /// Whether some element satisfies `predicate`. O(n).
-  @inlinable
-  func contains(where predicate: (Element) -> Bool) -> Bool {
-    for offset in 0..<count {
-      if let element = storage[(head + offset) % storage.count], predicate(element) { return true }
-    }
-    return false
+    return element
   }
 
   /// Removes and returns every element, oldest first.

@@ -58,30 +58,3 @@ final class ThreadOwner: @unchecked Sendable {  // Sendable: the word is only ac
     #endif
   }
 }
-
-/// A flag read without a lock on hot paths (acquire) and written under the store's lock (release).
-@usableFromInline
-final class AtomicFlag: @unchecked Sendable {  // Sendable: the word is only accessed atomically.
-  @usableFromInline let word: UnsafeMutablePointer<UInt>
-
-  @inlinable
-  init() {
-    word = .allocate(capacity: 1)
-    word.initialize(to: 0)
-  }
-
-  @inlinable
-  deinit {
-    word.deallocate()
-  }
-
-  @inlinable
-  var isSet: Bool {
-    ckatana_load_acquire(word) != 0
-  }
-
-  @inlinable
-  func set(_ value: Bool) {
-    ckatana_store_release(word, value ? 1 : 0)
-  }
-}

@@ -1,15 +1,63 @@
-/// Per-dispatch bookkeeping for a state updater whose interceptor chain is running.
+/// The dispatch an interceptor chain is running for: how the chain's final `next` knows which dispatch a call
+/// belongs to.
 ///
-/// The dispatch holds the store's turn, so at most one frame exists per store at a time; the store keeps it
-/// in its locked state, where the chain's final `next` finds it. That keeps task-locals (about 65 ns to bind
-/// on the reference machine) off the updater path.
+/// Each dispatch that goes through the interceptors binds its frame to a task-local while its chain runs. A
+/// `next` called from that chain, or from a child task or a task it started, finds the frame there; the store
+/// then handles the item only if the frame's dispatch is still running (for a state updater: still holds
+/// the turn). So a `next` kept from an earlier dispatch fails with ``StoreError/nextCalledOutOfScope(_:)``
+/// instead of being applied in whatever dispatch runs at the time.
 @usableFromInline
-class UpdaterFrame<S: State>: @unchecked Sendable {  // Sendable: fields are only touched under the store lock.
-  /// Items of the other kind handed to `next`; dispatched once the chain has returned.
-  @usableFromInline var redirects: [any Dispatchable] = []
+class DispatchFrame: @unchecked Sendable {
+  // Sendable: subclasses keep their mutable state under a lock (the store's, or their own).
+
+  /// The frame of the chain running in the current task, if any.
+  @TaskLocal @usableFromInline static var current: DispatchFrame?
+
+  /// The store whose chain this frame belongs to.
+  @usableFromInline let storeID: ObjectIdentifier
+  /// Whether this is an ``UpdaterFrame`` (otherwise a ``SideEffectFrame``).
+  @usableFromInline let isUpdater: Bool
 
   @usableFromInline
-  init() {}
+  init(storeID: ObjectIdentifier, isUpdater: Bool) {
+    self.storeID = storeID
+    self.isUpdater = isUpdater
+  }
+
+  /// Runs `body` with `frame` as the current frame (nil: outside of any).
+  @usableFromInline
+  nonisolated(nonsending) static func withFrame<T>(
+    _ frame: DispatchFrame?, _ body: () async throws -> T
+  ) async rethrows -> T {
+    try await $current.withValue(frame) { try await body() }
+  }
+
+  /// Runs `body` outside of any frame: what a side effect's body does, so that its dispatches get frames of
+  /// their own.
+  @usableFromInline
+  nonisolated(nonsending) static func withoutFrame<T>(_ body: () async throws -> T) async rethrows -> T {
+    try await withFrame(nil, body)
+  }
+}
+
+/// Per-dispatch bookkeeping for a state updater whose interceptor chain is running.
+///
+/// The dispatch holds the store's turn, so at most one such frame is active per store: the store keeps it as
+/// its turn frame, and the chain's final `next` checks that the frame it found is that one.
+@usableFromInline
+class UpdaterFrame<S: State>: DispatchFrame, @unchecked Sendable {
+  // Sendable: the fields below are only touched under the store's lock.
+
+  /// Items of the other kind handed to `next`; dispatched once the chain has returned.
+  @usableFromInline var redirects: [any Dispatchable] = []
+  /// Whether a call of `next` is being handled (committed, then delivered to observers): a second call in
+  /// the meantime is rejected, so that commits never overlap.
+  @usableFromInline var inNext = false
+
+  @usableFromInline
+  init(storeID: ObjectIdentifier) {
+    super.init(storeID: storeID, isUpdater: true)
+  }
 
   /// Applies `item` if it has the dispatched item's type, and returns whether it did. The typed subclass
   /// does this with one cast; the base class leaves every item to the store's type-erased path.
@@ -24,7 +72,9 @@ class UpdaterFrame<S: State>: @unchecked Sendable {  // Sendable: fields are onl
 final class TypedUpdaterFrame<S: State, U: StateUpdater>: UpdaterFrame<S>, @unchecked Sendable
 where U.StateType == S {
   @usableFromInline
-  override init() {}
+  override init(storeID: ObjectIdentifier) {
+    super.init(storeID: storeID)
+  }
 
   @usableFromInline
   override func applyIfDispatchedType(_ item: any Dispatchable, to state: inout S) -> Bool {
@@ -36,12 +86,11 @@ where U.StateType == S {
 
 /// Per-dispatch bookkeeping for a side effect whose interceptor chain is running.
 ///
-/// Side-effect chains run concurrently, so the chain's final `next` finds its frame through a task-local.
-/// The body itself runs with the task-local cleared, so that dispatches it makes get frames of their own.
+/// Side-effect chains run concurrently, so each frame keeps its record under a lock of its own. The body
+/// itself runs outside of any frame, so that dispatches it makes get frames of their own.
 @usableFromInline
-class SideEffectFrame: @unchecked Sendable {  // Sendable: mutable state lives in `record`, behind a lock.
-  /// The frame of the side-effect chain running in the current task, if any.
-  @TaskLocal @usableFromInline static var current: SideEffectFrame?
+class SideEffectFrame: DispatchFrame, @unchecked Sendable {
+  // Sendable: mutable state lives in `record`, behind a lock.
 
   @usableFromInline
   struct Record {
@@ -53,16 +102,14 @@ class SideEffectFrame: @unchecked Sendable {  // Sendable: mutable state lives i
     init() {}
   }
 
-  /// The store whose chain this frame belongs to.
-  @usableFromInline let storeID: ObjectIdentifier
   @usableFromInline let record = Locked(Record())
   /// The store's side-effect runner, if it has one.
   @usableFromInline let runner: (any SideEffectRunner)?
 
   @usableFromInline
   init(storeID: ObjectIdentifier, runner: (any SideEffectRunner)?) {
-    self.storeID = storeID
     self.runner = runner
+    super.init(storeID: storeID, isUpdater: false)
   }
 
   /// Runs a side-effect body, through the store's runner if it has one.
@@ -105,20 +152,6 @@ class SideEffectFrame: @unchecked Sendable {  // Sendable: mutable state lives i
       record.isOpen = false
       return record
     }
-  }
-
-  /// Runs `body` with `frame` as the current side-effect frame (nil: outside of any).
-  @usableFromInline
-  nonisolated(nonsending) static func withFrame<T>(
-    _ frame: SideEffectFrame?, _ body: () async throws -> T
-  ) async rethrows -> T {
-    try await $current.withValue(frame) { try await body() }
-  }
-
-  /// Runs `body` outside of any side-effect frame.
-  @inlinable
-  nonisolated(nonsending) static func withoutFrame<T>(_ body: () async throws -> T) async rethrows -> T {
-    try await withFrame(nil, body)
   }
 }
 

@@ -1,0 +1,338 @@
+// Regression tests for the races an outside review of the core found (issue 12). Each failed on the core
+// before the fix: by crashing, hanging (turned into a failure by a failsafe), or breaking a closed-form
+// count.
+import Foundation
+import KatanaTestSupport
+import Testing
+
+@testable import Katana
+
+/// An object whose deinit reads the store's state: releasing it while the store's lock is held deadlocks.
+final class ReadsStateWhenReleased: Sendable {
+  let box: StoreBox
+  let seen: Recorder<Int>
+
+  init(box: StoreBox, seen: Recorder<Int>) {
+    self.box = box
+    self.seen = seen
+  }
+
+  deinit {
+    seen.append(box.store?.state.counter ?? -1)
+  }
+}
+
+/// An updater that calls a closure from inside `updateState` (deliberate misuse).
+struct CallFromUpdater: StateUpdater {
+  let call: @Sendable () -> Void
+  func updateState(_ state: inout CounterState) {
+    state.counter += 1
+    call()
+  }
+}
+
+/// The outcome of an async throwing call.
+func outcome(_ body: () async throws -> Void) async -> Result<Void, any Error> {
+  do {
+    try await body()
+    return .success(())
+  } catch {
+    return .failure(error)
+  }
+}
+
+/// Waits until the calling task is cancelled.
+func waitUntilCancelled() async {
+  await Gate().wait()
+}
+
+/// Burns a little time without yielding, to vary where a racing operation lands.
+@inline(never)
+func spin(_ iterations: Int) {
+  var x = 0
+  for i in 0..<iterations { x &+= i }
+  withExtendedLifetime(x) {}
+}
+
+/// Cancels tasks from a thread of its own, each at a random moment after it signals that it started.
+final class Canceller: Sendable {
+  private struct Job: @unchecked Sendable {  // Sendable: the task is only cancelled.
+    let task: Task<Void, Never>
+    let started: Flag
+  }
+
+  private let jobs = LockedValue<[Job]>([])
+  private let available = DispatchSemaphore(value: 0)
+
+  init(seed: UInt64) {
+    Thread { [self] in
+      var generator = SeededGenerator(seed: seed)
+      while true {
+        available.wait()
+        guard let job = jobs.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) else { return }
+        while !job.started.isSet { sched_yield() }
+        spin(Int.random(in: 0..<400, using: &generator))
+        job.task.cancel()
+      }
+    }.start()
+  }
+
+  func cancel(_ task: Task<Void, Never>, once started: Flag) {
+    jobs.withLock { $0.append(Job(task: task, started: started)) }
+    available.signal()
+  }
+
+  /// Ends the thread once the jobs handed over so far are done.
+  func stop() {
+    available.signal()
+  }
+}
+
+/// A flag other threads can spin on.
+final class Flag: Sendable {
+  private let value = LockedValue(false)
+  func set() { value.withLock { $0 = true } }
+  var isSet: Bool { value.current }
+}
+
+@Suite("Core review regressions", .timeLimit(.minutes(2)))
+struct CoreReviewRegressionTests {
+  // MARK: 1. waitUntilIdle resumed its continuation twice
+
+  /// A `waitUntilIdle` waiter cancelled right after it starts is resumed exactly once. Before the fix, the
+  /// waiter re-checked cancellation after storing its continuation, and resumed it a second time when the
+  /// cancellation handler had already done so (corrupting the task allocator).
+  @Test func waitUntilIdle_cancelledAsItStarts_resumesExactlyOnce() async throws {
+    let store = try await makeTrackedStore()
+    let release = Gate()
+    let busy = store.send(Script { _ in await release.wait() })
+    // A thread of its own cancels each waiter at a random moment around its registration, not before it
+    // starts: spinning on the cooperative pool would starve the tests running beside this one.
+    let canceller = Canceller(seed: 12)
+    for _ in 0..<(25_000 * soakFactor) {
+      let started = Flag()
+      let waiter = Task {
+        started.set()
+        try? await store.waitUntilIdle()
+      }
+      canceller.cancel(waiter, once: started)
+      await waiter.value
+    }
+    canceller.stop()
+    release.open()
+    try await busy.value
+    try await store.waitUntilIdle()
+  }
+
+  // MARK: 2. A handle's cancel was lost while a sent side effect was starting
+
+  /// Cancelling the handle of a sent side effect as its body starts always reaches the body. Before the
+  /// fix, a cancel that arrived after the job left the mailbox but before its task was registered as
+  /// running was dropped, and the body ran to completion.
+  @Test func handleCancel_asASentSideEffectStarts_isNeverLost() async throws {
+    let lost = LockedValue(0)
+    for _ in 0..<(60 * soakFactor) {
+      let gate = Gate()
+      let started = Gate()
+      let store = try await makeReadyStore(interceptors: [gatingInterceptor(tag: "hold", gate: gate, started: started)])
+      store.send(Log(tag: "hold"))
+      await started.wait()
+      // Side effects queued behind the held turn all start when it is released; each handle is cancelled
+      // by another thread the moment its body starts.
+      let bodies = (0..<50).map { _ in DispatchSemaphore(value: 0) }
+      let handles = bodies.map { bodyStarted in
+        store.send(
+          Script { _ in
+            bodyStarted.signal()
+            await waitUntilCancelled()
+          })
+      }
+      let canceller = Thread {
+        for (bodyStarted, handle) in zip(bodies, handles) {
+          bodyStarted.wait()
+          handle.cancel()
+        }
+      }
+      // Another thread keeps taking the store's lock, so that the thread starting a task sometimes waits for
+      // it while the task already runs.
+      let stop = Flag()
+      Thread { while !stop.isSet { _ = store.state } }.start()
+      canceller.start()
+      gate.open()
+      defer { stop.set() }
+      for handle in handles where await withFailsafe(seconds: 5, { await handle.result }) == nil {
+        lost.withLock { $0 += 1 }
+      }
+      await store.shutdown()
+    }
+    #expect(lost.current == 0)
+  }
+
+  // MARK: 3. Re-entry under the store's lock hung
+
+  /// `isReady`, read from inside a state updater, answers instead of deadlocking on the store's lock.
+  @Test func isReady_readFromAnUpdater_answersWithoutDeadlocking() async throws {
+    let store = try await makeReadyStore()
+    let seen = Recorder<Bool>()
+    let finished = completesOnThread(within: 5) {
+      store.send(CallFromUpdater { seen.append(store.isReady) })
+    }
+    #expect(finished)
+    #expect(seen.values == [true])
+  }
+
+  /// A listener's unsubscribe closure called from inside a state updater removes the listener without
+  /// deadlocking.
+  @Test func unsubscribe_calledFromAnUpdater_removesTheListenerWithoutDeadlocking() async throws {
+    let store = try await makeReadyStore()
+    let calls = Recorder<Int>()
+    let unsubscribe = store.addListener { _, new in calls.append(new.counter) }
+    let finished = completesOnThread(within: 5) {
+      store.send(CallFromUpdater { unsubscribe() })
+    }
+    // After a deadlock the store's lock stays taken: stop here rather than hang.
+    guard finished else {
+      Issue.record("unsubscribe deadlocked")
+      return
+    }
+    try await store.dispatch(Increment())
+    #expect(calls.values.allSatisfy { $0 <= 1 })
+    #expect(store.core.observerCount == 0)
+  }
+
+  /// `cancel(id:)` called from inside a state updater returns without deadlocking.
+  @Test func cancelByID_calledFromAnUpdater_returnsWithoutDeadlocking() async throws {
+    let store = try await makeReadyStore()
+    let finished = completesOnThread(within: 5) {
+      store.send(CallFromUpdater { store.cancel(id: EffectTestID(value: 1)) })
+    }
+    guard finished else {
+      Issue.record("cancel(id:) deadlocked")
+      return
+    }
+    #expect(store.state.counter == 1)
+  }
+
+  /// Removing a listener releases its closure after the lock is released: an object it captured may read
+  /// the store's state from its deinit.
+  @Test func unsubscribe_releasesTheListenerOutsideTheLock() async throws {
+    let store = try await makeReadyStore(CounterState(counter: 7))
+    let box = StoreBox()
+    box.store = store
+    let seen = Recorder<Int>()
+    var object: ReadsStateWhenReleased? = ReadsStateWhenReleased(box: box, seen: seen)
+    let unsubscribe = store.addListener { [object] _, _ in _ = object }
+    object = nil
+    let finished = completesOnThread(within: 5) { unsubscribe() }
+    #expect(finished)
+    #expect(seen.values == [7])
+    box.store = nil
+  }
+
+  /// Shutdown releases listeners after the lock is released.
+  @Test func shutdown_releasesListenersOutsideTheLock() async throws {
+    let store = try await makeReadyStore(CounterState(counter: 3))
+    let box = StoreBox()
+    box.store = store
+    let seen = Recorder<Int>()
+    var object: ReadsStateWhenReleased? = ReadsStateWhenReleased(box: box, seen: seen)
+    store.addListener { [object] _, _ in _ = object }
+    object = nil
+    let finished = completesOnThread(within: 5) { store.core.shutdown() }
+    #expect(finished)
+    #expect(seen.values == [3])
+    box.store = nil
+  }
+
+  // MARK: 4. Listener deliveries overlapped
+
+  /// An interceptor that calls `next` twice concurrently never makes two commits deliver at once: the
+  /// second concurrent call throws ``StoreError/nextCalledConcurrently(_:)``, and every commit is one
+  /// successful `next`.
+  @Test func concurrentNext_neverOverlapsListenerCalls() async throws {
+    let successes = LockedValue(0)
+    let rejections = LockedValue(0)
+    let twice: StoreInterceptor = { _ in
+      { next in
+        { item in
+          guard item is Increment else { return try await next(item) }
+          async let first = outcome { try await next(item) }
+          async let second = outcome { try await next(item) }
+          for outcome in await [first, second] {
+            switch outcome {
+            case .success: successes.withLock { $0 += 1 }
+            case .failure(let error as StoreError):
+              if case .nextCalledConcurrently = error { rejections.withLock { $0 += 1 } }
+            case .failure: break
+            }
+          }
+        }
+      }
+    }
+    let store = try await makeReadyStore(interceptors: [twice])
+    let inFlight = LockedValue(0)
+    let overlaps = LockedValue(0)
+    store.addListener { _, _ in
+      if inFlight.withLock({
+        $0 += 1
+        return $0
+      }) > 1 {
+        overlaps.withLock { $0 += 1 }
+      }
+      // Widen the window in which a second delivery would overlap (a spin, not a yield: yielding to a
+      // busy machine takes milliseconds).
+      spin(2_000)
+      inFlight.withLock { $0 -= 1 }
+    }
+    for _ in 0..<200 {
+      try await store.dispatch(Increment())
+    }
+    #expect(overlaps.current == 0)
+    #expect(store.state.counter == successes.current)
+    #expect(successes.current + rejections.current == 400)
+  }
+
+  // MARK: 5. A `next` kept from an earlier dispatch was applied inside another updater's turn
+
+  /// A `next` called by a task that an earlier dispatch's handler started, while another updater holds the
+  /// turn, throws ``StoreError/nextCalledOutOfScope(_:)`` instead of being applied in that turn.
+  @Test func nextFromAnEarlierDispatch_isNotAppliedInAnotherUpdatersTurn() async throws {
+    let late = Gate()
+    let holding = Gate()
+    let release = Gate()
+    let lateOutcome = Recorder<String>()
+    let interceptor: StoreInterceptor = { _ in
+      { next in
+        { item in
+          if let log = item as? Log, log.tag == "a" {
+            Task {
+              await late.wait()
+              do {
+                try await next(Log(tag: "late"))
+                lateOutcome.append("applied")
+              } catch let error as StoreError {
+                lateOutcome.append(
+                  error == .nextCalledOutOfScope(String(reflecting: Log.self)) ? "out of scope" : "\(error)")
+              }
+            }
+          }
+          if let log = item as? Log, log.tag == "b" {
+            holding.open()
+            await release.waitIgnoringCancellation()
+          }
+          try await next(item)
+        }
+      }
+    }
+    let store = try await makeReadyStore(interceptors: [interceptor])
+    try await store.dispatch(Log(tag: "a"))
+    let b = store.send(Log(tag: "b"))
+    await holding.wait()
+    late.open()
+    await lateOutcome.wait(forCount: 1)
+    release.open()
+    try await b.value
+    #expect(lateOutcome.values == ["out of scope"])
+    #expect(store.state.log == ["a", "b"])
+  }
+}
