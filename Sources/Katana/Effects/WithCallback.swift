@@ -34,13 +34,10 @@ public nonisolated(nonsending) func withCallback<Value: Sendable>(
 ) async throws -> Value {
   let bridge = CallbackBridge<Value>()
   return try await withTaskCancellationHandler {
-    try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<Value, any Error>) in
-      guard bridge.setContinuation(continuation) else {
-        continuation.resume(throwing: CancellationError())
-        return
-      }
-      // Only `complete` keeps the token: when the API releases `complete` without calling it, the token's
-      // deinit fails the call instead of leaving it waiting forever.
+    // A caller cancelled already has finished the bridge: `start` is not called.
+    if !bridge.isFinished {
+      // Only `complete` keeps the token (this scope drops it before waiting): when the API releases
+      // `complete` without calling it, the token's deinit fails the call instead of leaving it waiting forever.
       let token = CallbackToken(bridge)
       do {
         let onCancel = try start { result in token.bridge.complete(result) }
@@ -49,16 +46,22 @@ public nonisolated(nonsending) func withCallback<Value: Sendable>(
         bridge.finishStarting(throwing: error)
       }
     }
+    return try await bridge.outcome()
   } onCancel: {
     bridge.cancel()
   }
 }
 
 /// The state of one ``withCallback(_:)`` call: the waiting caller, the cancellation handler, and whether
-/// the outcome is known.
+/// the outcome is known. The caller waits with the package's waiter primitive; whichever of the callback,
+/// a dropped callback, `start` throwing or cancellation comes first decides the outcome.
 final class CallbackBridge<Value: Sendable>: Sendable {
+  private typealias Waiter = UnsafeContinuation<Value, any Error>
+
   private struct State {
-    var continuation: UnsafeContinuation<Value, any Error>?
+    var waiters = Waiters<Waiter>()
+    /// The caller's waiter.
+    let waiter: UInt64
     var onCancel: (@Sendable () -> Void)?
     /// `start` is running: a release of the callback is only noted, since `start` may still throw.
     var isStarting = true
@@ -66,13 +69,16 @@ final class CallbackBridge<Value: Sendable>: Sendable {
     var isFinished = false
     var isCancelled = false
 
-    /// Marks the outcome known and returns the continuation to resume, or nil if it was known already.
-    mutating func finish() -> UnsafeContinuation<Value, any Error>? {
+    init() {
+      waiter = waiters.add()
+    }
+
+    /// Decides the outcome, unless it is known already; returns the resumption to perform after unlocking.
+    mutating func finish(_ result: Result<Value, any Error>) -> Resumption<Waiter>? {
       guard !isFinished else { return nil }
       isFinished = true
       onCancel = nil
-      defer { continuation = nil }
-      return continuation
+      return waiters.resolve(waiter, with: result)
     }
   }
 
@@ -82,70 +88,70 @@ final class CallbackBridge<Value: Sendable>: Sendable {
     .callbackDropped(String(reflecting: Value.self))
   }
 
-  /// Stores the caller's continuation; returns false if the caller was cancelled already.
-  func setContinuation(_ continuation: UnsafeContinuation<Value, any Error>) -> Bool {
-    state.withLock { state in
-      guard !state.isFinished else { return false }
-      state.continuation = continuation
-      return true
-    }
+  /// Whether the outcome is known.
+  var isFinished: Bool {
+    state.withLock { $0.isFinished }
+  }
+
+  /// Waits for the outcome (cancellation reaches it through ``cancel()``).
+  func outcome() async throws -> Value {
+    try await state.suspend { state, continuation in state.waiters.suspend(state.waiter, on: continuation) }
   }
 
   /// `start` returned: keeps `handler` for a cancellation to come, calls it at once if the caller was
   /// cancelled meanwhile, and fails the call if the callback was already released without being called.
   func finishStarting(onCancel handler: (@Sendable () -> Void)?) {
-    let (callHandler, dropped) = state.withLock { state -> (Bool, UnsafeContinuation<Value, any Error>?) in
+    let (callHandler, dropped) = state.withLock { state -> (Bool, Resumption<Waiter>?) in
       state.isStarting = false
       if state.isCancelled { return (true, nil) }
-      if state.callbackReleased { return (false, state.finish()) }
+      if state.callbackReleased { return (false, state.finish(.failure(droppedError))) }
       if !state.isFinished { state.onCancel = handler }
       return (false, nil)
     }
     if callHandler {
       handler?()
     }
-    dropped?.resume(throwing: droppedError)
+    dropped?.perform()
   }
 
   /// `start` threw: fails the call with its error, unless the outcome is already known.
   func finishStarting(throwing error: any Error) {
-    let continuation = state.withLock { state in
+    let resumption = state.withLock { state in
       state.isStarting = false
-      return state.finish()
+      return state.finish(.failure(error))
     }
-    continuation?.resume(throwing: error)
+    resumption?.perform()
   }
 
   /// Resumes the caller with `result`, unless the outcome is already known.
   func complete(_ result: Result<Value, any Error>) {
-    state.withLock { $0.finish() }?.resume(with: result)
+    state.withLock { $0.finish(result) }?.perform()
   }
 
   /// The callback was released: fails the call with ``EffectError/callbackDropped(_:)`` unless the outcome
   /// is known (or, while `start` runs, once it has returned).
   func callbackReleased() {
-    let continuation = state.withLock { state -> UnsafeContinuation<Value, any Error>? in
+    let resumption = state.withLock { state -> Resumption<Waiter>? in
       guard !state.isStarting else {
         state.callbackReleased = true
         return nil
       }
-      return state.finish()
+      return state.finish(.failure(droppedError))
     }
-    continuation?.resume(throwing: droppedError)
+    resumption?.perform()
   }
 
   /// Fails the caller with `CancellationError` and calls the cancellation handler, unless the outcome is
   /// already known.
   func cancel() {
-    let (continuation, handler) = state.withLock {
-      state -> (UnsafeContinuation<Value, any Error>?, (@Sendable () -> Void)?) in
+    let (resumption, handler) = state.withLock { state -> (Resumption<Waiter>?, (@Sendable () -> Void)?) in
       guard !state.isFinished else { return (nil, nil) }
       state.isCancelled = true
       let handler = state.onCancel
-      return (state.finish(), handler)
+      return (state.finish(.failure(CancellationError())), handler)
     }
     handler?()
-    continuation?.resume(throwing: CancellationError())
+    resumption?.perform()
   }
 }
 

@@ -28,6 +28,23 @@ extension StoreCore {
     withLock { $0.lifecycle.ownedTaskCount }
   }
 
+  /// The number of task identities the store keeps (tests check that a store at rest keeps none; see
+  /// ``TaskIdentity``).
+  var retainedTaskIdentities: Int {
+    withLock { core in
+      var count = core.lifecycle.ownedTasks.values.filter { $0.identity != nil }.count
+      if core.lifecycle.startupTask != nil { count += 1 }
+      if core.mailbox.turnHolder != nil { count += 1 }
+      for offset in 0..<core.mailbox.entries.count {
+        if case .updater(_, let holder?) = core.mailbox.entries[offset] {
+          _ = holder
+          count += 1
+        }
+      }
+      return count
+    }
+  }
+
   /// Performs what a lifecycle transition returned.
   func perform(_ actions: LifecycleActions) {
     for resumption in actions.resumptions {
