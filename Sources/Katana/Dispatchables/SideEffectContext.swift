@@ -117,32 +117,31 @@ public struct SideEffectContext<S: State, D: SideEffectDependencyContainer>: Any
   }
 
   /// Dispatches any item, checking its kind and types at run time; see ``Store/anyDispatch(_:)``.
-  @inlinable
   public nonisolated(nonsending) func anyDispatch(_ dispatchable: any Dispatchable) async throws -> any Sendable {
     try await core.anyDispatch(dispatchable)
   }
 
   /// Hands a state updater to the store now; see ``Store/send(_:)-(U)``.
-  @inlinable @discardableResult
+  @discardableResult
   public func send<U: StateUpdater>(_ dispatchable: U) -> DispatchHandle<Void> where U.StateType == S {
     core.send(dispatchable)
   }
 
   /// Hands a side effect to the store now; see ``Store/send(_:)-(E)``.
-  @inlinable @discardableResult
+  @discardableResult
   public func send<E: SideEffect>(_ dispatchable: E) -> DispatchHandle<Void>
   where E.StateType == S, E.Dependencies == D {
     core.send(dispatchable, context: self)
   }
 
   /// Hands a returning side effect to the store now; see ``Store/send(_:)->DispatchHandle<R.ReturnValue>``.
-  @inlinable @discardableResult
+  @discardableResult
   public func send<R: ReturningSideEffect>(_ dispatchable: R) -> DispatchHandle<R.ReturnValue> {
     core.send(dispatchable, context: self)
   }
 
   /// Hands any item to the store now; see ``Store/anySend(_:)``.
-  @inlinable @discardableResult
+  @discardableResult
   public func anySend(_ dispatchable: any Dispatchable) -> DispatchHandle<any Sendable> {
     core.anySend(dispatchable)
   }

@@ -50,7 +50,6 @@ public typealias StoreInterceptor =
 ///
 /// Plain loops rather than `map` and `reduce`: passing functions through generic algorithms re-abstracts
 /// them, and each re-abstraction adds a thunk (an extra async frame) to every dispatch.
-@usableFromInline
 func composeInterceptors(
   _ interceptors: [StoreInterceptor], context: any AnySideEffectContext, final: @escaping StoreInterceptorNext
 ) -> StoreInterceptorNext {

@@ -59,7 +59,7 @@ final class ProjectionMemory<Value: Equatable & Sendable>: @unchecked Sendable {
   @usableFromInline let initialized = AtomicFlag()
   /// Whether the first value is in; taken only while `initialized` reads false.
   @usableFromInline let startup = Locked(false)
-  @exclusivity(unchecked) @usableFromInline var last: Value?
+  @usableFromInline @exclusivity(unchecked) var last: Value?
 
   @inlinable
   init() {}
@@ -82,8 +82,7 @@ final class ProjectionMemory<Value: Equatable & Sendable>: @unchecked Sendable {
 
   /// Sets the first value, computed after registration, and pushes it (then the latest delivered value, if
   /// a delivery came first and differs).
-  @usableFromInline
-  func initialize(_ value: Value, buffer: StreamBuffer<Value>) {
+  @usableFromInline func initialize(_ value: Value, buffer: StreamBuffer<Value>) {
     startup.withLock { isInitialized in
       buffer.push(value)
       if let delivered = last, delivered != value {

@@ -38,8 +38,7 @@ public enum StreamBuffering: Sendable, Equatable {
   /// recent one. The default for state and projection streams.
   public static var latest: StreamBuffering { .bufferingNewest(1) }
 
-  @inlinable
-  var limit: Int {
+  @usableFromInline var limit: Int {
     switch self {
     case .bufferingNewest(let limit), .bufferingOldest(let limit): Swift.max(1, limit)
     }

@@ -15,7 +15,7 @@ final class StreamBuffer<Element: Sendable>: @unchecked Sendable {  // Sendable:
     /// The consumer's waiter, while it waits for an element.
     @usableFromInline var waiting: UInt64?
     @usableFromInline var isFinished = false
-    @usableFromInline var onTermination: (@Sendable () -> Void)?
+    var onTermination: (@Sendable () -> Void)?
 
     @inlinable
     init() {}
@@ -44,7 +44,6 @@ final class StreamBuffer<Element: Sendable>: @unchecked Sendable {  // Sendable:
   }
 
   /// Registers what to do when the consumer goes away (cancelled or iterator released).
-  @inlinable
   func setOnTermination(_ handler: @escaping @Sendable () -> Void) {
     let runNow: Bool = state.withLock { state in
       if state.isFinished { return true }
@@ -74,8 +73,7 @@ final class StreamBuffer<Element: Sendable>: @unchecked Sendable {  // Sendable:
   }
 
   /// Ends the stream from the producer side: buffered elements are still delivered, then `nil`.
-  @inlinable
-  func finish() {
+  @usableFromInline func finish() {
     let (resumption, onTermination) = state.withLock { state in
       state.isFinished = true
       defer { state.onTermination = nil }
@@ -86,8 +84,7 @@ final class StreamBuffer<Element: Sendable>: @unchecked Sendable {  // Sendable:
   }
 
   /// Ends the stream from the consumer side: drops buffered elements and runs the termination handler.
-  @inlinable
-  func cancel() {
+  @usableFromInline func cancel() {
     let (resumption, dropped, onTermination) = state.withLock { state in
       state.isFinished = true
       defer { state.onTermination = nil }
@@ -132,7 +129,6 @@ final class StreamBuffer<Element: Sendable>: @unchecked Sendable {  // Sendable:
   }
 
   /// The number of buffered elements (tests check the bound).
-  @inlinable
   var bufferedCount: Int {
     state.withLock { $0.elements.count }
   }

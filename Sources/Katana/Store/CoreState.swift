@@ -14,7 +14,7 @@ struct CoreState<S: State, D: SideEffectDependencyContainer> {
   @usableFromInline var lifecycle: Lifecycle<Waiter, Task<Void, Never>>
   @usableFromInline var mailbox = Mailbox<Waiter, MailboxJob>()
   /// Set in `Store.init`, right after the container is built.
-  @usableFromInline var dependencies: D?
+  var dependencies: D?
   /// The composed interceptor chain; ``noChain`` without interceptors, and after shutdown. Not optional:
   /// a function stored in a generic container (`Optional` included) is re-abstracted, and every call then
   /// goes through a thunk, an extra async frame.
@@ -22,25 +22,22 @@ struct CoreState<S: State, D: SideEffectDependencyContainer> {
   /// The frame of the updater whose interceptor chain holds the turn.
   @usableFromInline var turnFrame: UpdaterFrame<S>?
   @usableFromInline var observers = Observers<S>()
-  @usableFromInline var shutdownHandlers: [@Sendable () -> Void] = []
+  var shutdownHandlers: [@Sendable () -> Void] = []
   /// Side effects handed over with `send` that have not finished, by arrival: what a cancellation by id
   /// marks (see ``SentItemOrigin``).
-  @usableFromInline var liveSentItems: [UInt64: SentItemOrigin] = [:]
-  @usableFromInline var lastID: UInt64 = 0
+  var liveSentItems: [UInt64: SentItemOrigin] = [:]
+  var lastID: UInt64 = 0
 
   /// The chain of a store without interceptors (never called), and of a store that has shut down.
-  @usableFromInline
   static var noChain: StoreInterceptorNext {
     { _ in throw StoreError.storeShutDown }
   }
 
-  @inlinable
   init(state: S, tracksActivity: Bool) {
     self.state = state
     self.lifecycle = Lifecycle(tracksActivity: tracksActivity)
   }
 
-  @inlinable
   mutating func makeID() -> UInt64 {
     lastID &+= 1
     return lastID

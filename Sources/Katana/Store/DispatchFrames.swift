@@ -11,22 +11,20 @@ class DispatchFrame: @unchecked Sendable {
   // Sendable: subclasses keep their mutable state under a lock (the store's, or their own).
 
   /// The frame of the chain running in the current task, if any.
-  @TaskLocal @usableFromInline static var current: DispatchFrame?
+  @usableFromInline @TaskLocal static var current: DispatchFrame?
 
   /// The store whose chain this frame belongs to.
   @usableFromInline let storeID: ObjectIdentifier
   /// Whether this is an ``UpdaterFrame`` (otherwise a ``SideEffectFrame``).
   @usableFromInline let isUpdater: Bool
 
-  @usableFromInline
   init(storeID: ObjectIdentifier, isUpdater: Bool) {
     self.storeID = storeID
     self.isUpdater = isUpdater
   }
 
   /// Runs `body` with `frame` as the current frame (nil: outside of any).
-  @usableFromInline
-  nonisolated(nonsending) static func withFrame<T>(
+  @usableFromInline nonisolated(nonsending) static func withFrame<T>(
     _ frame: DispatchFrame?, _ body: () async throws -> T
   ) async rethrows -> T {
     try await $current.withValue(frame) { try await body() }
@@ -34,7 +32,6 @@ class DispatchFrame: @unchecked Sendable {
 
   /// Runs `body` outside of any frame: what a side effect's body does, so that its dispatches get frames of
   /// their own.
-  @usableFromInline
   nonisolated(nonsending) static func withoutFrame<T>(_ body: () async throws -> T) async rethrows -> T {
     try await withFrame(nil, body)
   }
@@ -54,15 +51,13 @@ class UpdaterFrame<S: State>: DispatchFrame, @unchecked Sendable {
   /// the meantime is rejected, so that commits never overlap.
   @usableFromInline var inNext = false
 
-  @usableFromInline
   init(storeID: ObjectIdentifier) {
     super.init(storeID: storeID, isUpdater: true)
   }
 
   /// Applies `item` if it has the dispatched item's type, and returns whether it did. The typed subclass
   /// does this with one cast; the base class leaves every item to the store's type-erased path.
-  @usableFromInline
-  func applyIfDispatchedType(_ item: any Dispatchable, to state: inout S) -> Bool {
+  @usableFromInline func applyIfDispatchedType(_ item: any Dispatchable, to state: inout S) -> Bool {
     false
   }
 }
@@ -71,12 +66,10 @@ class UpdaterFrame<S: State>: DispatchFrame, @unchecked Sendable {
 @usableFromInline
 final class TypedUpdaterFrame<S: State, U: StateUpdater>: UpdaterFrame<S>, @unchecked Sendable
 where U.StateType == S {
-  @usableFromInline
-  override init(storeID: ObjectIdentifier) {
+  @usableFromInline override init(storeID: ObjectIdentifier) {
     super.init(storeID: storeID)
   }
 
-  @usableFromInline
   override func applyIfDispatchedType(_ item: any Dispatchable, to state: inout S) -> Bool {
     guard let updater = item as? U else { return false }
     updater.updateState(&state)
@@ -94,26 +87,23 @@ class SideEffectFrame: DispatchFrame, @unchecked Sendable {
 
   @usableFromInline
   struct Record {
-    @usableFromInline var isOpen = true
-    @usableFromInline var value: (any Sendable)?
-    @usableFromInline var redirects: [any Dispatchable] = []
+    var isOpen = true
+    var value: (any Sendable)?
+    var redirects: [any Dispatchable] = []
 
-    @inlinable
     init() {}
   }
 
-  @usableFromInline let record = Locked(Record())
+  let record = Locked(Record())
   /// The store's side-effect runner, if it has one.
-  @usableFromInline let runner: (any SideEffectRunner)?
+  let runner: (any SideEffectRunner)?
 
-  @usableFromInline
   init(storeID: ObjectIdentifier, runner: (any SideEffectRunner)?) {
     self.runner = runner
     super.init(storeID: storeID, isUpdater: false)
   }
 
   /// Runs a side-effect body, through the store's runner if it has one.
-  @usableFromInline
   nonisolated(nonsending) func runBody<T: Sendable>(_ body: sending nonisolated(nonsending) () async throws -> T)
     async throws -> T
   {
@@ -123,30 +113,25 @@ class SideEffectFrame: DispatchFrame, @unchecked Sendable {
 
   /// Runs `item` if it has the dispatched item's type and returns its value; returns nil for any other
   /// item, which the store then handles on its type-erased path.
-  @usableFromInline
   func runIfDispatchedType(_ item: any Dispatchable) async throws -> (any Sendable)? {
     nil
   }
 
   /// Throws ``StoreError/nextCalledOutOfScope(_:)`` if the dispatch has already finished.
-  @inlinable
   func checkOpen(for item: any Dispatchable) throws {
     let isOpen = record.withLock { $0.isOpen }
     guard isOpen else { throw StoreError.nextCalledOutOfScope(typeName(of: item)) }
   }
 
-  @inlinable
   func setValue(_ value: any Sendable) {
     record.withLock { $0.value = value }
   }
 
-  @inlinable
   func addRedirect(_ item: any Dispatchable) {
     record.withLock { $0.redirects.append(item) }
   }
 
   /// Closes the frame: later calls to `next` fail. Returns what the chain produced.
-  @inlinable
   func close() -> Record {
     record.withLock { record in
       record.isOpen = false
@@ -158,9 +143,8 @@ class SideEffectFrame: DispatchFrame, @unchecked Sendable {
 /// A ``SideEffectFrame`` for a typed ``SideEffect``.
 @usableFromInline
 final class TypedSideEffectFrame<E: SideEffect>: SideEffectFrame, @unchecked Sendable {
-  @usableFromInline let context: SideEffectContext<E.StateType, E.Dependencies>
+  let context: SideEffectContext<E.StateType, E.Dependencies>
 
-  @usableFromInline
   init(
     storeID: ObjectIdentifier, context: SideEffectContext<E.StateType, E.Dependencies>,
     runner: (any SideEffectRunner)?
@@ -169,7 +153,6 @@ final class TypedSideEffectFrame<E: SideEffect>: SideEffectFrame, @unchecked Sen
     super.init(storeID: storeID, runner: runner)
   }
 
-  @usableFromInline
   override func runIfDispatchedType(_ item: any Dispatchable) async throws -> (any Sendable)? {
     guard let effect = item as? E else { return nil }
     try await Self.withoutFrame { try await runBody { try await effect.sideEffect(context) } }
@@ -180,15 +163,13 @@ final class TypedSideEffectFrame<E: SideEffect>: SideEffectFrame, @unchecked Sen
 /// A ``SideEffectFrame`` for a ``ReturningSideEffect``.
 @usableFromInline
 final class ReturningSideEffectFrame<R: ReturningSideEffect>: SideEffectFrame, @unchecked Sendable {
-  @usableFromInline let context: any AnySideEffectContext
+  let context: any AnySideEffectContext
 
-  @usableFromInline
   init(storeID: ObjectIdentifier, context: any AnySideEffectContext, runner: (any SideEffectRunner)?) {
     self.context = context
     super.init(storeID: storeID, runner: runner)
   }
 
-  @usableFromInline
   override func runIfDispatchedType(_ item: any Dispatchable) async throws -> (any Sendable)? {
     guard let effect = item as? R else { return nil }
     return try await Self.withoutFrame { try await runBody { try await effect.sideEffect(context) } }

@@ -44,8 +44,7 @@ public struct DispatchHandle<Value: Sendable>: @unchecked Sendable {
 
   /// Calls `callback` once with the outcome: immediately if the item is already handled, otherwise on
   /// the thread that completes it. Used by the promise compatibility module.
-  @usableFromInline
-  package func whenComplete(_ callback: @escaping @Sendable (Result<Value, any Error>) -> Void) {
+  @usableFromInline package func whenComplete(_ callback: @escaping @Sendable (Result<Value, any Error>) -> Void) {
     storage.whenComplete(callback)
   }
 
@@ -58,7 +57,6 @@ public struct DispatchHandle<Value: Sendable>: @unchecked Sendable {
   }
 
   /// A handle that has already succeeded with `value`.
-  @inlinable
   static func succeeded(_ value: Value) -> DispatchHandle {
     let storage = HandleStorage<Value>.make()
     storage.complete(.success(value))
@@ -66,7 +64,6 @@ public struct DispatchHandle<Value: Sendable>: @unchecked Sendable {
   }
 
   /// A handle that has already failed with `error`.
-  @inlinable
   static func failed(_ error: any Error) -> DispatchHandle {
     let storage = HandleStorage<Value>.make()
     storage.complete(.failure(error))
@@ -119,7 +116,7 @@ final class HandleStorage<Value: Sendable>: ManagedBuffer<HandleStorage<Value>.S
     /// Whether the job has started running.
     @usableFromInline var started = false
     /// Whether ``DispatchHandle/cancel()`` was called.
-    @usableFromInline var cancelRequested = false
+    var cancelRequested = false
 
     @inlinable
     init() {}
@@ -153,7 +150,6 @@ final class HandleStorage<Value: Sendable>: ManagedBuffer<HandleStorage<Value>.S
     }
   }
 
-  @inlinable
   func setControl(_ control: any JobControl) {
     withLock { state in
       if state.result == nil { state.control = control }
@@ -182,13 +178,11 @@ final class HandleStorage<Value: Sendable>: ManagedBuffer<HandleStorage<Value>.S
     }
   }
 
-  @usableFromInline
-  func fail(_ error: any Error) {
+  @usableFromInline func fail(_ error: any Error) {
     complete(.failure(error))
   }
 
-  @usableFromInline
-  func markStarted() -> Bool {
+  @usableFromInline func markStarted() -> Bool {
     let cancelled = withLock { state -> Bool in
       if state.cancelRequested { return true }
       state.started = true
@@ -235,7 +229,6 @@ final class HandleStorage<Value: Sendable>: ManagedBuffer<HandleStorage<Value>.S
     }
   }
 
-  @inlinable
   func cancel() {
     let control = withLock { state -> (any JobControl)? in
       state.cancelRequested = true

@@ -10,20 +10,20 @@ final class MailboxJob: JobControl, MailboxItem, @unchecked Sendable {
   // Sendable.
 
   /// The job's identifier, also used for its store-owned task.
-  @usableFromInline let id: UInt64
+  let id: UInt64
   /// Whether the job applies a state updater (the pump runs it holding the turn) or runs a side effect
   /// (in a store-owned task of its own).
   @usableFromInline let isUpdater: Bool
   /// Runs the item and completes the handle.
-  @usableFromInline let work: Work
-  @usableFromInline let handle: any HandleCompletion
-  @usableFromInline let store: any JobStore
+  let work: Work
+  let handle: any HandleCompletion
+  let store: any JobStore
   /// Whether the store counts this job as in-flight work until it finishes.
-  @usableFromInline let tracksActivity: Bool
+  let tracksActivity: Bool
   /// The job's position in the mailbox, if it was queued.
-  @usableFromInline var position: UInt64?
+  var position: UInt64?
   /// For a side effect, what cancellations by id need to know about it (see ``SentItemOrigin``).
-  @usableFromInline var origin: SentItemOrigin?
+  var origin: SentItemOrigin?
 
   /// What running the job takes.
   @usableFromInline
@@ -34,7 +34,6 @@ final class MailboxJob: JobControl, MailboxItem, @unchecked Sendable {
     case asynchronous(@Sendable () async -> Void)
   }
 
-  @inlinable
   init(
     id: UInt64, isUpdater: Bool, store: any JobStore, handle: any HandleCompletion, work: Work, tracksActivity: Bool
   ) {
@@ -47,7 +46,6 @@ final class MailboxJob: JobControl, MailboxItem, @unchecked Sendable {
   }
 
   /// Runs the item and completes the handle; a job cancelled before it starts is withdrawn instead.
-  @inlinable
   func run() async {
     guard handle.markStarted() else {
       finished()
@@ -61,24 +59,20 @@ final class MailboxJob: JobControl, MailboxItem, @unchecked Sendable {
   }
 
   /// Completes the handle with `error` without running the item.
-  @inlinable
   func fail(_ error: any Error) {
     handle.fail(error)
     finished()
   }
 
-  @inlinable
   func finished() {
     if tracksActivity || origin != nil { store.jobFinished(self) }
   }
 
-  @usableFromInline
-  func cancel() {
+  @usableFromInline func cancel() {
     store.cancelJob(self)
   }
 
-  @usableFromInline
-  func deadlockIfWaited(started: Bool) -> (any Error)? {
+  @usableFromInline func deadlockIfWaited(started: Bool) -> (any Error)? {
     store.deadlockIfWaiting(for: self, isUpdaterNotStarted: isUpdater && !started)
   }
 }
@@ -104,14 +98,13 @@ package final class SentItemOrigin: @unchecked Sendable {
   // Sendable: `cancelledIDs` is only touched under the store's effect registry lock.
 
   /// The item whose work runs in the current task, if it was handed over with `send`.
-  @TaskLocal @usableFromInline static var current: SentItemOrigin?
+  @TaskLocal static var current: SentItemOrigin?
 
   /// The item's rank among the items sent to its store.
-  @usableFromInline let arrival: UInt64
+  let arrival: UInt64
   /// Ids cancelled by id after the item entered the mailbox.
   var cancelledIDs: Set<EffectID> = []
 
-  @usableFromInline
   init(arrival: UInt64) {
     self.arrival = arrival
   }

@@ -41,58 +41,53 @@ struct Lifecycle<C: Resumable, TaskHandle> where C.Value == Void {
   @usableFromInline
   struct OwnedTask {
     /// The task, once created and attached (nil while the identifier is only reserved).
-    @usableFromInline var task: TaskHandle?
+    var task: TaskHandle?
     /// The task's identity, once it has started running.
-    @usableFromInline var identity: TaskIdentity?
+    var identity: TaskIdentity?
     /// Whether a cancellation was asked for; one that arrives before the task is attached is applied then.
-    @usableFromInline var cancelRequested = false
+    var cancelRequested = false
 
-    @inlinable
     init() {}
   }
 
   /// What a transition asks the core to do, after unlocking.
   @usableFromInline
   struct Actions {
-    @usableFromInline var resumptions: [Resumption<C>] = []
-    @usableFromInline var cancellations: [TaskHandle] = []
+    var resumptions: [Resumption<C>] = []
+    var cancellations: [TaskHandle] = []
 
-    @inlinable
     init() {}
 
-    @inlinable
     var isEmpty: Bool { resumptions.isEmpty && cancellations.isEmpty }
   }
 
   /// What shutting down asks the core to do, after unlocking.
   @usableFromInline
   struct Shutdown {
-    @usableFromInline var actions = Actions()
+    var actions = Actions()
     /// Whether the calling task is one of the store's own tasks: it is cancelled last, by itself.
-    @usableFromInline var callerIsOwned = false
+    var callerIsOwned = false
   }
 
   @usableFromInline private(set) var phase = StorePhase.starting
   /// Whether tasks the store owns count as in-flight work (``StoreConfiguration/tracksActivity``).
-  @usableFromInline let tracksActivity: Bool
-  @usableFromInline private(set) var ownedTasks: [UInt64: OwnedTask] = [:]
+  let tracksActivity: Bool
+  private(set) var ownedTasks: [UInt64: OwnedTask] = [:]
   /// The task running the state initializer, for deadlock detection.
   @usableFromInline private(set) var startupTask: TaskIdentity?
   /// In-flight work, with activity tracking on: awaited dispatches in progress, sent items not yet finished,
   /// tasks the store owns.
-  @usableFromInline private(set) var activeWork = 0
-  @usableFromInline private(set) var readinessWaiters = Waiters<C>()
-  @usableFromInline private(set) var idleWaiters = Waiters<C>()
+  private(set) var activeWork = 0
+  private(set) var readinessWaiters = Waiters<C>()
+  private(set) var idleWaiters = Waiters<C>()
   /// Waiters for the end of the store's tasks, each with the owned task it does not wait for (its own).
-  @usableFromInline private(set) var drainWaiters = Waiters<C>()
-  @usableFromInline private(set) var drainExceptions: [UInt64: UInt64] = [:]
+  private(set) var drainWaiters = Waiters<C>()
+  private(set) var drainExceptions: [UInt64: UInt64] = [:]
 
-  @inlinable
   init(tracksActivity: Bool) {
     self.tracksActivity = tracksActivity
   }
 
-  @inlinable
   var isReady: Bool { phase.isReady }
 
   // MARK: - Start-up
@@ -241,7 +236,6 @@ struct Lifecycle<C: Resumable, TaskHandle> where C.Value == Void {
   // MARK: - Activity
 
   /// One more unit of in-flight work.
-  @inlinable
   mutating func beginActivity() {
     activeWork += 1
   }

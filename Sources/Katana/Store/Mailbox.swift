@@ -99,7 +99,7 @@ struct Mailbox<C: Resumable, Job: MailboxItem> where C.Value == Void {
     @usableFromInline var continuePump: [Job] = []
     /// Jobs to fail with ``failure`` (the mailbox closed).
     @usableFromInline var failedJobs: [Job] = []
-    @usableFromInline var failure: StoreError?
+    var failure: StoreError?
 
     @inlinable
     init() {}
@@ -120,7 +120,7 @@ struct Mailbox<C: Resumable, Job: MailboxItem> where C.Value == Void {
   /// The task that holds the turn while running an interceptor chain, for deadlock detection.
   @usableFromInline var turnHolder: TaskIdentity?
   /// The number of items handed over with `send` so far: each job's arrival number, in mailbox order.
-  @usableFromInline private(set) var sentCount: UInt64 = 0
+  private(set) var sentCount: UInt64 = 0
 
   /// The most sent updaters the pump takes from the mailbox at once.
   @usableFromInline static var pumpBatchLimit: Int { 256 }
@@ -169,7 +169,6 @@ struct Mailbox<C: Resumable, Job: MailboxItem> where C.Value == Void {
 
   /// An awaited side effect arrives: it starts at once once the store is ready, and before that waits behind
   /// what arrived earlier.
-  @usableFromInline
   mutating func arriveSideEffect(runsStartup: Bool) -> Arrival {
     switch status {
     case .closed(let error):
@@ -184,7 +183,6 @@ struct Mailbox<C: Resumable, Job: MailboxItem> where C.Value == Void {
   }
 
   /// Waiter `id`'s task has suspended; returns the resumption if its outcome is already decided.
-  @inlinable
   mutating func suspend(_ waiter: UInt64, on continuation: C) -> Resumption<C>? {
     waiters.suspend(waiter, on: continuation)
   }
@@ -204,7 +202,6 @@ struct Mailbox<C: Resumable, Job: MailboxItem> where C.Value == Void {
   }
 
   /// A job handed over with `send` arrives; returns its arrival number and what to do with it.
-  @inlinable
   mutating func arriveJob(_ job: Job) -> (arrival: UInt64, decision: JobArrival) {
     sentCount &+= 1
     switch status {

@@ -58,7 +58,6 @@ extension Store {
   /// - Throws: ``StoreError/ambiguousDispatchable(_:)``, ``StoreError/unsupportedDispatchable(_:)``,
   ///   ``StoreError/wrongStateType(expected:actual:)``, ``StoreError/wrongContextType(expected:actual:)``,
   ///   and what the typed dispatch throws.
-  @inlinable
   public nonisolated(nonsending) func anyDispatch(_ dispatchable: any Dispatchable) async throws -> any Sendable {
     try await core.anyDispatch(dispatchable)
   }
@@ -100,7 +99,7 @@ extension Store {
   ///
   /// See ``send(_:)-(U)`` and ``anyDispatch(_:)``; an item of neither or both kinds gives a
   /// handle that has already failed.
-  @inlinable @discardableResult
+  @discardableResult
   public nonisolated func anySend(_ dispatchable: any Dispatchable) -> DispatchHandle<any Sendable> {
     core.anySend(dispatchable)
   }

@@ -64,7 +64,6 @@ public actor Store<S: State, D: SideEffectDependencyContainer> {
   ///   - dependenciesInitializer: Builds the dependency container, synchronously, here in `init`. It may
   ///     keep the `dispatch` closure and use it, including right away from a task it starts.
   ///   - configuration: Other settings.
-  @inlinable
   public init(
     interceptors: [StoreInterceptor] = [],
     stateInitializer: @escaping StateInitializer,
@@ -88,7 +87,6 @@ public actor Store<S: State, D: SideEffectDependencyContainer> {
   /// Creates a store whose dependency container is built with its required initializer.
   ///
   /// See ``init(interceptors:stateInitializer:dependenciesInitializer:configuration:)``.
-  @inlinable
   public init(
     interceptors: [StoreInterceptor] = [],
     stateInitializer: @escaping StateInitializer,
@@ -104,7 +102,6 @@ public actor Store<S: State, D: SideEffectDependencyContainer> {
   /// Creates a store that starts from `initialState`.
   ///
   /// See ``init(interceptors:stateInitializer:dependenciesInitializer:configuration:)``.
-  @inlinable
   public init(
     initialState: S,
     interceptors: [StoreInterceptor] = [],
@@ -114,19 +111,16 @@ public actor Store<S: State, D: SideEffectDependencyContainer> {
   }
 
   /// Creates a store with the given interceptors that starts from the empty state `S()`.
-  @inlinable
   public init(interceptors: [StoreInterceptor]) {
     self.init(interceptors: interceptors, stateInitializer: { S() })
   }
 
   /// Creates a store with the given interceptors and configuration that starts from the empty state `S()`.
-  @inlinable
   public init(interceptors: [StoreInterceptor] = [], configuration: Configuration) {
     self.init(interceptors: interceptors, stateInitializer: { S() }, configuration: configuration)
   }
 
   /// Creates a store with no interceptors that starts from the empty state `S()`.
-  @inlinable
   public init() {
     self.init(interceptors: [])
   }

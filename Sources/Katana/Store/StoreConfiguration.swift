@@ -16,7 +16,7 @@ public struct StoreConfiguration: Sendable {
   /// Test hook: called, outside the store's lock, each time a dispatch has to wait in the mailbox, with
   /// the number of entries then waiting. Lets tests synchronise on "this dispatch is queued" without
   /// sleeping. Only the enqueue slow path reads it.
-  @usableFromInline var onMailboxEnqueue: (@Sendable (_ waitingCount: Int) -> Void)?
+  var onMailboxEnqueue: (@Sendable (_ waitingCount: Int) -> Void)?
 
   /// Whether the store counts its in-flight work (awaited dispatches, sent items, store-owned tasks) so
   /// that the package's test store can wait until nothing is left. Off by default: it costs two lock
@@ -32,7 +32,7 @@ public struct StoreConfiguration: Sendable {
   /// `stateInitializerAsyncProvider` names (the main queue by default), so that the store becomes ready only
   /// once that executor has run it, as in Katana 6. (A synchronous initializer given through KatanaPromises
   /// runs there too; an `async` one runs where its own isolation says.)
-  @usableFromInline package var stateInitializerRunner: (any SideEffectRunner)?
+  package var stateInitializerRunner: (any SideEffectRunner)?
 
   /// Calls listeners through this function, when set, instead of directly on the committing thread:
   /// KatanaPromises hands each call to Katana 6's `listenersAsyncProvider` (the main queue by default).

@@ -17,7 +17,7 @@ extension StoreCore {
   }
 
   /// ``dispatchWithoutWaiting(_:)`` for a type-erased updater.
-  @inlinable @inline(never)
+  @inline(never)
   func dispatchWithoutWaiting(erased updater: any AnyStateUpdater) throws -> Bool {
     if Task.isCancelled { throw CancellationError() }
     guard !hasInterceptors else { return false }
@@ -76,8 +76,7 @@ extension StoreCore {
     }
   }
 
-  @inlinable
-  nonisolated(nonsending) func dispatchThroughChain<E: SideEffect>(
+  @usableFromInline nonisolated(nonsending) func dispatchThroughChain<E: SideEffect>(
     _ effect: E, context: SideEffectContext<S, D>
   ) async throws where E.StateType == S, E.Dependencies == D {
     guard let chain = try await chainOnceSideEffectsMayStart() else {
@@ -110,8 +109,7 @@ extension StoreCore {
     return try await dispatchThroughChain(effect, context: context)
   }
 
-  @inlinable
-  nonisolated(nonsending) func dispatchThroughChain<R: ReturningSideEffect>(
+  @usableFromInline nonisolated(nonsending) func dispatchThroughChain<R: ReturningSideEffect>(
     _ effect: R, context: any AnySideEffectContext
   ) async throws -> R.ReturnValue {
     guard let chain = try await chainOnceSideEffectsMayStart() else {
@@ -140,7 +138,6 @@ extension StoreCore {
     case sideEffect(any AnySideEffect)
   }
 
-  @inlinable
   static func classify(_ item: any Dispatchable) throws -> ItemKind {
     switch (item as? any AnyStateUpdater, item as? any AnySideEffect) {
     case (.some, .some): throw StoreError.ambiguousDispatchable(typeName(of: item))
@@ -152,7 +149,6 @@ extension StoreCore {
 
   /// Applies a type-erased state updater to `state`, in place when it is a ``StateUpdater`` of the right
   /// state type.
-  @inlinable
   static func applyErased(_ updater: any AnyStateUpdater, to state: inout S) throws {
     if let typed = updater as? any StateUpdater {
       try applyOpened(typed, to: &state)
@@ -165,7 +161,6 @@ extension StoreCore {
     state = typedState
   }
 
-  @inlinable
   static func applyOpened<U: StateUpdater>(_ updater: U, to state: inout S) throws {
     guard U.StateType.self == S.self else {
       throw StoreError.wrongStateType(
@@ -182,7 +177,6 @@ extension StoreCore {
   /// updaters and side effects that return nothing).
   ///
   /// - Parameter depth: How many items of the other kind interceptors substituted on the way here.
-  @inlinable
   nonisolated(nonsending) func anyDispatch(_ item: any Dispatchable, depth: Int = 0) async throws
     -> any Sendable
   {
@@ -192,7 +186,6 @@ extension StoreCore {
     return try await anyDispatchUntracked(item, depth: depth)
   }
 
-  @inlinable
   nonisolated(nonsending) func anyDispatchUntracked(_ item: any Dispatchable, depth: Int) async throws
     -> any Sendable
   {
@@ -223,8 +216,8 @@ extension StoreCore {
   }
 
   /// Dispatches the items interceptors substituted with items of the other kind, in order, as new items.
-  @inlinable
-  nonisolated(nonsending) func dispatchRedirects(_ items: [any Dispatchable], depth: Int) async throws {
+  @usableFromInline nonisolated(nonsending) func dispatchRedirects(_ items: [any Dispatchable], depth: Int) async throws
+  {
     for item in items {
       guard depth < StoreError.redirectLimit else {
         throw StoreError.redirectLimitExceeded(typeName(of: item))

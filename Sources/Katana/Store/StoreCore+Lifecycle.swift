@@ -8,7 +8,6 @@ extension StoreCore {
   ///
   /// Detached, so that it inherits neither the caller's actor nor its task-locals (in particular no
   /// dispatch frame).
-  @usableFromInline
   @discardableResult
   func startOwnedTask(id: UInt64, _ body: @escaping @Sendable () async -> Void) -> Bool {
     guard withLock({ $0.lifecycle.reserveTask(id) }) else { return false }
@@ -57,18 +56,15 @@ extension StoreCore {
 
   // MARK: - Start-up
 
-  @inlinable
   func makeID() -> UInt64 {
     withLock { $0.makeID() }
   }
 
-  @usableFromInline
   func setDependencies(_ dependencies: D) {
     withLock { $0.dependencies = dependencies }
   }
 
   /// A context for side effects and interceptors.
-  @inlinable
   func makeContext() throws -> SideEffectContext<S, D> {
     let dependencies = withLock { $0.dependencies }
     guard let dependencies else { throw StoreError.storeShutDown }
@@ -77,7 +73,6 @@ extension StoreCore {
 
   /// Runs the state initializer in a store-owned task, then initialises the interceptors and opens the
   /// mailbox.
-  @usableFromInline
   func start(stateInitializer: @escaping Store<S, D>.StateInitializer, interceptors: [StoreInterceptor]) {
     startOwnedTask(id: makeID()) { [self, runner = configuration.stateInitializerRunner] in
       let identity = TaskIdentity.current
@@ -178,7 +173,7 @@ extension StoreCore {
   /// attachments, cancels store-owned tasks (the calling task last, if it is one). Idempotent. Returns
   /// whether this call did it (only that call then waits for the store's tasks, see
   /// ``waitUntilOwnedTasksEnd()``).
-  @usableFromInline @discardableResult
+  @discardableResult
   func shutdown() -> Bool {
     let caller = TaskIdentity.current
     let work = withLock { core -> ShutdownWork? in

@@ -2,8 +2,7 @@ extension StoreCore {
   // MARK: - Observation
 
   /// Adds a listener; see ``Store/addListener(_:)``.
-  @usableFromInline
-  func addListener(_ listener: @escaping StoreListener<S>) -> StoreUnsubscribe {
+  @usableFromInline func addListener(_ listener: @escaping StoreListener<S>) -> StoreUnsubscribe {
     guard !owner.isCurrentThread else {
       runtimeWarning("addListener was called from inside a StateUpdater; the listener was not added.")
       return {}
@@ -46,8 +45,7 @@ extension StoreCore {
   ///
   /// - Returns: The state the subscriber was registered at, or nil if it was not (the store has shut down,
   ///   or the call comes from inside a state updater): the buffer is then finished.
-  @usableFromInline
-  func subscribe<Element: Sendable>(
+  @usableFromInline func subscribe<Element: Sendable>(
     buffer: StreamBuffer<Element>, makeSubscriber: (UInt64, S) -> StateSubscriber<S>
   ) -> S? {
     guard !owner.isCurrentThread else {
@@ -87,15 +85,13 @@ extension StoreCore {
   /// Every tracked dispatch counts itself, whatever task it runs in and however deeply it is nested: a
   /// nested dispatch counts while its outer one does too, which costs a little and changes nothing, while a
   /// dispatch from a task that a side effect started (and did not wait for) keeps the store busy on its own.
-  @inlinable
-  nonisolated(nonsending) func withActivity<T>(_ body: () async throws -> T) async rethrows -> T {
+  @usableFromInline nonisolated(nonsending) func withActivity<T>(_ body: () async throws -> T) async rethrows -> T {
     withLock { $0.lifecycle.beginActivity() }
     defer { endActivity() }
     return try await body()
   }
 
   /// Marks one unit of in-flight work finished, waking whoever waits for the store to be idle.
-  @usableFromInline
   func endActivity() {
     perform(withLock { $0.lifecycle.endActivity() })
   }

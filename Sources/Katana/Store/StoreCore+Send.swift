@@ -21,22 +21,19 @@ extension StoreCore {
   }
 
   /// Enqueues a side effect now and returns its handle.
-  @inlinable
-  func send<E: SideEffect>(_ effect: E, context: SideEffectContext<S, D>) -> DispatchHandle<Void>
+  @usableFromInline func send<E: SideEffect>(_ effect: E, context: SideEffectContext<S, D>) -> DispatchHandle<Void>
   where E.StateType == S, E.Dependencies == D {
     enqueueSideEffect(effect) { [self] in try await dispatch(effect, context: context) }
   }
 
   /// Enqueues a returning side effect now and returns its handle.
-  @inlinable
-  func send<R: ReturningSideEffect>(_ effect: R, context: any AnySideEffectContext) -> DispatchHandle<
+  @usableFromInline func send<R: ReturningSideEffect>(_ effect: R, context: any AnySideEffectContext) -> DispatchHandle<
     R.ReturnValue
   > {
     enqueueSideEffect(effect) { [self] in try await dispatch(effect, context: context) }
   }
 
   /// Enqueues any item now and returns its handle.
-  @inlinable
   func anySend(_ item: any Dispatchable) -> DispatchHandle<any Sendable> {
     let kind: ItemKind
     do {
@@ -63,7 +60,6 @@ extension StoreCore {
 
   /// Runs a sent updater's interceptor chain while the pump holds the turn; returns the items interceptors
   /// substituted.
-  @inlinable
   nonisolated(nonsending) func applySentUpdater(_ item: any Dispatchable, frame: UpdaterFrame<S>) async throws
     -> [any Dispatchable]
   {
@@ -82,8 +78,7 @@ extension StoreCore {
   /// Enqueues a sent updater. Without interceptors it is committed synchronously (`apply`); with them,
   /// `applyThroughChain` runs while the pump holds the turn and returns the items of the other kind that
   /// interceptors substituted.
-  @inlinable
-  func enqueueUpdater<Value: Sendable>(
+  @usableFromInline func enqueueUpdater<Value: Sendable>(
     _ item: any Dispatchable, value: Value, apply: @escaping @Sendable (inout S) throws -> Void,
     frame: @escaping @Sendable () -> UpdaterFrame<S>
   ) -> DispatchHandle<Value> {
@@ -132,7 +127,6 @@ extension StoreCore {
   }
 
   /// Enqueues a sent side effect, which runs `work` in a store-owned task.
-  @inlinable
   func enqueueSideEffect<Value: Sendable>(
     _ item: any Dispatchable, run work: @escaping @Sendable () async throws -> Value
   ) -> DispatchHandle<Value> {
@@ -150,7 +144,6 @@ extension StoreCore {
   }
 
   /// Puts a job into the mailbox, or starts it right away if nothing is ahead of it.
-  @inlinable
   func enqueue<Value: Sendable>(
     _ item: any Dispatchable, isUpdater: Bool, handle: HandleStorage<Value>, work: MailboxJob.Work
   ) {
@@ -189,7 +182,6 @@ extension StoreCore {
 
   /// Starts a sent side effect in a store-owned task of its own, which carries the item's origin
   /// (``SentItemOrigin``).
-  @usableFromInline
   func startSideEffectJob(_ job: MailboxJob) {
     let started = startOwnedTask(id: job.id) {
       await SentItemOrigin.$current.withValue(job.origin) { await job.run() }
@@ -201,8 +193,7 @@ extension StoreCore {
 
   /// Cancels a sent job: withdraws it if it is still queued, cancels its task if it is a running side
   /// effect (or as soon as that task exists). A running updater completes.
-  @usableFromInline
-  func cancelJob(_ job: MailboxJob) {
+  @usableFromInline func cancelJob(_ job: MailboxJob) {
     guard !owner.isCurrentThread else {
       // Taking the lock here would deadlock. The handle is marked cancelled already, so an item that has not
       // started never will; a running side effect keeps running.
@@ -223,8 +214,7 @@ extension StoreCore {
 
   /// A sent job has finished (run, withdrawn or failed): it no longer counts as in-flight work, and
   /// cancellations by id no longer need to reach it.
-  @usableFromInline
-  func jobFinished(_ job: MailboxJob) {
+  @usableFromInline func jobFinished(_ job: MailboxJob) {
     let actions = withLock { core -> LifecycleActions? in
       if let origin = job.origin { core.liveSentItems[origin.arrival] = nil }
       return job.tracksActivity ? core.lifecycle.endActivity() : nil
@@ -244,8 +234,7 @@ extension StoreCore {
   /// The error to return instead of waiting for the sent job `job`, if the waiting task holds the turn
   /// while the job still waits behind it: in the mailbox, or, for a state updater that has not started,
   /// in the pump's current batch.
-  @usableFromInline
-  func deadlockIfWaiting(for job: MailboxJob, isUpdaterNotStarted: Bool) -> StoreError? {
+  @usableFromInline func deadlockIfWaiting(for job: MailboxJob, isUpdaterNotStarted: Bool) -> StoreError? {
     guard let task = TaskIdentity.current else { return nil }
     return withLock { core in
       guard task == core.mailbox.turnHolder else { return nil }
@@ -260,7 +249,6 @@ extension StoreCore {
 
   /// Starts a store-owned task that runs sent updaters while holding the turn, until the next entry is
   /// not one.
-  @usableFromInline
   func startPump(with job: MailboxJob) {
     // Registered under an identifier of its own, not the first job's: cancelling that job's handle must not
     // cancel the pump, which goes on to run the jobs after it (a running updater completes anyway).

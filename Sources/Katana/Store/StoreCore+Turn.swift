@@ -90,8 +90,7 @@ extension StoreCore {
   }
 
   /// Commits `mutate` while holding the turn, and delivers the change to observers.
-  @inlinable
-  func commitHoldingTurn(_ mutate: (inout S) throws -> Void) throws {
+  @usableFromInline func commitHoldingTurn(_ mutate: (inout S) throws -> Void) throws {
     let commit = try withLockRunningUpdater { core in
       if let error = core.lifecycle.phase.dispatchError { throw error }
       return try core.commit(mutate)
@@ -131,8 +130,9 @@ extension StoreCore {
   }
 
   /// Suspends as mailbox waiter `waiter`, queued at `position`, until the mailbox resumes it.
-  @usableFromInline
-  nonisolated(nonsending) func waitInMailbox(_ waiter: UInt64, at position: UInt64, waitingCount: Int) async throws {
+  @usableFromInline nonisolated(nonsending) func waitInMailbox(_ waiter: UInt64, at position: UInt64, waitingCount: Int)
+    async throws
+  {
     configuration.onMailboxEnqueue?(waitingCount)
     try await suspend(
       install: { core, continuation in core.mailbox.suspend(waiter, on: continuation) },
@@ -140,8 +140,9 @@ extension StoreCore {
   }
 
   /// The error thrown instead of waiting in the mailbox when waiting could never end.
-  @usableFromInline
-  static func deadlockError(_ reason: Mailbox<CoreState<S, D>.Waiter, MailboxJob>.Deadlock) -> StoreError {
+  @usableFromInline static func deadlockError(_ reason: Mailbox<CoreState<S, D>.Waiter, MailboxJob>.Deadlock)
+    -> StoreError
+  {
     switch reason {
     case .holdsTurn:
       .deadlock(
@@ -164,8 +165,7 @@ extension StoreCore {
   }
 
   /// Performs what a mailbox transition returned.
-  @usableFromInline
-  func perform(_ actions: Mailbox<CoreState<S, D>.Waiter, MailboxJob>.Actions) {
+  @usableFromInline func perform(_ actions: Mailbox<CoreState<S, D>.Waiter, MailboxJob>.Actions) {
     // In mailbox order: what came before the updater that took the turn starts first.
     for wakeup in actions.wakeups {
       switch wakeup {
@@ -184,7 +184,6 @@ extension StoreCore {
   }
 
   /// Waits, if the store is still starting, until side effects may start; returns the interceptor chain.
-  @inlinable
   nonisolated(nonsending) func chainOnceSideEffectsMayStart() async throws -> StoreInterceptorNext? {
     let holder = TaskIdentity.current
     let (arrival, chain, waitingCount) = withLock { core in
@@ -222,8 +221,9 @@ extension StoreCore {
     }
   }
 
-  @inlinable
-  nonisolated(nonsending) func handleInSideEffectChain(_ item: any Dispatchable, frame: SideEffectFrame)
+  @usableFromInline nonisolated(nonsending) func handleInSideEffectChain(
+    _ item: any Dispatchable, frame: SideEffectFrame
+  )
     async throws
   {
     try frame.checkOpen(for: item)
@@ -290,8 +290,7 @@ extension StoreCore {
   }
 
   /// Handles an item of another type than the dispatched updater: rare, so classified outside the lock.
-  @usableFromInline
-  func handleSubstitute(_ item: any Dispatchable, frame: UpdaterFrame<S>) throws {
+  @usableFromInline func handleSubstitute(_ item: any Dispatchable, frame: UpdaterFrame<S>) throws {
     let kind: ItemKind
     do {
       kind = try Self.classify(item)

@@ -50,13 +50,12 @@ final class StoreCore<S: State, D: SideEffectDependencyContainer>: @unchecked Se
 
   /// Whether the store has interceptors; fixed at initialisation.
   @usableFromInline let hasInterceptors: Bool
-  @usableFromInline let configuration: StoreConfiguration
+  let configuration: StoreConfiguration
   /// ``StoreConfiguration/tracksActivity``, fixed at initialisation.
   @usableFromInline let tracksActivity: Bool
   /// `StoreConfiguration.sideEffectRunner`, fixed at initialisation.
   @usableFromInline let sideEffectRunner: (any SideEffectRunner)?
 
-  @usableFromInline
   init(initialState: S, hasInterceptors: Bool, configuration: StoreConfiguration) {
     storage = LockedBuffer.make(CoreState(state: initialState, tracksActivity: configuration.tracksActivity))
     self.hasInterceptors = hasInterceptors
@@ -104,8 +103,7 @@ final class StoreCore<S: State, D: SideEffectDependencyContainer>: @unchecked Se
     return withLock { $0.state }
   }
 
-  @usableFromInline
-  func reentrantStateRead() -> S {
+  @usableFromInline func reentrantStateRead() -> S {
     runtimeWarning(
       "store.state was read from inside a StateUpdater of \(String(reflecting: S.self)); this returns "
         + "\(String(reflecting: S.self))(). Updaters must only use their inout parameter.")
@@ -120,7 +118,6 @@ final class StoreCore<S: State, D: SideEffectDependencyContainer>: @unchecked Se
   // MARK: - Diagnostics
 
   /// Prints `message` to standard error, once per store and message.
-  @usableFromInline
   package func runtimeWarning(_ message: String) {
     let isNew = warnings.withLock { $0.insert(message).inserted }
     guard isNew else { return }

@@ -154,7 +154,6 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
 }
 
 /// The name the store uses for a value's type in errors and logs.
-@usableFromInline
-func typeName(of value: Any) -> String {
+@usableFromInline func typeName(of value: Any) -> String {
   String(reflecting: type(of: value))
 }

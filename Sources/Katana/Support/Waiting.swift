@@ -141,8 +141,7 @@ package struct Waiters<C: Resumable> {
   }
 
   /// Decides the outcome of every waiter whose outcome is not decided yet; returns the resumptions to perform.
-  @usableFromInline
-  package mutating func resolveAll(with result: Result<C.Value, any Error>) -> [Resumption<C>] {
+  @usableFromInline package mutating func resolveAll(with result: Result<C.Value, any Error>) -> [Resumption<C>] {
     var resumptions: [Resumption<C>] = []
     for id in Array(slots.keys) {
       if let resumption = resolve(id, with: result) {

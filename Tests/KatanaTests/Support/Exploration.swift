@@ -45,9 +45,9 @@ struct ExplorationSummary {
 func exploreEveryOrder<Model: ExplorableModel>(
   _ initial: Model, maxDepth: Int = 40, sourceLocation: SourceLocation = #_sourceLocation
 ) async -> ExplorationSummary {
-  let model = UncheckedBox(initial)
+  let search = UncheckedBox({ explore(initial, maxDepth: maxDepth) })
   let summary = await withCheckedContinuation { continuation in
-    Thread { continuation.resume(returning: explore(model.value, maxDepth: maxDepth)) }.start()
+    Thread { continuation.resume(returning: search.value()) }.start()
   }
   for failure in summary.failures {
     Issue.record("\(failure)", sourceLocation: sourceLocation)
