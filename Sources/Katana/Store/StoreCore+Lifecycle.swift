@@ -25,7 +25,7 @@ extension StoreCore {
       return true
     }
     guard reserved else { return false }
-    let task = Task.detached(priority: Task.currentPriority) { [self] in
+    let operation: @Sendable () async -> Void = { [self] in
       let identity = TaskIdentity.current
       withLock { core in core.ownedTaskIdentities[id] = identity }
       await body()
@@ -35,6 +35,8 @@ extension StoreCore {
       }
       if tracksActivity { endActivity() }
     }
+    let task =
+      configuration.ownedTaskStarter?(operation) ?? Task.detached(priority: Task.currentPriority, operation: operation)
     let cancelNow = withLock { core -> Bool in
       if case .shutDown = core.phase { return true }
       if core.ownedTasks[id] != nil {
