@@ -10,8 +10,8 @@ import Foundation
 /// waits for a thread: for seconds, or, above 255, for ever.
 ///
 /// A pool runs each closure on an idle thread of its own, or starts a new thread while it has fewer than its
-/// limit; a closure that finds no thread waits for the next thread that finishes. Threads that stay idle for
-/// ``idleTimeout`` end.
+/// limit; a closure that finds no thread waits for the next thread that finishes. Threads that stay idle for a
+/// while (5 s by default) end.
 final class ThreadPool: @unchecked Sendable {
   // Sendable: every mutable property is only touched with `condition` locked.
 
@@ -19,11 +19,10 @@ final class ThreadPool: @unchecked Sendable {
   /// starts at once, however many block.
   static let blocking = ThreadPool(name: "katana.legacy", limit: nil)
 
-  /// How long an idle thread waits for work before it ends.
-  static let idleTimeout: TimeInterval = 5
-
   private let name: String
   private let limit: Int?
+  /// How long an idle thread waits for work before it ends.
+  private let idleTimeout: TimeInterval
   private let condition = NSCondition()
   /// Work not yet taken, oldest first from `head`.
   private var queue: [(@Sendable () -> Void)?] = []
@@ -34,10 +33,14 @@ final class ThreadPool: @unchecked Sendable {
   /// Claims on waiting threads not yet taken up: each one wakes one waiting thread.
   private var wakeups = 0
 
-  /// - Parameter limit: At most this many threads; nil for no limit.
-  init(name: String, limit: Int?) {
+  /// - Parameters:
+  ///   - name: The threads' name, for debuggers.
+  ///   - limit: At most this many threads; nil for no limit.
+  ///   - idleTimeout: How long an idle thread waits for work before it ends.
+  init(name: String, limit: Int?, idleTimeout: TimeInterval = 5) {
     self.name = name
     self.limit = limit
+    self.idleTimeout = idleTimeout
   }
 
   /// Runs `work` on a thread of the pool.
@@ -72,7 +75,7 @@ final class ThreadPool: @unchecked Sendable {
     return threadCount
   }
 
-  /// A worker thread: runs work until it has waited ``idleTimeout`` for more.
+  /// A worker thread: runs work until it has waited `idleTimeout` for more.
   private func runWorker() {
     condition.lock()
     while true {
@@ -83,7 +86,7 @@ final class ThreadPool: @unchecked Sendable {
         continue
       }
       idleCount += 1
-      let deadline = Date(timeIntervalSinceNow: Self.idleTimeout)
+      let deadline = Date(timeIntervalSinceNow: idleTimeout)
       while true {
         let signalled = condition.wait(until: deadline)
         if wakeups > 0 {
