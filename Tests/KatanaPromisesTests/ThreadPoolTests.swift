@@ -64,6 +64,14 @@ struct ThreadPoolTests {
     #expect(running.current.threadsPeak <= limit, "seed \(seed)")
   }
 
+  @Test func closure_isReleasedOutsideThePoolsLock_soThatWhatItCapturedMaySubmitMore() async throws {
+    // Releasing a closure may run code of its own (a deinit of what it captured), which may use the pool.
+    let pool = ThreadPool(name: "test.release", limit: 1, idleTimeout: 0.5)
+    let finished = CompletionCounter(target: 1)
+    pool.execute(closureOwning(SubmitsWhenReleased(pool: pool) { finished.increment() }))
+    #expect(try await finished.wait(seconds: Self.failsafe))
+  }
+
   @Test(arguments: [1, 2, 3] as [UInt64])
   func serialQueue_closuresFromManyThreads_runOneAtATime_eachThreadsInItsOrder(seed: UInt64) async throws {
     let submitters = 4
@@ -96,6 +104,24 @@ struct ThreadPoolTests {
     #expect(log.current.overlaps == 0, "seed \(seed)")
     #expect(log.current.order.allSatisfy { $0 == Array(0..<perSubmitter) }, "seed \(seed)")
   }
+}
+
+/// Submits `work` to `pool` when it is released.
+private final class SubmitsWhenReleased: Sendable {
+  let pool: ThreadPool
+  let work: @Sendable () -> Void
+
+  init(pool: ThreadPool, work: @escaping @Sendable () -> Void) {
+    self.pool = pool
+    self.work = work
+  }
+
+  deinit { pool.execute(work) }
+}
+
+/// A closure that is the only owner of a ``SubmitsWhenReleased``.
+private func closureOwning(_ object: SubmitsWhenReleased) -> @Sendable () -> Void {
+  { withExtendedLifetime(object) {} }
 }
 
 /// Counts completions from any thread; a task waits for `target` on a thread of its own, outside every pool.

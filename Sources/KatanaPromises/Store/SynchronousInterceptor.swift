@@ -26,10 +26,10 @@ public typealias SynchronousStoreInterceptor =
 /// ```
 ///
 /// For each dispatch, the middle closure and the handler run on a thread of their own that may block
-/// (never on the cooperative pool, and never waiting for Dispatch to start one); when the handler calls `next`, that thread blocks while the rest of
-/// the chain runs, as part of the dispatch, and `next` then returns or throws what handling the item
-/// threw. The handler may block in ``Hydra/await(in:_:)-(Context?,Promise<T>)`` while it handles a side
-/// effect.
+/// (never on the cooperative pool, and never waiting for Dispatch to start one); when the handler calls
+/// `next`, that thread blocks while the rest of the chain runs, as part of the dispatch, and `next` then
+/// returns or throws what handling the item threw. The handler may block in
+/// ``Hydra/await(in:_:)-(Context?,Promise<T>)`` while it handles a side effect.
 ///
 /// - Important: While it handles a *state updater*, the handler holds the store's turn: what it dispatches
 ///   to the same store runs after it returns. Blocking on such a dispatch (Katana 6 hung) throws

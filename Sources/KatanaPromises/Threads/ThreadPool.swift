@@ -77,14 +77,20 @@ final class ThreadPool: @unchecked Sendable {
 
   /// A worker thread: runs work until it has waited `idleTimeout` for more.
   private func runWorker() {
+    // Each closure is released at the end of its iteration, before `nextWork` takes the lock again: what it
+    // captured may run code of its own when it is released.
+    while let work = nextWork() {
+      work()
+    }
+  }
+
+  /// The oldest work, waiting for some while the thread is idle; nil once it has been idle for `idleTimeout`
+  /// (the thread then ends).
+  private func nextWork() -> (@Sendable () -> Void)? {
     condition.lock()
+    defer { condition.unlock() }
     while true {
-      if let work = takeWork() {
-        condition.unlock()
-        work()
-        condition.lock()
-        continue
-      }
+      if let work = takeWork() { return work }
       idleCount += 1
       let deadline = Date(timeIntervalSinceNow: idleTimeout)
       while true {
@@ -97,8 +103,7 @@ final class ThreadPool: @unchecked Sendable {
         if !signalled {
           idleCount -= 1
           threadCount -= 1
-          condition.unlock()
-          return
+          return nil
         }
         // A spurious wake-up: keep waiting.
       }
