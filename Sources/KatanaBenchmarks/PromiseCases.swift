@@ -268,7 +268,7 @@ enum LegacyScenario: String {
   /// Runs the scenario in a new process of this executable and returns the time it reports.
   func measureInNewProcess() async throws -> Double {
     let process = Process()
-    process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
+    process.executableURL = Bundle.main.executableURL ?? URL(fileURLWithPath: CommandLine.arguments[0])
     process.arguments = [Self.flag, rawValue]
     let output = Pipe()
     process.standardOutput = output
