@@ -64,14 +64,9 @@ extension StoreConfiguration {
 }
 
 extension StoreConfiguration {
-  /// Starts a `.katana6` store's own tasks on ``LegacyTaskExecutor``, where the platform has task executors
-  /// (Linux; Apple platforms from macOS 15 and iOS 18). Earlier Apple platforms keep Swift's cooperative pool,
-  /// which Dispatch's blocked worker threads do not share there.
+  /// Starts a `.katana6` store's own tasks on ``LegacyTaskExecutor`` (see ``LegacyTasks``).
   fileprivate static let legacyOwnedTaskStarter:
     @Sendable (_ operation: @escaping @Sendable () async -> Void) -> Task<Void, Never> = { operation in
-      if #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *) {
-        return Task.detached(executorPreference: LegacyTaskExecutor.shared, operation: operation)
-      }
-      return Task.detached(priority: Task.currentPriority, operation: operation)
+      LegacyTasks.startDetached(operation)
     }
 }

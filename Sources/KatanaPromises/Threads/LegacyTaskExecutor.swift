@@ -1,8 +1,8 @@
 import Foundation
 
 /// Runs the tasks a `.katana6` store owns (the task that applies sent updaters, the tasks of sent side
-/// effects, start-up) on threads of the package's own, one per core: legacy code blocking Dispatch's worker
-/// threads cannot delay them.
+/// effects, start-up), and those of ``promiseDispatch(_:)``, on threads of the package's own, one per core:
+/// legacy code blocking Dispatch's worker threads cannot delay them.
 ///
 /// On Linux, Swift's global executor runs tasks on libdispatch's global queues, whose worker threads
 /// `DispatchQueue.global()` and `OperationQueue` share: a task started while Katana 6 code blocks all of them in
@@ -20,5 +20,26 @@ final class LegacyTaskExecutor: TaskExecutor {
   func enqueue(_ job: consuming ExecutorJob) {
     let job = UnownedJob(job)
     pool.execute { [self] in job.runSynchronously(on: asUnownedTaskExecutor()) }
+  }
+}
+
+/// Starts tasks that prefer ``LegacyTaskExecutor`` where the platform has task executors (Linux; Apple
+/// platforms from macOS 15 and iOS 18), and that run on Swift's cooperative pool elsewhere (on Apple
+/// platforms, Dispatch's blocked worker threads do not delay that pool).
+enum LegacyTasks {
+  /// Starts `operation` as `Task { }` does (task-locals and priority inherited).
+  static func start(_ operation: sending @escaping @isolated(any) () async -> Void) -> Task<Void, Never> {
+    if #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *) {
+      return Task(executorPreference: LegacyTaskExecutor.shared, operation: operation)
+    }
+    return Task(operation: operation)
+  }
+
+  /// Starts `operation` as `Task.detached(priority: Task.currentPriority)` does.
+  static func startDetached(_ operation: sending @escaping @isolated(any) () async -> Void) -> Task<Void, Never> {
+    if #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *) {
+      return Task.detached(executorPreference: LegacyTaskExecutor.shared, operation: operation)
+    }
+    return Task.detached(priority: Task.currentPriority, operation: operation)
   }
 }

@@ -27,30 +27,49 @@ struct BlockedDispatchWorkersTests {
   @Test func storeWork_whileEveryDispatchWorkerIsBlocked_runsAtOnce() async throws {
     let store = makeStore(interceptors: [asyncPassThrough])
     try await store.waitUntilReady()
+    let watchdog = Watchdog(seconds: Self.failsafe)
+    try await Self.whileEveryDispatchWorkerIsBlocked {
+      // A side effect runs in a task the store starts; an updater, with an interceptor, in the task that
+      // applies sent updaters.
+      try Hydra.await(watchdog.guarding(store.dispatch(LogEffect(entry: "side effect"))))
+      try Hydra.await(watchdog.guarding(store.dispatch(AddLog(entry: "updater"))))
+    }
+    #expect(store.state.log == ["side effect", "updater"])
+  }
+
+  @Test func containerDispatch_whileEveryDispatchWorkerIsBlocked_runsAtOnce() async throws {
+    // A dependency container's `promiseDispatch` runs each dispatch in a task of its own.
+    let store = makeStore()
+    try await store.waitUntilReady()
+    let watchdog = Watchdog(seconds: Self.failsafe)
+    try await Self.whileEveryDispatchWorkerIsBlocked {
+      _ = try Hydra.await(watchdog.guarding(store.dependencies.dispatch(AddLog(entry: "from the container"))))
+    }
+    #expect(store.state.log == ["from the container"])
+  }
+
+  /// Runs `legacyCode` on a Dispatch worker thread (of the default quality of service, where tasks without a
+  /// priority run too) while every other worker of that pool is blocked and more blocks wait behind them.
+  static func whileEveryDispatchWorkerIsBlocked(_ legacyCode: @escaping @Sendable () throws -> Void) async throws {
     let flooded = ThreadLatch()
     let release = ThreadLatch()
-    let watchdog = Watchdog(seconds: Self.failsafe)
-    // The tests' own tasks run on those workers too: this one waits until the legacy caller has released them.
+    // The tests' own tasks run on those workers too: this one waits until the legacy code has released them.
     try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-      // The legacy caller takes a worker first; then the workers it shares are blocked and more blocks queue
+      // The legacy code takes a worker first; then the workers it shares are blocked and more blocks queue
       // behind them.
       DispatchQueue.global().async {
         let outcome = Result {
           try flooded.wait()
-          // A side effect runs in a task the store starts; an updater, with an interceptor, in the task that
-          // applies sent updaters.
-          try Hydra.await(watchdog.guarding(store.dispatch(LogEffect(entry: "side effect"))))
-          try Hydra.await(watchdog.guarding(store.dispatch(AddLog(entry: "updater"))))
+          try legacyCode()
         }
         release.open()
         continuation.resume(with: outcome)
       }
-      for _ in 0..<Self.queuedBlocks {
+      for _ in 0..<queuedBlocks {
         DispatchQueue.global().async { try? release.wait() }
       }
       flooded.open()
     }
-    #expect(store.state.log == ["side effect", "updater"])
   }
 
   @Test func operationQueue_operationsBlockingOnDispatches_allApplied() async throws {
