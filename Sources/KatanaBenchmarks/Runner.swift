@@ -111,6 +111,7 @@ final class Runner {
     try await measure([streamCase])
     try await runMemoryCase()
     try await runPromiseGroup()
+    try await runLegacyBlockingGroup()
   }
 
   // MARK: - Groups

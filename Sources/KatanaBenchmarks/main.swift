@@ -5,6 +5,9 @@ import Foundation
 /// Measures the store against baselines taken in the same run (a bare actor call, a lock-protected
 /// mutation, a chain of plain async closures) and checks the targets of SPEC section 7. Benchmarks are
 /// never part of `swift test`; CI runs this with a tiny iteration count as a smoke test.
+// A child process measuring one round of the legacy scenario (see `LegacyScenario`).
+if await LegacyScenario.runIfRequested(CommandLine.arguments) { exit(0) }
+
 let options: Options
 do {
   options = try Options.parse(Array(CommandLine.arguments.dropFirst()))

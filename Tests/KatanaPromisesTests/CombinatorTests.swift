@@ -244,3 +244,68 @@ struct MapReduceTests {
     #expect(try await reduce([Int](), 7) { partial, _ in Promise(resolved: partial) }.value == 7)
   }
 }
+
+@Suite("Combined promises are released once settled", .timeLimit(.minutes(1)))
+struct CombinedPromiseReleaseTests {
+  /// A combinator applied to an input that never settles and an input that settles it.
+  enum Combination: String, CaseIterable, Sendable {
+    case anyResolvedByTheOtherInput
+    case anyCancelled
+    case allRejectedByTheOtherInput
+    case allCancelled
+    case allWithAConcurrencyLimit
+  }
+
+  @Test(arguments: Combination.allCases)
+  func combinedPromise_settledWhileAnInputNeverSettles_isReleasedWithItsInputs(combination: Combination) async {
+    // The combined promise keeps its body (for `retry`), which keeps the inputs; the input that never settles
+    // keeps the observer that settles the combined promise. Once settled, that observer must let go.
+    weak var weakCombined: AnyObject?
+    weak var weakNeverSettles: Promise<Int>?
+    do {
+      let neverSettles = Promise<Int>()
+      let combined: AnyObject
+      switch combination {
+      case .anyResolvedByTheOtherInput:
+        let promise = any(neverSettles, Promise(resolved: 1))
+        _ = try? await promise.value
+        combined = promise
+      case .anyCancelled:
+        let promise = any(neverSettles, Promise<Int>())
+        promise.cancel()
+        _ = try? await promise.value
+        combined = promise
+      case .allRejectedByTheOtherInput:
+        let promise = all(neverSettles, Promise(rejected: TestError(code: 1)))
+        _ = try? await promise.value
+        combined = promise
+      case .allCancelled:
+        let promise = all(neverSettles, Promise<Int>())
+        _ = promise.void  // observed: `all` runs its body, which observes the inputs
+        promise.cancel()
+        _ = try? await promise.value
+        combined = promise
+      case .allWithAConcurrencyLimit:
+        let promise = all([neverSettles, Promise<Int>(), Promise(rejected: TestError(code: 1))], concurrency: 1)
+        _ = promise.void
+        promise.cancel()
+        _ = try? await promise.value
+        combined = promise
+      }
+      weakCombined = combined
+      weakNeverSettles = neverSettles
+    }
+    #expect(weakCombined == nil)
+    #expect(weakNeverSettles == nil)
+  }
+
+  @Test func any_retried_observesItsInputsAgain() async throws {
+    // Letting go of the inputs once settled must not break `retry`: the body runs again and observes them.
+    let pending = Promise<Int>()
+    let retried = any(pending, Promise(rejected: TestError(code: 1))).retryWhen(2) { _, _ in
+      pending.resolve(5)
+      return Promise(resolved: true)
+    }
+    #expect(try await retried.value == 5)
+  }
+}

@@ -34,6 +34,13 @@ public struct StoreConfiguration: Sendable {
   /// runs there too; an `async` one runs where its own isolation says.)
   package var stateInitializerRunner: (any SideEffectRunner)?
 
+  /// Starts each task the store owns (the one that applies sent updaters, those that run sent side effects,
+  /// start-up), when set. KatanaPromises sets it for `.katana6` stores, to run that work on threads of its
+  /// own: on Linux, tasks otherwise share Dispatch's worker threads, which Katana 6 code blocks in
+  /// `Hydra.await`. Nil (the default): `Task.detached(priority: Task.currentPriority)`.
+  @usableFromInline package var ownedTaskStarter:
+    (@Sendable (_ operation: @escaping @Sendable () async -> Void) -> Task<Void, Never>)?
+
   /// Calls listeners through this function, when set, instead of directly on the committing thread:
   /// KatanaPromises hands each call to Katana 6's `listenersAsyncProvider` (the main queue by default).
   /// Calls must run in the order they are handed over; a call that has not started when its listener is

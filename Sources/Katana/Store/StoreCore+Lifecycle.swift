@@ -11,12 +11,14 @@ extension StoreCore {
   @discardableResult
   func startOwnedTask(id: UInt64, _ body: @escaping @Sendable () async -> Void) -> Bool {
     guard withLock({ $0.lifecycle.reserveTask(id) }) else { return false }
-    let task = Task.detached(priority: Task.currentPriority) { [self] in
+    let operation: @Sendable () async -> Void = { [self] in
       let identity = TaskIdentity.current
       withLock { $0.lifecycle.taskStarted(id, identity: identity) }
       await body()
       perform(withLock { $0.lifecycle.taskFinished(id) })
     }
+    let task =
+      configuration.ownedTaskStarter?(operation) ?? Task.detached(priority: Task.currentPriority, operation: operation)
     // A cancellation that arrived while the task was only reserved (or a shutdown) applies now.
     withLock { $0.lifecycle.attachTask(id, task) }?.cancel()
     return true

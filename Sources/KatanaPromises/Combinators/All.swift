@@ -21,22 +21,84 @@ where S.Element == Promise<L> {
   guard !promises.isEmpty, concurrency > 0 else { return Promise(resolved: []) }
   let initialCount = Int(clamping: min(concurrency, UInt(promises.count)))
   return Promise(lazy: { resolver in
-    let collector = Locked(AllCollector<L>(count: promises.count, nextToStart: initialCount))
+    let run = AllRun.make(resolver: resolver, promises: promises, started: initialCount)
     for (index, promise) in promises.enumerated() {
-      promise.observe { outcome in
-        guard let value = outcome.valueOrForward(to: resolver) else { return }
-        let (values, next) = collector.withLock { $0.store(value, at: index) }
-        if let values {
-          resolver.resolve(values)
-        } else if let next, next < promises.count {
-          promises[next].runBody()
-        }
-      }
+      promise.observe { outcome in run.receive(outcome, at: index) }
     }
     for promise in promises.prefix(initialCount) {
       promise.runBody()
     }
   })
+}
+
+/// One run of `all`'s body: collects the inputs' values, starts the next lazy bodies, settles the combined
+/// promise.
+///
+/// The inputs' observers hold the run, and the run lets go of the combined promise and of the inputs once the
+/// combined promise has settled: an input that never settles then keeps nothing alive.
+final class AllRun<L: Sendable>: Sendable {
+  private struct Running {
+    let resolver: PromiseResolver<[L]>
+    let promises: [Promise<L>]
+    var collector: AllCollector<L>
+  }
+
+  /// What an input's outcome leads to, done after the lock is released.
+  private enum Step {
+    case settle(PromiseResolver<[L]>, PromiseOutcome<[L]>)
+    case start(Promise<L>)
+    case nothing
+  }
+
+  /// Nil once the combined promise has settled.
+  private let state: Locked<Running?>
+
+  private init(_ running: Running) {
+    state = Locked(running)
+  }
+
+  /// A run settling `resolver`'s promise, whose first `started` inputs' bodies the caller starts.
+  static func make(resolver: PromiseResolver<[L]>, promises: [Promise<L>], started: Int) -> AllRun<L> {
+    let run = AllRun(
+      Running(
+        resolver: resolver, promises: promises,
+        collector: AllCollector(count: promises.count, nextToStart: started)))
+    resolver.promise.observe { _ in run.finish() }
+    return run
+  }
+
+  /// Takes the outcome of the input at `index`.
+  func receive(_ outcome: PromiseOutcome<L>, at index: Int) {
+    let step = state.withLock { running -> Step in
+      guard let current = running else { return .nothing }
+      switch outcome {
+      case .rejected(let error):
+        return .settle(current.resolver, .rejected(error))
+      case .cancelled:
+        return .settle(current.resolver, .cancelled)
+      case .resolved(let value):
+        let stored = running?.collector.store(value, at: index)
+        if let values = stored?.values { return .settle(current.resolver, .resolved(values)) }
+        if let next = stored?.next, next < current.promises.count { return .start(current.promises[next]) }
+        return .nothing
+      }
+    }
+    switch step {
+    case .settle(let resolver, let outcome): resolver.complete(outcome)
+    case .start(let promise): promise.runBody()
+    case .nothing: break
+    }
+  }
+
+  /// Lets go of the combined promise and the inputs: it has settled.
+  private func finish() {
+    // Released after the lock, not under it.
+    let released = state.withLock { running in
+      defer { running = nil }
+      return running
+    }
+    withExtendedLifetime(released) {}
+  }
 }
 
 /// The values `all` has collected so far.

@@ -13,15 +13,18 @@ public func any<L>(in context: Context? = nil, _ promises: Promise<L>...) -> Pro
 /// ``any(in:_:)-(_,Promise<L>...)``.
 public func any<L>(in context: Context? = nil, _ promises: [Promise<L>]) -> Promise<L> {
   guard !promises.isEmpty else { return Promise(rejected: PromiseError.invalidInput) }
-  // The body starts the lazy bodies (and, after a `retry`, observes the promises again).
+  // The body starts the lazy bodies (and, after a `retry`, observes the promises again). The inputs' observers
+  // hold a link that lets go of `first` once it has settled: an input that never settles then keeps nothing
+  // alive.
   let first = Promise<L>(lazy: { resolver in
+    let link = SettleLink.make(resolver)
     for promise in promises {
-      promise.subscribe(resolver.complete)
+      promise.subscribe(link.complete)
     }
   })
-  let resolver = PromiseResolver(promise: first, generation: 0)
+  let link = SettleLink.make(PromiseResolver(promise: first, generation: 0))
   for promise in promises {
-    promise.observe(resolver.complete)
+    promise.observe(link.complete)
   }
   return first
 }

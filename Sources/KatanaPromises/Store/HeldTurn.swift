@@ -6,7 +6,7 @@ import Katana
 ///
 /// The updater holds the store's turn until the interceptor's handler returns, so whatever the handler
 /// dispatches to the same store waits behind it: a blocking wait for that dispatch would never end (Katana 6
-/// hung). The handler of a ``synchronousInterceptor(_:)`` runs on a queue marked with a ``Scope``; the
+/// hung). The handler of a ``synchronousInterceptor(_:)`` runs on a thread marked with a ``Scope``; the
 /// promise-returning dispatches made there to the same store are recorded, and
 /// ``Hydra/await(in:_:)-(Context?,Promise<T>)`` on one of them throws `StoreError.deadlock(_:)`.
 ///
@@ -20,7 +20,7 @@ enum HeldTurn {
 
   /// A handler that holds its store's turn, and the dispatch promises it made to that store.
   final class Scope: @unchecked Sendable {
-    // Sendable: `blocked` is only touched on the scope's own queue, which runs one block at a time.
+    // Sendable: `blocked` is only touched on the thread that runs the handler (see `holding`).
     let token: StoreToken
     private var blocked: [Weak] = []
 
@@ -42,8 +42,13 @@ enum HeldTurn {
     weak var object: AnyObject?
   }
 
-  /// Marks the queues of handlers that hold a turn.
-  static let key = DispatchSpecificKey<Scope>()
+  /// Marks the threads of handlers that hold a turn.
+  private static let current = ThreadLocalReference<Scope>()
+
+  /// Runs `body`, a handler, marked as holding the turn that `scope` describes (if any).
+  static func holding<Result>(_ scope: Scope?, _ body: () throws -> Result) rethrows -> Result {
+    try current.with(scope, body)
+  }
 
   /// The token of the store behind `internals` (nil once it has shut down).
   static func token(of internals: (any StoreContextInternals)?) -> StoreToken? {
@@ -51,24 +56,24 @@ enum HeldTurn {
   }
 
   /// Records `promise`, a dispatch to the store `token` identifies, if the calling handler holds that store's
-  /// turn. Costs one queue-specific lookup when it does not (`token` is not evaluated then).
+  /// turn. Costs one thread-local lookup when it does not (`token` is not evaluated then).
   static func noteDispatch(_ promise: AnyObject, to token: @autoclosure () -> StoreToken?) {
-    guard let scope = DispatchQueue.getSpecific(key: key), scope.token === token() else { return }
+    guard let scope = current.current, scope.token === token() else { return }
     scope.record(promise)
   }
 
   /// Records `derived` if the calling handler recorded `source`: `derived` cannot settle before `source`.
-  /// Costs one queue-specific lookup outside such handlers.
+  /// Costs one thread-local lookup outside such handlers.
   @usableFromInline
   static func noteDerived(_ derived: AnyObject, from source: AnyObject) {
-    guard let scope = DispatchQueue.getSpecific(key: key), scope.contains(source) else { return }
+    guard let scope = current.current, scope.contains(source) else { return }
     scope.record(derived)
   }
 
   /// The error to throw instead of blocking on `promise`, if the caller holds the turn the promise waits
   /// behind.
   static func deadlockError<T>(waitingFor promise: Promise<T>) -> StoreError? {
-    guard let scope = DispatchQueue.getSpecific(key: key), scope.contains(promise), promise.isPending else {
+    guard let scope = current.current, scope.contains(promise), promise.isPending else {
       return nil
     }
     return .deadlock(

@@ -56,14 +56,16 @@ actor ExecutorIsland {
 }
 
 /// Runs each side-effect body of a Katana 6-style store on a thread of its own that may block, so that
-/// synchronous side effects waiting in `Hydra.await` never block the cooperative pool.
+/// synchronous side effects waiting in `Hydra.await` never block the cooperative pool, and never wait for a
+/// thread from Dispatch (which stops at 255 on Linux).
 struct LegacySideEffectRunner: SideEffectRunner {
   nonisolated(nonsending) func run<T: Sendable>(_ body: sending nonisolated(nonsending) () async throws -> T)
     async throws
     -> T
   {
-    // One serial queue per run: the body and its continuations run there, one at a time.
-    let island = ExecutorIsland(executor: DispatchQueue(label: "katana.legacy-side-effect"), allowsBlocking: true)
+    // One serial queue per run: the body and its continuations run there, one at a time, on a thread of
+    // `ThreadPool.blocking`, which starts one whenever none is idle.
+    let island = ExecutorIsland(executor: ThreadPoolSerialQueue(), allowsBlocking: true)
     return try await ExecutorIsland.run(on: island, body)
   }
 }

@@ -18,7 +18,8 @@ public typealias PromiseDispatch = @Sendable (_ dispatchable: any Dispatchable) 
 /// ```
 ///
 /// Each call starts the dispatch at once, whether or not anyone observes the promise; `retry` on the
-/// promise dispatches again; cancelling it cancels the dispatch's task.
+/// promise dispatches again; cancelling it cancels the dispatch's task. That task runs on the threads of
+/// `.katana6` stores' own work, so that Katana 6 code blocking Dispatch's worker threads does not delay it.
 ///
 /// - Important: Each call runs the dispatch in a task of its own. A call chained on the previous one's
 ///   promise runs after it, but two calls made one after the other from synchronous code may be handled
@@ -29,7 +30,7 @@ public func promiseDispatch(_ dispatch: @escaping AnyDispatch) -> PromiseDispatc
     // Eager, as Katana 6's dispatch was: the task starts now, whether or not anyone observes the promise;
     // `retry` runs the body again, which dispatches again.
     Promise(eager: { resolver in
-      let task = Task {
+      let task = LegacyTasks.start {
         do {
           resolver.resolve(try await dispatch(item))
         } catch {

@@ -32,9 +32,12 @@ extension StoreConfiguration {
   ///   registered at commit time (a listener added later does not get earlier changes). Streams
   ///   (`states()`, `values(of:)`) are not affected.
   /// - Side effects run on threads of their own, one per running side effect, outside Swift's cooperative
-  ///   pool: Katana 6's synchronous side effects block their thread in `Hydra.await`, and 32 of them
-  ///   blocking at once would otherwise starve the pool. `async` side effects work there too, a little
-  ///   slower.
+  ///   pool and outside Dispatch: Katana 6's synchronous side effects block their thread in `Hydra.await`,
+  ///   and 32 of them blocking at once would otherwise starve the pool (and, above 255, Dispatch's thread
+  ///   limit on Linux). `async` side effects work there too, a little slower.
+  /// - The store's own work (applying sent updaters, starting sent side effects) runs on a few threads of its
+  ///   own too, so that Katana 6 code blocking Dispatch's worker threads (an `OperationQueue` waiting in
+  ///   `Hydra.await`) never delays it; on Linux those threads are otherwise shared with Swift's tasks.
   ///
   /// - Parameters:
   ///   - stateInitializerAsyncProvider: Where the state initializer runs.
@@ -42,6 +45,7 @@ extension StoreConfiguration {
   public init(stateInitializerAsyncProvider: any Executor, listenersAsyncProvider: any Executor) {
     self.init()
     sideEffectRunner = LegacySideEffectRunner()
+    ownedTaskStarter = Self.legacyOwnedTaskStarter
     stateInitializerRunner = ExecutorRunner(executor: stateInitializerAsyncProvider)
     listenerExecutor = { call in listenersAsyncProvider.execute(call) }
   }
@@ -57,4 +61,12 @@ extension StoreConfiguration {
   public init(listenersAsyncProvider: any Executor) {
     self.init(stateInitializerAsyncProvider: DispatchQueue.main, listenersAsyncProvider: listenersAsyncProvider)
   }
+}
+
+extension StoreConfiguration {
+  /// Starts a `.katana6` store's own tasks on ``LegacyTaskExecutor`` (see ``LegacyTasks``).
+  fileprivate static let legacyOwnedTaskStarter:
+    @Sendable (_ operation: @escaping @Sendable () async -> Void) -> Task<Void, Never> = { operation in
+      LegacyTasks.startDetached(operation)
+    }
 }

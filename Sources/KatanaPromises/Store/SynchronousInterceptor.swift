@@ -26,10 +26,10 @@ public typealias SynchronousStoreInterceptor =
 /// ```
 ///
 /// For each dispatch, the middle closure and the handler run on a thread of their own that may block
-/// (never on the cooperative pool); when the handler calls `next`, that thread blocks while the rest of
-/// the chain runs, as part of the dispatch, and `next` then returns or throws what handling the item
-/// threw. The handler may block in ``Hydra/await(in:_:)-(Context?,Promise<T>)`` while it handles a side
-/// effect.
+/// (never on the cooperative pool, and never waiting for Dispatch to start one); when the handler calls
+/// `next`, that thread blocks while the rest of the chain runs, as part of the dispatch, and `next` then
+/// returns or throws what handling the item threw. The handler may block in
+/// ``Hydra/await(in:_:)-(Context?,Promise<T>)`` while it handles a side effect.
 ///
 /// - Important: While it handles a *state updater*, the handler holds the store's turn: what it dispatches
 ///   to the same store runs after it returns. Blocking on such a dispatch (Katana 6 hung) throws
@@ -90,14 +90,14 @@ final class SynchronousInterceptorCall: @unchecked Sendable {
     _ middle: @escaping @Sendable (@escaping SynchronousStoreInterceptorNext) -> (any Dispatchable) throws -> Void,
     _ item: any Dispatchable
   ) async throws {
-    // A serial queue of its own: a thread that may block (serial queues target the overcommitting global
-    // queue, which starts a thread when none is free instead of waiting for a blocked one), marked, for a
-    // state updater, as holding the store's turn.
-    let queue = DispatchQueue(label: "katana.legacy-interceptor")
-    if let heldTurn { queue.setSpecific(key: HeldTurn.key, value: heldTurn) }
-    queue.async { [self] in
+    // A thread that may block, from a pool that starts one whenever none is idle (Dispatch would stop at 255
+    // on Linux, while the handlers it runs wait for each other), marked, for a state updater, as holding the
+    // store's turn.
+    ThreadPool.blocking.execute { [self] in
       let result = Result {
-        try LegacyBlocking.allowingBlocking { try middle({ [self] item in try forward(item) })(item) }
+        try HeldTurn.holding(heldTurn) {
+          try LegacyBlocking.allowingBlocking { try middle({ [self] item in try forward(item) })(item) }
+        }
       }
       condition.lock()
       isFinished = true

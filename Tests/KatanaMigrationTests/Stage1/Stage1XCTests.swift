@@ -10,7 +10,7 @@ import XCTest
 
 /// A side effect that fails until its third attempt: for `retry`.
 private struct FlakyIncrement: Stage1.AppSideEffect {
-  let attempts: LockedValue<Int>
+  let attempts: LockedBox<Int>
 
   func sideEffect(_ context: SideEffectContext<Stage1.CounterState, Stage1.AppDependencies>) throws {
     let attempt = attempts.withLock { attempts -> Int in
@@ -27,7 +27,7 @@ final class Stage1XCTests: XCTestCase {
 
   func testOverview_appliesTheIncrement_andCallsListenersOnTheMainQueue() {
     let store = Stage1.overview()
-    let changes = LockedValue<[Int]>([])
+    let changes = LockedBox<[Int]>([])
     let listened = expectation(description: "listener")
     store.addListener { _, newState in
       XCTAssertTrue(Thread.isMainThread)
@@ -36,7 +36,7 @@ final class Stage1XCTests: XCTestCase {
     }
     wait(for: [listened], timeout: 30)
     XCTAssertEqual(store.state.counter, 1)
-    XCTAssertEqual(changes.current, [1])
+    XCTAssertEqual(changes.value, [1])
   }
 
   // MIGRATION-SNIPPET-BEGIN: stage1-xctest
@@ -50,6 +50,21 @@ final class Stage1XCTests: XCTestCase {
     self.wait(for: [expectation], timeout: 30)
   }
   // MIGRATION-SNIPPET-END: stage1-xctest
+
+  // MIGRATION-SNIPPET-BEGIN: stage1-xctest-shared-state
+  @MainActor func testListener_seesEveryChange() {
+    let changes = LockedBox<[Int]>([])
+    let store = Stage1.testStore(number: 42)
+    let listened = expectation(description: "listener")
+    store.addListener { _, newState in
+      changes.withLock { $0.append(newState.counter) }
+      listened.fulfill()
+    }
+    store.dispatch(Stage1.IncrementCounter())
+    waitForExpectations(timeout: 30)
+    XCTAssertEqual(changes.value, [1])
+  }
+  // MIGRATION-SNIPPET-END: stage1-xctest-shared-state
 
   func testGenerateRandomNumber_promiseChain_updatesTheCounterAfterTheSideEffectReturned() {
     let store = Stage1.testStore(number: 7)
@@ -129,7 +144,7 @@ final class Stage1XCTests: XCTestCase {
     try Hydra.await(failsafe(readmeStore.dispatch(Stage1.IncrementCounter())))
     XCTAssertEqual(readmeStore.state.counter, 1)
 
-    let logged = LockedValue<[String]>([])
+    let logged = LockedBox<[String]>([])
     let logger = DispatchableLogger.interceptor(blackList: [Stage1.NotToLog.self]) { item in
       logged.withLock { $0.append(DispatchableLogger.message(for: item)) }
     }
@@ -138,7 +153,7 @@ final class Stage1XCTests: XCTestCase {
     try Hydra.await(failsafe(store.dispatch(Stage1.NotToLog())))
     try Hydra.await(failsafe(store.dispatch(Stage1.GenerateRandomNumberFromBackendAndWait())))
     XCTAssertEqual(
-      logged.current,
+      logged.value,
       [
         "[Dispatchable]: KatanaMigrationTests.Stage1.IncrementCounter",
         "[Dispatchable]: KatanaMigrationTests.Stage1.SetCounter",
@@ -150,7 +165,7 @@ final class Stage1XCTests: XCTestCase {
     // On the main thread the store cannot start (its state initializer runs on the main queue) before this
     // method waits, so the increment is dispatched before the store is ready.
     let store = Stage1.storeWithObserver()
-    let changes = LockedValue<[Int]>([])
+    let changes = LockedBox<[Int]>([])
     let listened = expectation(description: "listener")
     listened.expectedFulfillmentCount = 2
     store.addListener { _, newState in
@@ -159,7 +174,7 @@ final class Stage1XCTests: XCTestCase {
     }
     store.dispatch(Stage1.IncrementCounter())
     wait(for: [listened], timeout: 30)
-    XCTAssertEqual(changes.current, [1, 100])
+    XCTAssertEqual(changes.value, [1, 100])
   }
 
   func testSignposts_storeRuns() throws {
@@ -238,9 +253,9 @@ final class Stage1XCTests: XCTestCase {
 
   func testRetry_dispatchesTheSideEffectAgain() throws {
     let store = Stage1.testStore()
-    let attempts = LockedValue(0)
+    let attempts = LockedBox(0)
     try Hydra.await(failsafe(store.dispatch(FlakyIncrement(attempts: attempts)).retry(3)))
-    XCTAssertEqual(attempts.current, 3)
+    XCTAssertEqual(attempts.value, 3)
     XCTAssertEqual(store.state.counter, 1)
   }
 }

@@ -94,12 +94,6 @@ private func blockOnDispatch(to store: CounterStore, entry: String) throws {
   try Hydra.await(watchdog(store.dispatch(AddLog(entry: entry)), seconds: PoolStarvationTests.blockingFailsafe))
 }
 
-/// Returns `promise`, rejected with ``WatchdogExpired`` if it is still pending after `seconds`.
-private func watchdog<T>(_ promise: Promise<T>, seconds: TimeInterval) -> Promise<T> {
-  DispatchQueue.global().asyncAfter(deadline: .now() + seconds) { [weak promise] in promise?.reject(WatchdogExpired()) }
-  return promise
-}
-
 extension Result {
   /// The error, if this is a failure.
   fileprivate var error: Failure? {

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import KatanaPromises
+import KatanaTestSupport
 
 /// An error whose code tells tests which attempt or step produced it.
 struct TestError: Error, Equatable {
@@ -11,6 +12,13 @@ struct TestError: Error, Equatable {
 func onPlainThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
   try await withCheckedThrowingContinuation { continuation in
     DispatchQueue.global().async { continuation.resume(with: Result { try body() }) }
+  }
+}
+
+/// Runs `body` on a thread of its own, neither a Dispatch worker nor a task's, and returns what it returns.
+func onOwnThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+  try await withCheckedThrowingContinuation { continuation in
+    Thread.detachNewThread { continuation.resume(with: Result { try body() }) }
   }
 }
 
@@ -53,4 +61,42 @@ struct WatchdogExpired: Error {}
 func failsafe<T>(_ promise: Promise<T>) -> Promise<T> {
   DispatchQueue.global().asyncAfter(deadline: .now() + 30) { [weak promise] in promise?.reject(WatchdogExpired()) }
   return promise
+}
+
+/// Returns `promise`, rejected with ``WatchdogExpired`` if it is still pending after `seconds`.
+func watchdog<T>(_ promise: Promise<T>, seconds: TimeInterval) -> Promise<T> {
+  Watchdog(seconds: seconds).guarding(promise)
+}
+
+/// Rejects the promises it guards with ``WatchdogExpired`` if they are still pending `seconds` after it was
+/// made: one failsafe for many blocking waits.
+///
+/// Its timer is a thread of its own, not a Dispatch timer: tests that block Dispatch's worker threads on
+/// purpose need their failsafes to fire anyway.
+final class Watchdog: Sendable {
+  /// The rejections to run at the deadline; nil once it has passed.
+  private let guarded = LockedValue<[@Sendable () -> Void]?>([])
+
+  init(seconds: TimeInterval) {
+    let deadline = Date(timeIntervalSinceNow: seconds)
+    Thread.detachNewThread { [guarded] in
+      Thread.sleep(until: deadline)
+      let rejections = guarded.withLock { guarded in
+        defer { guarded = nil }
+        return guarded ?? []
+      }
+      for reject in rejections { reject() }
+    }
+  }
+
+  /// Returns `promise`, rejected at the deadline if it is still pending then (at once, after the deadline).
+  func guarding<T>(_ promise: Promise<T>) -> Promise<T> {
+    let reject: @Sendable () -> Void = { [weak promise] in promise?.reject(WatchdogExpired()) }
+    let isLate = guarded.withLock { guarded in
+      guarded?.append(reject)
+      return guarded == nil
+    }
+    if isLate { reject() }
+    return promise
+  }
 }

@@ -1,0 +1,45 @@
+import Foundation
+
+/// Runs the tasks a `.katana6` store owns (the task that applies sent updaters, the tasks of sent side
+/// effects, start-up), and those of ``promiseDispatch(_:)``, on threads of the package's own, one per core:
+/// legacy code blocking Dispatch's worker threads cannot delay them.
+///
+/// On Linux, Swift's global executor runs tasks on libdispatch's global queues, whose worker threads
+/// `DispatchQueue.global()` and `OperationQueue` share: a task started while Katana 6 code blocks all of them in
+/// `Hydra.await` waits until libdispatch adds a thread, one a second, behind every block queued before it.
+/// Nothing a store's own task runs blocks its thread (Katana 6's synchronous side effects and interceptors
+/// run on ``ThreadPool/blocking``; `Hydra.await` in a task throws), so a fixed number of threads suffices, as
+/// for Swift's cooperative pool.
+@available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+final class LegacyTaskExecutor: TaskExecutor {
+  static let shared = LegacyTaskExecutor()
+
+  private let pool = ThreadPool(
+    name: "katana.store", limit: Swift.max(2, ProcessInfo.processInfo.activeProcessorCount))
+
+  func enqueue(_ job: consuming ExecutorJob) {
+    let job = UnownedJob(job)
+    pool.execute { [self] in job.runSynchronously(on: asUnownedTaskExecutor()) }
+  }
+}
+
+/// Starts tasks that prefer ``LegacyTaskExecutor`` where the platform has task executors (Linux; Apple
+/// platforms from macOS 15 and iOS 18), and that run on Swift's cooperative pool elsewhere (on Apple
+/// platforms, Dispatch's blocked worker threads do not delay that pool).
+enum LegacyTasks {
+  /// Starts `operation` as `Task { }` does (task-locals and priority inherited).
+  static func start(_ operation: sending @escaping @isolated(any) () async -> Void) -> Task<Void, Never> {
+    if #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *) {
+      return Task(executorPreference: LegacyTaskExecutor.shared, operation: operation)
+    }
+    return Task(operation: operation)
+  }
+
+  /// Starts `operation` as `Task.detached(priority: Task.currentPriority)` does.
+  static func startDetached(_ operation: sending @escaping @isolated(any) () async -> Void) -> Task<Void, Never> {
+    if #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *) {
+      return Task.detached(executorPreference: LegacyTaskExecutor.shared, operation: operation)
+    }
+    return Task.detached(priority: Task.currentPriority, operation: operation)
+  }
+}
