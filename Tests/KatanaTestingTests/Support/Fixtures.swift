@@ -148,6 +148,32 @@ func expectOneIssue(
   }
 }
 
+/// Sleeps `duration` on the store's clock, then dispatches `Log(tag)`.
+struct Nap: SideEffect, Equatable {
+  var duration = Duration.milliseconds(300)
+  var tag = "woke"
+  func sideEffect(_ context: SideEffectContext<CounterState, CounterDependencies>) async throws {
+    try await context.clock.sleep(for: duration)
+    try await context.dispatch(Log(tag: tag))
+  }
+}
+
+/// A state of another type, for updaters that do not fit `CounterState`.
+struct OtherState: State, Equatable {
+  var value = 0
+}
+
+struct SetOther: StateUpdater {
+  func updateState(_ state: inout OtherState) { state.value = 1 }
+}
+
+/// Collects what a non-exhaustive test store that shows skipped assertions shows.
+final class SkippedAssertions: Sendable {
+  private let messages = LockedValue<[String]>([])
+  var handler: @Sendable (String) -> Void { { [messages] message in messages.withLock { $0.append(message) } } }
+  var all: [String] { messages.current }
+}
+
 /// A test store over `CounterState` with a manual failsafe clock, so that failsafe tests expire it by hand.
 func makeStore(
   _ initial: CounterState = CounterState(),
@@ -155,11 +181,19 @@ func makeStore(
   exhaustivity: Exhaustivity = .on,
   recordsDispatches: Bool = false,
   failsafeClock: TestClock? = nil,
+  clock: TestClock? = nil,
+  skipped: SkippedAssertions? = nil,
   fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
 ) -> CounterTestStore {
   var configuration = TestStoreConfiguration(exhaustivity: exhaustivity, recordsDispatches: recordsDispatches)
   if let failsafeClock {
     configuration.failsafeClock = failsafeClock
+  }
+  if let clock {
+    configuration.clock = clock
+  }
+  if let skipped {
+    configuration.skippedAssertionHandler = skipped.handler
   }
   return CounterTestStore(
     initialState: initial, interceptors: interceptors, configuration: configuration,
