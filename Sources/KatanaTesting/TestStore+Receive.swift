@@ -225,7 +225,7 @@ extension TestStore {
         let earlier = Array(pending.steps[..<index])
         guard pending.exhaustivity == .on else {
           recorder.removeReceived(Set(pending.steps[...index].map(\.id)))
-          let unshown = earlier.filter { !$0.isReported }
+          let unshown = earlier.filter { !pending.reported.contains($0.id) }
           if pending.exhaustivity.showsSkippedAssertions, !unshown.isEmpty {
             showSkippedAssertion(
               "receive skipped \(counted(unshown.count, "received item")) before \(describe(step.item)): "
@@ -235,7 +235,7 @@ extension TestStore {
           return step
         }
         // Each earlier item is named once: here, or never again at the end of the test.
-        let unreported = earlier.filter { !$0.isReported }
+        let unreported = earlier.filter { !pending.reported.contains($0.id) }
         if !unreported.isEmpty {
           recorder.markReported(unreported)
           recordIssue(
@@ -254,7 +254,7 @@ extension TestStore {
           recordIssue(
             "Expected to receive \(expectation), but it was not received within \(describe(failsafe.bound)) (the "
               + "test store's hang failsafe), and the store still has work in flight: "
-              + "\(recorder.runningDescription()).\(Self.receivedSoFar(pending.steps))",
+              + "\(recorder.runningDescription()).\(Self.receivedSoFar(pending.steps, reported: pending.reported))",
             at: location)
           return nil
         }
@@ -267,7 +267,7 @@ extension TestStore {
       if pending.exhaustivity == .on, let next = pending.steps.first {
         // Take the next item as the one the test meant, so that it is not reported again as unasserted.
         recorder.removeReceived([next.id])
-        let others = pending.steps.dropFirst().filter { !$0.isReported }.map(\.item)
+        let others = pending.steps.dropFirst().filter { !pending.reported.contains($0.id) }.map(\.item)
         var message = "Expected to receive \(expectation), but received \(describe(next.item))."
         if !others.isEmpty { message += " Also received, not asserted yet: \(describeList(others))." }
         if case .parked(let sleepers) = settlement {
@@ -278,7 +278,7 @@ extension TestStore {
         recordIssue(
           "Expected to receive \(expectation), but "
             + (pending.steps.isEmpty ? "nothing was received" : "no received item matches")
-            + ", and \(Self.nothingMoreCanArrive(settlement)).\(Self.receivedSoFar(pending.steps))",
+            + ", and \(Self.nothingMoreCanArrive(settlement)).\(Self.receivedSoFar(pending.steps, reported: pending.reported))",
           at: location)
       }
       return nil
@@ -316,8 +316,8 @@ extension TestStore {
     return false
   }
 
-  static func receivedSoFar(_ steps: [RecordedStep<S>]) -> String {
-    let unreported = steps.filter { !$0.isReported }
+  static func receivedSoFar(_ steps: [RecordedStep<S>], reported: Set<UInt64>) -> String {
+    let unreported = steps.filter { !reported.contains($0.id) }
     return unreported.isEmpty ? "" : " Received, not asserted: \(describeList(unreported.map(\.item)))."
   }
 

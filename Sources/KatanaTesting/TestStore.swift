@@ -230,7 +230,8 @@ public final class TestStore<S: State & Equatable, D: SideEffectDependencyContai
       guard !pending.isEmpty else { return }
       recordIssue(Self.unassertedMessage(pending, when: "before dispatching \(describe(item))"), at: location)
     } else if exhaustivity.showsSkippedAssertions {
-      let pending = recorder.pendingReceived.steps.filter { !$0.isReported }
+      let received = recorder.pendingReceived
+      let pending = received.steps.filter { !received.reported.contains($0.id) }
       guard !pending.isEmpty else { return }
       recorder.markReported(pending)
       showSkippedAssertion(

@@ -217,7 +217,11 @@ final class TestStoreRecorder<S: State>: ClockObserving, Sendable {
     }
     let task = Task { [self] in
       own.setIdentity(TaskIdentity.current)
-      await waitUntilAdmitted(previous)
+      if let previous {
+        await waitUntilAdmitted(previous)
+      } else {
+        await waitUntilStartupEnded()
+      }
       let result: Result<Value, any Error>
       do {
         result = .success(try await DispatchClaim.$current.withValue(claim) { try await operation() })
@@ -237,10 +241,26 @@ final class TestStoreRecorder<S: State>: ClockObserving, Sendable {
     return own
   }
 
+  /// Before the test's first item: returns once the store's start-up has ended (the store counts it as work
+  /// in flight, and it ends without an event the recorder sees: a store whose only other work is asleep on
+  /// the test clock would not look parked until the next event), or as soon as anything reaches the
+  /// interceptor (work of the dependency container, which may run for long), or when the calling task is
+  /// cancelled.
+  private nonisolated(nonsending) func waitUntilStartupEnded() async {
+    guard let access = storeAccess.withLock({ $0 }) else { return }
+    let generation = signal.generation
+    let signal = self.signal
+    await withTaskGroup(of: Void.self) { group in
+      group.addTask { await signal.wait(after: generation) }
+      group.addTask { try? await access.waitUntilIdle() }
+      await group.next()
+      group.cancelAll()
+    }
+  }
+
   /// Returns once `previous` has reached the store or finished without reaching it, or when the calling
   /// task is cancelled.
-  private nonisolated(nonsending) func waitUntilAdmitted(_ previous: (any OwnWork)?) async {
-    guard let previous else { return }
+  private nonisolated(nonsending) func waitUntilAdmitted(_ previous: any OwnWork) async {
     while !Task.isCancelled {
       let generation = signal.generation
       if previous.isAdmitted { return }
@@ -292,10 +312,17 @@ final class TestStoreRecorder<S: State>: ClockObserving, Sendable {
 
   // MARK: - Received items
 
-  /// The received items not asserted yet, and the generation they were read at.
-  var pendingReceived: (steps: [RecordedStep<S>], generation: UInt64, exhaustivity: Exhaustivity) {
+  /// The received items not asserted yet, those of them that an issue has named already, and the generation
+  /// they were read at.
+  var pendingReceived:
+    (
+      steps: [RecordedStep<S>], reported: Set<UInt64>, generation: UInt64, exhaustivity: Exhaustivity
+    )
+  {
     let generation = signal.generation
-    return state.withLock { ($0.received, generation, $0.exhaustivity) }
+    return state.withLock { state in
+      (state.received, Set(state.received.filter(\.isReported).map(\.id)), generation, state.exhaustivity)
+    }
   }
 
   /// Removes the received items with these identifiers: they have been asserted or skipped.

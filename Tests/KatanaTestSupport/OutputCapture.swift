@@ -41,7 +41,7 @@ public func capturingWarnings(startingWith prefix: String, _ body: () async thro
 
 /// For each captured line, whether it belongs to Swift Testing's report of a known issue: the header line,
 /// then the `↳` lines of its comments and their indented continuation lines.
-func knownIssueReportLines(_ lines: [Substring]) -> [Bool] {
+public func knownIssueReportLines(_ lines: [Substring]) -> [Bool] {
   var inReport = false
   return lines.map { line in
     if line.contains(" recorded a known issue") {

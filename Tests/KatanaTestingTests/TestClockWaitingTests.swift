@@ -128,10 +128,9 @@ struct TestClockWaitingTests {
     let store = makeStore(exhaustivity: .off, failsafeClock: failsafeClock, clock: clock)
     store.send(Countdown(times: 1_000_000))
     try await clock.waitForSleepers(count: 1)
+    let fragments = ["run(): the clock still has 1 sleeper after 30 seconds", "Countdown("]
     let line = #line + 2
-    await expectOneIssue(
-      containing: ["run(): the clock still has 1 sleeper after 30 seconds", "Countdown("], atLine: line
-    ) {
+    await expectOneIssue(containing: fragments, atLine: line) {
       async let running: Void = clock.run()
       try await failsafeClock.waitForSleepers(count: 1)
       failsafeClock.advance(by: .seconds(30))

@@ -29,11 +29,11 @@ struct TestStoreErrorTests {
     let store = makeStore()
     try await store.dispatch(Script { context in context.send(Fail(code: 3)) })
     await store.receive(Fail.self)
+    let fragments = [
+      "Fail(code: 3) threw TestError(code: 3) in a task the store owns", "receiveError(from: Fail.self)",
+    ]
     let line = #line + 2
-    await expectOneIssue(
-      containing: ["Fail(code: 3) threw TestError(code: 3) in a task the store owns", "receiveError(from: Fail.self)"],
-      atLine: line
-    ) {
+    await expectOneIssue(containing: fragments, atLine: line) {
       await store.finish()
     }
   }

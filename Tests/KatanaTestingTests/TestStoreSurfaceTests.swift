@@ -16,9 +16,9 @@ struct TestStoreSurfaceTests {
 
   @Test func sendUpdater_wrongMutation_recordsOneIssue_atTheSendLine() async throws {
     let store = makeStore()
+    let fragments = ["State change of Increment(by: 2)", "count: expected 3, actual 2"]
     let line = #line + 2
-    await expectOneIssue(containing: ["State change of Increment(by: 2)", "count: expected 3, actual 2"], atLine: line)
-    {
+    await expectOneIssue(containing: fragments, atLine: line) {
       try await store.send(Increment(by: 2)) { $0.count = 3 }.value
     }
     await store.finish()
