@@ -76,7 +76,11 @@ extension TestClock {
         recordIssue(message, at: location)
         throw TestClockError.sleepersNotReached(message)
       }
-      await ChangeSignal.waitForAny(generations)
+      let busy = zip(recorders, settlements).compactMap { recorder, settlement -> (any ClockObserving)? in
+        if case .busy = settlement { return recorder }
+        return nil
+      }
+      await Self.waitForChange(generations, orIdle: busy)
     }
   }
 
@@ -130,10 +134,11 @@ extension TestClock {
     defer { failsafe.cancel() }
     while !Task.isCancelled {
       let generations = watchedGenerations()
-      let unsettled = recorders.compactMap { recorder -> String? in
-        if case .busy(let running) = recorder.settlement() { return running }
+      let busy = recorders.compactMap { recorder -> (recorder: any ClockObserving, running: String)? in
+        if case .busy(let running) = recorder.settlement() { return (recorder, running) }
         return nil
       }
+      let unsettled = busy.map(\.running)
       if failsafe.isExpired {
         let left = sleepers
         recordIssue(
@@ -145,7 +150,7 @@ extension TestClock {
         return
       }
       if !unsettled.isEmpty || !Self.unchanged(generations) {
-        await ChangeSignal.waitForAny(generations)
+        await Self.waitForChange(generations, orIdle: busy.map(\.recorder))
         continue
       }
       guard let next = nextDeadline else { return }
@@ -156,6 +161,26 @@ extension TestClock {
   /// The generations of the clock's signal and of the test stores that use it, for a wait on any of them.
   func watchedGenerations() -> [(signal: ChangeSignal, generation: UInt64)] {
     ([signal] + attachedRecorders.map(\.signal)).map { ($0, $0.generation) }
+  }
+
+  /// Returns once a signal moves past `generations`, or one of `recorders` reports that its store has
+  /// nothing in flight (a store's work can end without an event of its recorder: a task the store owns).
+  static func waitForChange(
+    _ generations: [(signal: ChangeSignal, generation: UInt64)], orIdle recorders: [any ClockObserving]
+  ) async {
+    guard !recorders.isEmpty else {
+      await ChangeSignal.waitForAny(generations)
+      return
+    }
+    await withTaskGroup(of: Void.self) { group in
+      group.addTask { await ChangeSignal.waitForAny(generations) }
+      for recorder in recorders {
+        let generation = recorder.signal.generation
+        group.addTask { await recorder.waitForChangeOrIdle(after: generation) }
+      }
+      await group.next()
+      group.cancelAll()
+    }
   }
 
   /// Whether no signal has moved since `generations` were read.

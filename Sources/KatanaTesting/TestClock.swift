@@ -320,6 +320,8 @@ protocol ClockObserving: AnyObject, Sendable {
   var failsafeClock: any Clock<Duration> { get }
   /// Whether the test store has nothing in flight, or everything it has in flight is asleep on the clock.
   func settlement() -> Settlement
+  /// Returns once the recorder's signal moves past `generation`, or its store has nothing in flight.
+  func waitForChangeOrIdle(after generation: UInt64) async
 }
 
 /// Where a test store's work stands, as its waits and its clock's waits see it.
