@@ -43,9 +43,10 @@ extension TestStore {
   /// ```
   ///
   /// Records an issue:
-  /// - in exhaustive mode, if work is still in flight: at once if all of it is asleep on the test clock
-  ///   (naming the sleepers), otherwise when the failsafe (``TestStoreConfiguration/failsafe``) expires;
-  ///   a non-exhaustive test store cancels that work instead (see ``skipInFlightEffects(strict:fileID:filePath:line:column:)``);
+  /// - if work is still in flight: at once if all of it is asleep on the test clock (naming the sleepers;
+  ///   a non-exhaustive test store cancels such work without an issue), otherwise when the failsafe
+  ///   (``TestStoreConfiguration/failsafe``) expires. To stop work the test does not drive, see
+  ///   ``skipInFlightEffects(strict:fileID:filePath:line:column:)``;
   /// - in exhaustive mode, if received items were not asserted;
   /// - if a side effect the test sent threw and the test never looked at its outcome, or a side effect sent
   ///   by another one threw and no ``receiveError(from:matching:fileID:filePath:line:column:)`` asserted it.

@@ -27,8 +27,9 @@ import Testing
 ///   ``receive(_:_:fileID:filePath:line:column:)-(I.Type,_,_,_,_,_)``, in order.
 /// - **Waiting without sleeping.** The test store knows when the store has nothing in flight (it turns the
 ///   store's activity tracking on), so `receive` and ``finish(fileID:filePath:line:column:)`` wait for
-///   events, never for time. A failsafe (``TestStoreConfiguration/failsafe``) turns a wait that would never
-///   end into a failed test.
+///   events, never for time. When its work can only go on once the test advances the ``TestClock`` it
+///   uses, a wait fails at once and names the sleepers. A failsafe (``TestStoreConfiguration/failsafe``)
+///   turns any other wait that would never end into a failed test.
 ///
 /// By default the test store is exhaustive (``Exhaustivity/on``): every state change must be described
 /// exactly, every received item asserted, and no work left running. Set ``exhaustivity`` to

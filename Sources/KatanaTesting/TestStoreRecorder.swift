@@ -434,29 +434,29 @@ final class TestStoreRecorder<S: State>: ClockObserving, Sendable {
     }
   }
 
-  /// What is still in flight, for messages: the items whose chain is running, and the test's items that have
-  /// not reached the store yet.
+  /// What is still in flight, for messages: the items whose chain is running, the test's items that have
+  /// not reached the store yet, and who sleeps on the test clock.
   func runningDescription() -> String {
-    let names = runningItems()
-    return names.isEmpty
-      ? "no item has reached the test store's interceptor yet (work queued in the mailbox, or a task the store "
-        + "owns)"
-      : names.joined(separator: ", ")
-  }
-
-  func runningItems() -> [String] {
-    let (running, own) = state.withLock { state in
-      (state.running.values.sorted { $0.id < $1.id }, Array(state.ownWork.values))
-    }
-    var names = running.map { "\(describe($0.item)) (running)" }
-    names += own.filter { !$0.hasStarted }.map { "\(describe($0.item)) (dispatched by the test, not started)" }
+    var names = runningItems()
     if let clock {
       let sleepers = clock.snapshot().sleepers
       if !sleepers.isEmpty {
         names.append("asleep on the test clock: \(Parking.describe(sleepers))")
       }
     }
-    return names
+    return names.isEmpty
+      ? "no item has reached the test store's interceptor yet (work queued in the mailbox, or a task the store "
+        + "owns)"
+      : names.joined(separator: ", ")
+  }
+
+  /// The items whose chain is running, and the test's items that have not reached the store yet.
+  func runningItems() -> [String] {
+    let (running, own) = state.withLock { state in
+      (state.running.values.sorted { $0.id < $1.id }, Array(state.ownWork.values))
+    }
+    return running.map { "\(describe($0.item)) (running)" }
+      + own.filter { !$0.hasStarted }.map { "\(describe($0.item)) (dispatched by the test, not started)" }
   }
 
   // MARK: - The end of the test

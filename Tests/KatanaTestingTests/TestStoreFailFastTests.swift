@@ -167,6 +167,17 @@ struct TestStoreFailFastTests {
     await store.finish()
   }
 
+  @Test func release_withNothingInFlight_recordsNothing_evenIfOthersSleepOnTheSameClock() async throws {
+    let sleeper = Task { try await clock.sleep(for: .seconds(1)) }
+    try await clock.waitForSleepers(count: 1)
+    do {
+      let store = makeClockedStore()
+      try await store.dispatch(Increment()) { $0.count = 1 }
+    }
+    sleeper.cancel()
+    _ = await sleeper.result
+  }
+
   /// A sleep in a task of its own (here the debounce's) is not work the test store can attribute yet: it
   /// waits for the failsafe, whose message names the sleeper. (With the store reporting which task carries
   /// each unit of its work, this will fail at once too.)
