@@ -1,39 +1,46 @@
 import Foundation
+import Katana
 
 /// A clock whose time moves only when a test moves it, so that debounce, throttle, timers and any other
 /// sleep run deterministically, without real waiting.
 ///
-/// Give it to the store, then advance it by hand:
+/// Give it to the test store (or to a store), then advance it by hand:
 ///
 /// ```swift
 /// let clock = TestClock()
-/// let store = Store<AppState, AppDependencies>(
-///   initialState: AppState(), configuration: StoreConfiguration(clock: clock))
+/// var configuration = TestStoreConfiguration()
+/// configuration.clock = clock
+/// let store = TestStore(initialState: SearchState(), dependencies: deps, configuration: configuration)
 ///
-/// let search = store.send(QueryChanged(query: "ka"))   // debounces the search by 300 ms
-/// try await clock.waitForSleepers(count: 1)            // the debounce is now sleeping on the clock
-/// clock.advance(by: .milliseconds(299))                // nothing happens
-/// clock.advance(by: .milliseconds(1))                  // the search runs
-/// try await search.value
+/// store.send(QueryChanged(query: "ka"))      // debounces the search by 300 ms
+/// try await clock.waitForSleepers(count: 1)  // the debounce is now sleeping on the clock
+/// clock.advance(by: .milliseconds(299))      // nothing happens
+/// clock.advance(by: .milliseconds(1))        // the search runs
+/// await store.receive(SetResults.self) { $0.results = ["katana"] }
 /// ```
 ///
 /// ## How time moves
 /// - `now` starts at ``Instant/zero`` and changes only through ``advance(by:)``, ``advance(to:)`` and
-///   ``run()``. Time never goes back: advancing to an earlier instant does nothing.
+///   ``run(timeout:fileID:filePath:line:column:)``. Time never goes back: advancing to an earlier instant
+///   does nothing.
 /// - ``sleep(until:tolerance:)`` returns at once if the deadline has been reached; otherwise the task sleeps
 ///   until an advance reaches the deadline, or until the task is cancelled (it then throws
 ///   `CancellationError`).
-/// - An advance moves `now` to its target in one step, then resumes every sleeper whose deadline has come,
-///   in deadline order (in the order they started sleeping, for equal deadlines). A woken task that
-///   sleeps again measures from the new `now`, as after a real pause. So advance in the steps your code
-///   sleeps in: a side effect that sleeps one second, then another second, needs two advances, with a wait
-///   for the second sleep between them.
+/// - An advance moves `now` to its target and takes the sleepers whose deadline has come in one step (so
+///   advances from several threads at once add up exactly), then resumes them in deadline order (in the
+///   order they started sleeping, for equal deadlines). A woken task that sleeps again measures from the
+///   new `now`, as after a real pause. So advance in the steps your code sleeps in: a side effect that
+///   sleeps one second, then another second, needs two advances, with a wait for the second sleep between
+///   them (or ``run(timeout:fileID:filePath:line:column:)``, which does that for you).
 /// - Advancing does not wait for the woken tasks: they run concurrently. Synchronise on what they do (the
-///   store's dispatch returning, a state change, ``waitForSleepers(count:)``), never on a sleep.
+///   test store's `receive`, ``waitForSleepers(count:timeout:fileID:filePath:line:column:)``), never on a
+///   sleep.
 ///
 /// The one race to think about is advancing before the code under test has started to sleep: the advance
 /// then finds nobody to wake, and the sleep that starts later measures from the new `now`. Call
-/// ``waitForSleepers(count:)`` first, as in the example.
+/// ``waitForSleepers(count:timeout:fileID:filePath:line:column:)`` first, as in the example. A test store
+/// that uses this clock notices the mistake: when its work can only go on once the clock moves, its
+/// waits fail at once with a message that names the sleepers and their deadlines.
 ///
 /// Everything is guarded by a lock: a `TestClock` may be shared by any number of tasks and advanced from
 /// any of them.
@@ -74,22 +81,58 @@ public final class TestClock: Clock, @unchecked Sendable {
     }
   }
 
-  private struct Sleeper {
-    let id: UInt64
-    let deadline: Instant
-    let continuation: UnsafeContinuation<Void, any Error>
+  /// A task sleeping on a ``TestClock``: until when, and for whose work.
+  public struct Sleeper: Sendable, CustomStringConvertible {
+    /// When the sleep ends.
+    public let deadline: Instant
+
+    /// The item whose work sleeps, when a ``TestStore`` runs it: the innermost item whose side effect (or
+    /// interceptor) the sleeping task runs, for example `Search(query: "kat")`. Nil for a sleep that is not
+    /// part of a test store's work.
+    public let item: (any Dispatchable)?
+
+    /// `Search(query: "kat") until 0.3 seconds`, or `a task until 0.3 seconds`.
+    public var description: String {
+      "\(item.map { KatanaTesting.describe($0) } ?? "a task") until \(deadline)"
+    }
   }
 
-  private struct SleeperWaiter {
-    let count: Int
-    let continuation: UnsafeContinuation<Void, Never>
+  /// A sleeper as the clock keeps it, and as the test store compares it with the work it has in flight.
+  struct SleeperRecord {
+    let id: UInt64
+    let deadline: Instant
+    /// The sleeping task: the test store checks that it is the task that carries a piece of its work.
+    let task: TaskIdentity?
+    let item: (any Dispatchable)?
+    /// The clock's time when this record was read.
+    var now: Instant
+
+    var workDescription: String {
+      item.map { KatanaTesting.describe($0) } ?? "a task"
+    }
+  }
+
+  /// What a test store that uses the clock offers it: its events, and whether its work is settled.
+  struct Observer {
+    weak var recorder: (any ClockObserving)?
+  }
+
+  private struct Entry {
+    let record: SleeperRecord
+    let continuation: UnsafeContinuation<Void, any Error>
   }
 
   private let lock = NSLock()
   private var currentNow: Instant
-  private var sleepers: [Sleeper] = []
-  private var sleeperWaiters: [UInt64: SleeperWaiter] = [:]
+  private var entries: [Entry] = []
+  private var observers: [Observer] = []
   private var lastID: UInt64 = 0
+  /// Bumped under the lock on every change of time or sleepers: a reader that sees it unchanged after reading
+  /// other state knows its snapshot of the clock still holds.
+  private var changeCount: UInt64 = 0
+  /// Bumped on every change of time or sleepers; ``waitForSleepers(count:timeout:fileID:filePath:line:column:)``
+  /// and the test store wait for it to move.
+  let signal = ChangeSignal()
 
   /// Creates a clock whose time is `now`.
   public init(now: Instant = .zero) {
@@ -120,38 +163,44 @@ public final class TestClock: Clock, @unchecked Sendable {
       return lastID
     }
     guard let id else { return }
+    let record = SleeperRecord(
+      id: id, deadline: deadline, task: TaskIdentity.current, item: WorkLabel.current?.item, now: .zero)
     try await withTaskCancellationHandler {
       try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<Void, any Error>) in
-        let (outcome, waiters) = withLock { () -> (Result<Void, any Error>?, [UnsafeContinuation<Void, Never>]) in
-          if deadline <= currentNow { return (.success(()), []) }
+        let outcome = withLock { () -> Result<Void, any Error>? in
+          if deadline <= currentNow { return .success(()) }
           // Checked under the lock: a cancellation handler running later finds the sleeper to remove.
-          if Task.isCancelled { return (.failure(CancellationError()), []) }
-          sleepers.append(Sleeper(id: id, deadline: deadline, continuation: continuation))
-          return (nil, takeSatisfiedWaiters())
+          if Task.isCancelled { return .failure(CancellationError()) }
+          entries.append(Entry(record: record, continuation: continuation))
+          changeCount &+= 1
+          return nil
         }
         if let outcome {
           continuation.resume(with: outcome)
-        }
-        for waiter in waiters {
-          waiter.resume()
+        } else {
+          didChange()
         }
       }
     } onCancel: {
-      let sleeper = withLock { () -> Sleeper? in
-        guard let index = sleepers.firstIndex(where: { $0.id == id }) else { return nil }
-        return sleepers.remove(at: index)
+      let entry = withLock { () -> Entry? in
+        guard let index = entries.firstIndex(where: { $0.record.id == id }) else { return nil }
+        changeCount &+= 1
+        return entries.remove(at: index)
       }
-      sleeper?.continuation.resume(throwing: CancellationError())
+      if let entry {
+        entry.continuation.resume(throwing: CancellationError())
+        didChange()
+      }
     }
   }
 
   /// Moves the clock forward by `duration` and resumes every sleeper whose deadline has come, in deadline
   /// order; see ``advance(to:)``.
   ///
-  /// A negative duration does nothing: time never goes back.
+  /// The new time is computed from `now` in the same step that moves the clock, so advances from several
+  /// threads at once add up exactly. A negative duration does nothing: time never goes back.
   public func advance(by duration: Duration) {
-    let target = withLock { currentNow.advanced(by: duration) }
-    advance(to: target)
+    advance { now in now.advanced(by: duration) }
   }
 
   /// Moves the clock to `deadline` and resumes every sleeper whose deadline has come, in deadline order.
@@ -160,79 +209,97 @@ public final class TestClock: Clock, @unchecked Sendable {
   /// tasks run concurrently with the caller, which does not wait for them. An earlier `deadline` leaves
   /// the time unchanged (time never goes back).
   public func advance(to deadline: Instant) {
-    let due = withLock { () -> [Sleeper] in
-      if deadline > currentNow {
-        currentNow = deadline
+    advance { _ in deadline }
+  }
+
+  /// Moves the clock to `target(now)` and takes the due sleepers in one critical section, then resumes
+  /// them outside the lock.
+  private func advance(_ target: (Instant) -> Instant) {
+    let (due, moved) = withLock { () -> ([Entry], Bool) in
+      let newNow = target(currentNow)
+      let moved = newNow > currentNow
+      if moved {
+        currentNow = newNow
       }
       let now = currentNow
-      let due = sleepers.filter { $0.deadline <= now }
-      guard !due.isEmpty else { return [] }
-      sleepers.removeAll { $0.deadline <= now }
-      return due.sorted { ($0.deadline, $0.id) < ($1.deadline, $1.id) }
+      let due = entries.filter { $0.record.deadline <= now }
+      if moved || !due.isEmpty {
+        changeCount &+= 1
+      }
+      guard !due.isEmpty else { return ([], moved) }
+      entries.removeAll { $0.record.deadline <= now }
+      return (due.sorted { ($0.record.deadline, $0.record.id) < ($1.record.deadline, $1.record.id) }, moved)
     }
-    for sleeper in due {
-      sleeper.continuation.resume()
+    for entry in due {
+      entry.continuation.resume()
+    }
+    if moved || !due.isEmpty {
+      didChange()
     }
   }
 
-  /// Advances to the latest deadline among the tasks sleeping now, resuming all of them in deadline order.
-  ///
-  /// Sleeps that the woken tasks start afterwards are not included: call `run()` again once they sleep.
-  /// So a repeating timer never makes `run()` loop forever. Does nothing when nobody sleeps.
-  public func run() {
-    let latest = withLock { sleepers.map(\.deadline).max() }
-    if let latest {
-      advance(to: latest)
-    }
+  /// The tasks sleeping on this clock now, in deadline order (in the order they started sleeping, for
+  /// equal deadlines).
+  public var sleepers: [Sleeper] {
+    snapshot().sleepers.map { Sleeper(deadline: $0.deadline, item: $0.item) }
   }
 
   /// The number of tasks sleeping on this clock now.
   public var sleeperCount: Int {
-    withLock { sleepers.count }
+    withLock { entries.count }
   }
 
   /// The earliest deadline among the tasks sleeping now, or nil if nobody sleeps.
   public var nextDeadline: Instant? {
-    withLock { sleepers.map(\.deadline).min() }
+    withLock { entries.map(\.record.deadline).min() }
   }
 
-  /// Returns once at least `count` tasks are sleeping on this clock (at once if they already are).
-  ///
-  /// Call it before advancing, so that the advance finds the sleepers it should wake. It waits for an
-  /// event, not for time.
-  ///
-  /// - Throws: `CancellationError` if the calling task is cancelled first.
-  public func waitForSleepers(count: Int = 1) async throws {
-    let id = withLock { () -> UInt64 in
-      lastID &+= 1
-      return lastID
-    }
-    try await withTaskCancellationHandler {
-      await withUnsafeContinuation { (continuation: UnsafeContinuation<Void, Never>) in
-        let waiting = withLock { () -> Bool in
-          if sleepers.count >= count || Task.isCancelled { return false }
-          sleeperWaiters[id] = SleeperWaiter(count: count, continuation: continuation)
-          return true
-        }
-        if !waiting {
-          continuation.resume()
-        }
+  // MARK: - For the test store
+
+  /// The clock's time and sleepers, read in one critical section, in deadline order.
+  func snapshot() -> (now: Instant, sleepers: [SleeperRecord]) {
+    versionedSnapshot().snapshot
+  }
+
+  /// ``snapshot()``, with the change count it was read at (compare it with ``version`` later).
+  func versionedSnapshot() -> (version: UInt64, snapshot: (now: Instant, sleepers: [SleeperRecord])) {
+    withLock {
+      let now = currentNow
+      let records = entries.map { entry in
+        var record = entry.record
+        record.now = now
+        return record
       }
-      try Task.checkCancellation()
-    } onCancel: {
-      withLock { sleeperWaiters.removeValue(forKey: id) }?.continuation.resume()
+      return (changeCount, (now, records.sorted { ($0.deadline, $0.id) < ($1.deadline, $1.id) }))
     }
   }
 
-  /// Removes and returns the waiters whose count is reached. Call with the lock held.
-  private func takeSatisfiedWaiters() -> [UnsafeContinuation<Void, Never>] {
-    let count = sleepers.count
-    let satisfied = sleeperWaiters.filter { $0.value.count <= count }
-    guard !satisfied.isEmpty else { return [] }
-    for id in satisfied.keys {
-      sleeperWaiters[id] = nil
+  /// The number of changes of time or sleepers so far.
+  var version: UInt64 {
+    withLock { changeCount }
+  }
+
+  /// Registers a test store that uses this clock: it hears of every change, and the clock's waits ask it
+  /// whether its work has settled. Held weakly.
+  func attach(_ recorder: any ClockObserving) {
+    withLock {
+      observers.removeAll { $0.recorder == nil }
+      observers.append(Observer(recorder: recorder))
     }
-    return satisfied.values.map(\.continuation)
+  }
+
+  /// The test stores that use this clock and are still alive.
+  var attachedRecorders: [any ClockObserving] {
+    withLock { observers.compactMap(\.recorder) }
+  }
+
+  /// Announces a change of time or sleepers, outside the lock: to the clock's own waiters, and to the test
+  /// stores that use the clock.
+  private func didChange() {
+    signal.bump()
+    for recorder in attachedRecorders {
+      recorder.clockDidChange()
+    }
   }
 
   private func withLock<Result>(_ body: () throws -> Result) rethrows -> Result {
@@ -240,4 +307,29 @@ public final class TestClock: Clock, @unchecked Sendable {
     defer { lock.unlock() }
     return try body()
   }
+}
+
+/// What a ``TestClock`` needs from a test store that uses it. The test store's recorder conforms.
+protocol ClockObserving: AnyObject, Sendable {
+  /// The clock's time or sleepers changed: re-check what you wait for.
+  func clockDidChange()
+  /// The recorder's events, clock changes included.
+  var signal: ChangeSignal { get }
+  /// The test store's failsafe, and the clock it is measured on.
+  var failsafeBound: Duration { get }
+  var failsafeClock: any Clock<Duration> { get }
+  /// Whether the test store has nothing in flight, or everything it has in flight is asleep on the clock.
+  func settlement() -> Settlement
+  /// Returns once the recorder's signal moves past `generation`, or its store has nothing in flight.
+  func waitForChangeOrIdle(after generation: UInt64) async
+}
+
+/// Where a test store's work stands, as its waits and its clock's waits see it.
+enum Settlement {
+  /// Nothing is in flight.
+  case idle
+  /// Everything in flight is asleep on the test clock: these sleepers.
+  case parked([TestClock.SleeperRecord])
+  /// Something in flight may still make progress without the test; the description says what is known.
+  case busy(String)
 }

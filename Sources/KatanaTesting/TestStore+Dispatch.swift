@@ -27,7 +27,8 @@ extension TestStore {
   ///   - column: The caller's column; leave the default.
   /// - Throws: What the store's `dispatch` throws (for example an interceptor's error); the change is then
   ///   not asserted. ``TestStoreError/failsafeExpired(_:)`` if the dispatch did not return within the
-  ///   failsafe (an issue is recorded too).
+  ///   failsafe, ``TestStoreError/waitsForTestClock(_:)`` if it cannot return before the test advances the
+  ///   test clock (an issue is recorded too).
   public nonisolated(nonsending) func dispatch<U: StateUpdater>(
     _ updater: U,
     _ mutation: ((inout S) throws -> Void)? = nil,
@@ -36,7 +37,7 @@ extension TestStore {
     let location = sourceLocation(fileID: fileID, filePath: filePath, line: line, column: column)
     reportUnassertedReceived(before: updater, at: location)
     let store = self.store
-    let own = recorder.startOwnTask(updater) { try await store.dispatch(updater) }
+    let own = recorder.startOwnTask(updater, at: location) { try await store.dispatch(updater) }
     try await value(of: own, at: location)
     guard let step = own.claim.step as? RecordedStep<S> else { return }
     assertChange(of: step, mutation: mutation, at: location)
@@ -54,8 +55,9 @@ extension TestStore {
   /// test has to drive (a test clock, a gate): `dispatch` would wait for it to return first.
   ///
   /// - Throws: The side effect's error, unchanged; what the store's `dispatch` throws;
-  ///   ``TestStoreError/failsafeExpired(_:)`` if the side effect did not return within the failsafe (the
-  ///   test store then cancels it and records an issue).
+  ///   ``TestStoreError/waitsForTestClock(_:)`` if it sleeps on the test clock, which only the test can
+  ///   advance (start it with `send` instead); ``TestStoreError/failsafeExpired(_:)`` if it did not return
+  ///   within the failsafe. In both cases the test store cancels it and records an issue.
   public nonisolated(nonsending) func dispatch<E: SideEffect>(
     _ effect: E,
     fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
@@ -63,7 +65,7 @@ extension TestStore {
     let location = sourceLocation(fileID: fileID, filePath: filePath, line: line, column: column)
     reportUnassertedReceived(before: effect, at: location)
     let store = self.store
-    let own = recorder.startOwnTask(effect) { try await store.dispatch(effect) }
+    let own = recorder.startOwnTask(effect, at: location) { try await store.dispatch(effect) }
     try await value(of: own, at: location)
   }
 
@@ -77,7 +79,7 @@ extension TestStore {
   /// Behaves like ``dispatch(_:fileID:filePath:line:column:)-(E,_,_,_,_)``.
   ///
   /// - Throws: The side effect's error, unchanged; what the store's `dispatch` throws;
-  ///   ``TestStoreError/failsafeExpired(_:)`` if it did not return within the failsafe.
+  ///   ``TestStoreError/waitsForTestClock(_:)`` or ``TestStoreError/failsafeExpired(_:)`` as for a side effect.
   public nonisolated(nonsending) func dispatch<R: ReturningSideEffect>(
     _ effect: R,
     fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
@@ -85,8 +87,48 @@ extension TestStore {
     let location = sourceLocation(fileID: fileID, filePath: filePath, line: line, column: column)
     reportUnassertedReceived(before: effect, at: location)
     let store = self.store
-    let own = recorder.startOwnTask(effect) { try await store.dispatch(effect) }
+    let own = recorder.startOwnTask(effect, at: location) { try await store.dispatch(effect) }
     return try await value(of: own, at: location)
+  }
+
+  /// Hands a state updater to the store without waiting for it, and asserts its state change once it is
+  /// applied.
+  ///
+  /// ```swift
+  /// store.send(SetQuery(query: "kat")) { $0.query = "kat" }
+  /// store.send(Search(query: "kat"))   // goes to the store after SetQuery
+  /// ```
+  ///
+  /// For synchronous code, and to queue several items in the order you write them: the test's items go to
+  /// the store one after the other, each once the previous one has reached it. The change is checked as
+  /// ``dispatch(_:_:fileID:filePath:line:column:)-(U,_,_,_,_,_)`` checks it, as soon as the updater is
+  /// applied, and a mismatch is attributed to this line. ``finish(fileID:filePath:line:column:)`` waits for
+  /// it; await the returned task to know it is applied.
+  ///
+  /// - Parameters:
+  ///   - updater: The state updater.
+  ///   - mutation: Describes the expected change, starting from the state before the updater.
+  ///   - fileID: The caller's file ID; leave the default, issues are attributed to the caller's line.
+  ///   - filePath: The caller's file path; leave the default.
+  ///   - line: The caller's line; leave the default.
+  ///   - column: The caller's column; leave the default.
+  /// - Returns: A task that finishes once the updater is applied; its `value` throws what the store's
+  ///   `dispatch` would have thrown (an interceptor's error, for example).
+  @discardableResult
+  public func send<U: StateUpdater>(
+    _ updater: U,
+    _ mutation: (@Sendable (inout S) throws -> Void)? = nil,
+    fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
+  ) -> TestStoreTask<Void> where U.StateType == S {
+    let location = sourceLocation(fileID: fileID, filePath: filePath, line: line, column: column)
+    reportUnassertedReceived(before: updater, at: location)
+    let store = self.store
+    let own = recorder.startOwnTask(updater, at: location) { [weak self] in
+      try await store.dispatch(updater)
+      guard let self, let step = DispatchClaim.current?.step as? RecordedStep<S> else { return }
+      self.assertChange(of: step, mutation: mutation, at: location)
+    }
+    return TestStoreTask(own: own, recorder: recorder, location: location)
   }
 
   /// Starts a side effect without waiting for it, and returns a handle to cancel it or wait for it.
@@ -103,9 +145,13 @@ extension TestStore {
   /// dispatched and awaited by another task. ``finish(fileID:filePath:line:column:)`` waits for it; in
   /// exhaustive mode it must have returned before the test store is released.
   ///
+  /// If it throws (anything but `CancellationError`) and the test never awaits the returned task's
+  /// ``TestStoreTask/value`` (or ``TestStoreTask/finish(fileID:filePath:line:column:)``), the end of the
+  /// test records an issue at this line: an error that nobody looks at fails the test.
+  ///
   /// - Important: The side effect starts asynchronously: when `send` returns it may not have reached its
   ///   first suspension point yet. Synchronise on what it does (a test clock's sleepers, a received item),
-  ///   never on time.
+  ///   never on time. The test's items reach the store in the order the test sends them.
   @discardableResult
   public func send<E: SideEffect>(
     _ effect: E,
@@ -114,7 +160,7 @@ extension TestStore {
     let location = sourceLocation(fileID: fileID, filePath: filePath, line: line, column: column)
     reportUnassertedReceived(before: effect, at: location)
     let store = self.store
-    let own = recorder.startOwnTask(effect) { try await store.dispatch(effect) }
+    let own = recorder.startOwnTask(effect, at: location) { try await store.dispatch(effect) }
     return TestStoreTask(own: own, recorder: recorder, location: location)
   }
 
@@ -129,7 +175,7 @@ extension TestStore {
     let location = sourceLocation(fileID: fileID, filePath: filePath, line: line, column: column)
     reportUnassertedReceived(before: effect, at: location)
     let store = self.store
-    let own = recorder.startOwnTask(effect) { try await store.dispatch(effect) }
+    let own = recorder.startOwnTask(effect, at: location) { try await store.dispatch(effect) }
     return TestStoreTask(own: own, recorder: recorder, location: location)
   }
 
@@ -137,10 +183,6 @@ extension TestStore {
   nonisolated(nonsending) func value<Value: Sendable>(of own: OwnTask<Value>, at location: SourceLocation)
     async throws -> Value
   {
-    let waiting = describe(own.item)
-    guard let result = await recorder.outcome(of: own, waiting: waiting, at: location) else {
-      throw TestStoreError.failsafeExpired(waiting)
-    }
-    return try result.get()
+    try await recorder.outcome(of: own, waiting: describe(own.item), at: location).get()
   }
 }

@@ -12,9 +12,11 @@ extension TestStore {
   /// #expect(store.state.items.count == 3)
   /// ```
   ///
-  /// It waits for the store to report that it is idle, never for a duration. If that does not happen
-  /// within the failsafe (``TestStoreConfiguration/failsafe``), it records an issue listing what is still
-  /// running, and returns.
+  /// It waits for the store to report that it is idle, never for a duration. If everything in flight is
+  /// asleep on the test clock, the store cannot become idle before the test advances the clock: it records
+  /// an issue naming the sleepers at once. If the store does not become idle within the failsafe
+  /// (``TestStoreConfiguration/failsafe``), it records an issue listing what is still running. Either way
+  /// it then returns.
   ///
   /// - Important: Work a side effect starts in an unstructured `Task` is invisible to the store until it
   ///   dispatches; keep asynchronous work in the side effect's body, or hand it to the store with
@@ -23,11 +25,16 @@ extension TestStore {
     fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
   ) async {
     let location = sourceLocation(fileID: fileID, filePath: filePath, line: line, column: column)
-    _ = await settle(at: location, for: "waitUntilIdle()")
+    if case .parked(let sleepers) = await settle(at: location, for: "waitUntilIdle()") {
+      recordIssue(
+        "waitUntilIdle(): the store cannot become idle until the test clock moves: \(Parking.describe(sleepers)). "
+          + "Advance the clock, or cancel the work, first.",
+        at: location)
+    }
   }
 
   /// Ends the test: waits until the store has no work in flight, checks that every received item was
-  /// asserted, and shuts the store down.
+  /// asserted and that no error went unnoticed, and shuts the store down.
   ///
   /// ```swift
   /// try await store.dispatch(Search())
@@ -35,9 +42,17 @@ extension TestStore {
   /// await store.finish()
   /// ```
   ///
-  /// Records an issue if work is still running when the failsafe (``TestStoreConfiguration/failsafe``)
-  /// expires, and, in exhaustive mode, if received items were not asserted. Then the store shuts down,
-  /// cancelling anything it still owns; later dispatches throw `StoreError.storeShutDown`.
+  /// Records an issue:
+  /// - if work is still in flight: at once if all of it is asleep on the test clock (naming the sleepers;
+  ///   a non-exhaustive test store cancels such work without an issue), otherwise when the failsafe
+  ///   (``TestStoreConfiguration/failsafe``) expires. To stop work the test does not drive, see
+  ///   ``skipInFlightEffects(strict:fileID:filePath:line:column:)``;
+  /// - in exhaustive mode, if received items were not asserted;
+  /// - if a side effect the test sent threw and the test never looked at its outcome, or a side effect sent
+  ///   by another one threw and no ``receiveError(from:matching:fileID:filePath:line:column:)`` asserted it.
+  ///
+  /// Then the store shuts down, cancelling anything it still owns; later dispatches throw
+  /// `StoreError.storeShutDown`.
   ///
   /// Calling it is optional but recommended: a test store that is released without it runs the exhaustive
   /// checks then, without waiting, so work that is about to finish counts as still running.
@@ -45,70 +60,61 @@ extension TestStore {
     fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
   ) async {
     let location = sourceLocation(fileID: fileID, filePath: filePath, line: line, column: column)
-    let settled = await settle(at: location, for: "finish()")
-    if let report = recorder.endOfTest(), report.exhaustivity == .on, !report.unasserted.isEmpty {
-      recordIssue(Self.unassertedMessage(report.unasserted, when: "at the end of the test"), at: location)
+    let exhaustivity = self.exhaustivity
+    let settlement = await settle(at: location, for: "finish()")
+    if case .parked(let sleepers) = settlement {
+      let message =
+        "finish(): the store still has work in flight, and it can only go on when the test clock moves: "
+        + "\(Parking.describe(sleepers)). Advance the clock, or cancel the work, before the test ends."
+      if exhaustivity == .on {
+        recordIssue(message, at: location)
+      } else if exhaustivity.showsSkippedAssertions {
+        showSkippedAssertion(message + " (Cancelled.)", at: location)
+      }
     }
-    if settled {
-      await store.shutdown()
-    } else {
+    if let report = recorder.endOfTest() {
+      Self.reportUnhandledErrors(report, at: location)
+      if !report.unasserted.isEmpty {
+        if report.exhaustivity == .on {
+          recordIssue(Self.unassertedMessage(report.unasserted, when: "at the end of the test"), at: location)
+        } else if report.exhaustivity.showsSkippedAssertions {
+          showSkippedAssertion(
+            "\(counted(report.unasserted.count, "received item was", "received items were")) not asserted at the "
+              + "end of the test: \(describeList(report.unasserted.map(\.item))).",
+            at: location)
+        }
+      }
+    }
+    if case .busy = settlement {
       // Something ignores cancellation; shut down without waiting for it.
       let store = self.store
       Task { await store.shutdown() }
+    } else {
+      await store.shutdown()
     }
   }
 
-  /// Waits until the store and the test's own tasks have nothing in flight; records an issue and returns
-  /// false if the failsafe expires first.
-  nonisolated(nonsending) func settle(at location: SourceLocation, for caller: String) async -> Bool {
+  /// Waits until the store and the test's own tasks have nothing in flight (`.idle`), or until everything in
+  /// flight is asleep on the test clock (`.parked`). Records an issue and returns `.busy` if the failsafe
+  /// expires first (or the calling task is cancelled).
+  nonisolated(nonsending) func settle(at location: SourceLocation, for caller: String) async -> Settlement {
     var failsafe: Failsafe?
     defer { failsafe?.cancel() }
     while true {
-      if Task.isCancelled { return false }
-      let generation = recorder.generation
-      let ownWorkRunning = recorder.hasOwnWorkRunning
-      if !ownWorkRunning, store.activeWork == 0 { return true }
+      if Task.isCancelled { return .busy("cancelled") }
+      let generation = recorder.signal.generation
+      let settlement = recorder.settlement()
+      guard case .busy(let running) = settlement else { return settlement }
       if failsafe == nil { failsafe = recorder.startFailsafe() }
       if let failsafe, failsafe.isExpired {
         recordIssue(
           "\(caller): the store still has work in flight after \(describe(failsafe.bound)) (the test store's "
-            + "hang failsafe): \(recorder.runningDescription()). Cancel long-running work, or advance the clock "
-            + "it waits for, before the test ends.",
+            + "hang failsafe): \(running). Cancel long-running work, or advance the clock it waits for, before "
+            + "the test ends.",
           at: location)
-        return false
+        return settlement
       }
-      if await waitForChangeOrIdle(after: generation, ownWorkRunning: ownWorkRunning) { return true }
-    }
-  }
-
-  /// Returns true once the store reports that it has nothing in flight, false once the recorder saw an event
-  /// after `generation` (or the calling task is cancelled), whichever comes first.
-  ///
-  /// While a task of the test is registered, only events count: the store may look idle before that task
-  /// has reached it.
-  nonisolated(nonsending) func waitForChangeOrIdle(after generation: UInt64, ownWorkRunning: Bool) async -> Bool {
-    let recorder = self.recorder
-    guard !ownWorkRunning else {
-      await recorder.waitForChange(after: generation)
-      return false
-    }
-    let store = self.store
-    return await withTaskGroup(of: Bool.self) { group in
-      group.addTask {
-        await recorder.waitForChange(after: generation)
-        return false
-      }
-      group.addTask {
-        do {
-          try await store.waitUntilIdle()
-          return true
-        } catch {
-          return false
-        }
-      }
-      let first = await group.next() ?? false
-      group.cancelAll()
-      return first
+      await recorder.waitForChangeOrIdle(after: generation)
     }
   }
 }

@@ -20,13 +20,15 @@ extension TestStore {
   /// items too: assert them without a mutation.
   ///
   /// If no received item matches yet, `receive` waits for the store to dispatch more, until the store has
-  /// no work in flight; it never waits for a duration (the failsafe aside).
+  /// no work in flight, or until everything it has in flight is asleep on the test clock (then nothing can
+  /// arrive before the test advances the clock, so it fails at once and names the sleepers). It never waits
+  /// for a duration (the failsafe aside).
   ///
   /// Exhaustive mode records an issue when:
-  /// - the store has nothing in flight and no received item matches (the next received item, if any, is
-  ///   then taken as the one the test meant, so that it is reported once);
+  /// - no received item matches and none can arrive (the next received item, if any, is then taken as the
+  ///   one the test meant, so that it is reported once);
   /// - a matching item was received after others that the test has not asserted (wrong order): the matching
-  ///   one is asserted, the earlier ones stay queued.
+  ///   one is asserted; the earlier ones stay queued, to be asserted next, but are not reported again.
   ///
   /// In non-exhaustive mode, `receive` skips received items until one matches.
   ///
@@ -110,9 +112,78 @@ extension TestStore {
   /// Drops the received items that the test has not asserted yet, so that exhaustive mode does not report
   /// them.
   ///
-  /// Only what has been received so far is dropped; it does not wait for work in flight.
-  public func skipReceivedItems() {
-    _ = recorder.takeReceived()
+  /// Only what has been received so far is dropped; it does not wait for work in flight. A non-exhaustive
+  /// test store that shows skipped assertions shows the dropped items.
+  public func skipReceivedItems(
+    fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
+  ) {
+    let skipped = recorder.takeReceived()
+    guard exhaustivity.showsSkippedAssertions, !skipped.isEmpty else { return }
+    showSkippedAssertion(
+      "skipReceivedItems() dropped \(counted(skipped.count, "received item")): \(describeList(skipped.map(\.item))).",
+      at: sourceLocation(fileID: fileID, filePath: filePath, line: line, column: column))
+  }
+
+  /// Asserts that a side effect of type `E`, handed to the store with `send` by another side effect, threw
+  /// an error, and returns the error.
+  ///
+  /// ```swift
+  /// try await store.dispatch(StartSync())            // sends Upload() with context.send
+  /// await store.receive(Upload.self)
+  /// let error = await store.receiveError(from: Upload.self)
+  /// #expect(error as? UploadError == .offline)
+  /// ```
+  ///
+  /// An item handed to the store with `send` runs in a task the store owns, and its error goes to a handle
+  /// that nobody may look at. So the test store records such errors (all but `CancellationError`), and the
+  /// end of the test reports those that no `receiveError` asserted. It waits for the error as `receive`
+  /// waits for an item.
+  ///
+  /// - Parameters:
+  ///   - type: The side effect's type.
+  ///   - matches: Which error to expect; any, by default.
+  ///   - fileID: The caller's file ID; leave the default, issues are attributed to the caller's line.
+  ///   - filePath: The caller's file path; leave the default.
+  ///   - line: The caller's line; leave the default.
+  ///   - column: The caller's column; leave the default.
+  /// - Returns: The error, or nil (after recording an issue) if none came.
+  @discardableResult
+  public nonisolated(nonsending) func receiveError<E: Dispatchable>(
+    from type: E.Type,
+    matching matches: (any Error) -> Bool = { _ in true },
+    fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
+  ) async -> (any Error)? {
+    let location = sourceLocation(fileID: fileID, filePath: filePath, line: line, column: column)
+    let expectation = "an error from \(E.self)"
+    var failsafe: Failsafe?
+    defer { failsafe?.cancel() }
+    while !Task.isCancelled {
+      let generation = recorder.signal.generation
+      if let step = recorder.takeUnhandledError(where: { $0.item is E && $0.error.map(matches) ?? false }) {
+        return step.error
+      }
+      let settlement = recorder.settlement()
+      if case .busy = settlement {
+        if failsafe == nil { failsafe = recorder.startFailsafe() }
+        if let failsafe, failsafe.isExpired {
+          recordIssue(
+            "Expected \(expectation), but none came within \(describe(failsafe.bound)) (the test store's hang "
+              + "failsafe), and the store still has work in flight: \(recorder.runningDescription()).",
+            at: location)
+          return nil
+        }
+        await recorder.waitForChangeOrIdle(after: generation)
+        continue
+      }
+      guard recorder.signal.generation == generation else { continue }
+      let others = recorder.unhandledErrorSteps.map { "\(describe($0.item)) threw \($0.error.map { "\($0)" } ?? "")" }
+      recordIssue(
+        "Expected \(expectation), but none was thrown, and \(Self.nothingMoreCanArrive(settlement))."
+          + (others.isEmpty ? "" : " Errors not asserted: \(others.joined(separator: ", "))."),
+        at: location)
+      return nil
+    }
+    return nil
   }
 
   /// Finds the received item the test expects, waiting for the store if needed, and asserts its state
@@ -126,15 +197,20 @@ extension TestStore {
   ) async -> RecordedStep<S>? {
     var failsafe: Failsafe?
     defer { failsafe?.cancel() }
-    guard let step = await findReceived(expecting: expectation, matching: matches, failsafe: &failsafe, at: location),
-      await waitUntilApplied(step, failsafe: &failsafe, at: location)
-    else { return nil }
-    assertChange(of: step, mutation: mutation, at: location)
-    return step
+    while true {
+      guard
+        let step = await findReceived(expecting: expectation, matching: matches, failsafe: &failsafe, at: location),
+        await waitUntilApplied(step, failsafe: &failsafe, at: location)
+      else { return nil }
+      // The store rejected the item for its type: it was never a received item.
+      if recorder.readiness(of: step).isDiscarded { continue }
+      assertChange(of: step, mutation: mutation, at: location)
+      return step
+    }
   }
 
   /// Takes the first received item that `matches` out of the queue, waiting for the store to dispatch more
-  /// until it has nothing in flight.
+  /// until nothing more can arrive.
   nonisolated(nonsending) func findReceived(
     expecting expectation: String,
     matching matches: (any Dispatchable) -> Bool,
@@ -146,46 +222,63 @@ extension TestStore {
       // The predicate is user code: it runs on a snapshot, outside the recorder's lock.
       if let index = pending.steps.firstIndex(where: { matches($0.item) }) {
         let step = pending.steps[index]
+        let earlier = Array(pending.steps[..<index])
         guard pending.exhaustivity == .on else {
           recorder.removeReceived(Set(pending.steps[...index].map(\.id)))
+          let unshown = earlier.filter { !pending.reported.contains($0.id) }
+          if pending.exhaustivity.showsSkippedAssertions, !unshown.isEmpty {
+            showSkippedAssertion(
+              "receive skipped \(counted(unshown.count, "received item")) before \(describe(step.item)): "
+                + "\(describeList(unshown.map(\.item))).",
+              at: location)
+          }
           return step
         }
-        if index > 0 {
-          let earlier = pending.steps[..<index].map(\.item)
+        // Each earlier item is named once: here, or never again at the end of the test.
+        let unreported = earlier.filter { !pending.reported.contains($0.id) }
+        if !unreported.isEmpty {
+          recorder.markReported(unreported)
           recordIssue(
-            "Received \(describe(step.item)) out of order: \(describeList(earlier)) "
-              + "\(earlier.count == 1 ? "was" : "were") received before it and not asserted yet. Assert received "
+            "Received \(describe(step.item)) out of order: \(describeList(unreported.map(\.item))) "
+              + "\(unreported.count == 1 ? "was" : "were") received before it and not asserted yet. Assert received "
               + "items in the order the store received them.",
             at: location)
         }
         recorder.removeReceived([step.id])
         return step
       }
-      if failsafe == nil { failsafe = recorder.startFailsafe() }
-      if let failsafe, failsafe.isExpired {
-        recordIssue(
-          "Expected to receive \(expectation), but it was not received within \(describe(failsafe.bound)) (the "
-            + "test store's hang failsafe), and the store still has work in flight: "
-            + "\(recorder.runningDescription()).\(Self.receivedSoFar(pending.steps))",
-          at: location)
-        return nil
+      let settlement = recorder.settlement()
+      if case .busy = settlement {
+        if failsafe == nil { failsafe = recorder.startFailsafe() }
+        if let failsafe, failsafe.isExpired {
+          recordIssue(
+            "Expected to receive \(expectation), but it was not received within \(describe(failsafe.bound)) (the "
+              + "test store's hang failsafe), and the store still has work in flight: "
+              + "\(recorder.runningDescription()).\(Self.receivedSoFar(pending.steps, reported: pending.reported))",
+            at: location)
+          return nil
+        }
+        await recorder.waitForChangeOrIdle(after: pending.generation)
+        continue
       }
-      let isIdle = await waitForChangeOrIdle(after: pending.generation, ownWorkRunning: pending.ownWorkRunning)
-      guard isIdle, recorder.generation == pending.generation else { continue }
-      // The store has nothing in flight and nothing arrived since the snapshot: the item will not come.
+      // Nothing more can arrive: the store is idle, or all its work sleeps on the test clock. Unless an
+      // item arrived since the snapshot, the expected one will not come.
+      guard recorder.signal.generation == pending.generation else { continue }
       if pending.exhaustivity == .on, let next = pending.steps.first {
         // Take the next item as the one the test meant, so that it is not reported again as unasserted.
         recorder.removeReceived([next.id])
-        let others = pending.steps.dropFirst().map(\.item)
-        recordIssue(
-          "Expected to receive \(expectation), but received \(describe(next.item))."
-            + (others.isEmpty ? "" : " Also received, not asserted yet: \(describeList(others))."),
-          at: location)
+        let others = pending.steps.dropFirst().filter { !pending.reported.contains($0.id) }.map(\.item)
+        var message = "Expected to receive \(expectation), but received \(describe(next.item))."
+        if !others.isEmpty { message += " Also received, not asserted yet: \(describeList(others))." }
+        if case .parked(let sleepers) = settlement {
+          message += " Nothing else can arrive until the test clock moves: \(Parking.describe(sleepers))."
+        }
+        recordIssue(message, at: location)
       } else {
         recordIssue(
           "Expected to receive \(expectation), but "
             + (pending.steps.isEmpty ? "nothing was received" : "no received item matches")
-            + ", and the store has no work in flight.\(Self.receivedSoFar(pending.steps))",
+            + ", and \(Self.nothingMoreCanArrive(settlement)).\(Self.receivedSoFar(pending.steps, reported: pending.reported))",
           at: location)
       }
       return nil
@@ -194,13 +287,21 @@ extension TestStore {
   }
 
   /// Waits until the state change of `step` is known: a state updater is recorded when its interceptor
-  /// chain starts, and applied by the time the chain returns. Returns false if the failsafe expired first.
+  /// chain starts, and applied by the time the chain returns. Returns false if it cannot be (everything in
+  /// flight sleeps on the test clock) or the failsafe expired first.
   nonisolated(nonsending) func waitUntilApplied(
     _ step: RecordedStep<S>, failsafe: inout Failsafe?, at location: SourceLocation
   ) async -> Bool {
     while !Task.isCancelled {
-      let (isReady, generation) = recorder.readiness(of: step)
+      let (isReady, _, generation) = recorder.readiness(of: step)
       if isReady { return true }
+      if case .parked(let sleepers) = recorder.settlement() {
+        recordIssue(
+          "Received \(describe(step.item)), but it cannot be applied until the test clock moves: an interceptor "
+            + "holds its turn, and \(Parking.describe(sleepers)). Advance the clock before receiving it.",
+          at: location)
+        return false
+      }
       if failsafe == nil { failsafe = recorder.startFailsafe() }
       if let failsafe, failsafe.isExpired {
         recordIssue(
@@ -210,12 +311,24 @@ extension TestStore {
           at: location)
         return false
       }
-      await recorder.waitForChange(after: generation)
+      await recorder.signal.wait(after: generation)
     }
     return false
   }
 
-  static func receivedSoFar(_ steps: [RecordedStep<S>]) -> String {
-    steps.isEmpty ? "" : " Received, not asserted: \(describeList(steps.map(\.item)))."
+  static func receivedSoFar(_ steps: [RecordedStep<S>], reported: Set<UInt64>) -> String {
+    let unreported = steps.filter { !reported.contains($0.id) }
+    return unreported.isEmpty ? "" : " Received, not asserted: \(describeList(unreported.map(\.item)))."
+  }
+
+  /// Why nothing more can arrive, for messages: `the store has no work in flight`, or the sleepers that
+  /// hold it and what to do.
+  static func nothingMoreCanArrive(_ settlement: Settlement) -> String {
+    switch settlement {
+    case .idle, .busy: "the store has no work in flight"
+    case .parked(let sleepers):
+      "nothing can arrive until the test clock moves: \(Parking.describe(sleepers)); advance the clock "
+        + "(`clock.advance(by:)`) before expecting what follows the sleep"
+    }
   }
 }

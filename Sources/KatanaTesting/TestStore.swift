@@ -27,8 +27,9 @@ import Testing
 ///   ``receive(_:_:fileID:filePath:line:column:)-(I.Type,_,_,_,_,_)``, in order.
 /// - **Waiting without sleeping.** The test store knows when the store has nothing in flight (it turns the
 ///   store's activity tracking on), so `receive` and ``finish(fileID:filePath:line:column:)`` wait for
-///   events, never for time. A failsafe (``TestStoreConfiguration/failsafe``) turns a wait that would never
-///   end into a failed test.
+///   events, never for time. When its work can only go on once the test advances the ``TestClock`` it
+///   uses, a wait fails at once and names the sleepers. A failsafe (``TestStoreConfiguration/failsafe``)
+///   turns any other wait that would never end into a failed test.
 ///
 /// By default the test store is exhaustive (``Exhaustivity/on``): every state change must be described
 /// exactly, every received item asserted, and no work left running. Set ``exhaustivity`` to
@@ -84,11 +85,16 @@ public final class TestStore<S: State & Equatable, D: SideEffectDependencyContai
     self.recorder = recorder
     self.initialState = initialState
     self.creationLocation = sourceLocation(fileID: fileID, filePath: filePath, line: line, column: column)
-    self.store = Store(
+    let store = Store(
       interceptors: [recorder.interceptor] + interceptors,
       stateInitializer: { initialState },
       dependenciesInitializer: dependencies,
       configuration: storeConfiguration)
+    self.store = store
+    recorder.connect(
+      StoreAccess(
+        activeWork: { [weak store] in store?.activeWork ?? 0 },
+        waitUntilIdle: { [weak store] in try await store?.waitUntilIdle() }))
   }
 
   /// Creates a test store with the given dependency container.
@@ -141,9 +147,9 @@ public final class TestStore<S: State & Equatable, D: SideEffectDependencyContai
       configuration: configuration, fileID: fileID, filePath: filePath, line: line, column: column)
   }
 
-  /// Runs the end-of-test checks that ``finish(fileID:filePath:line:column:)`` did not run: in exhaustive
-  /// mode, received items nobody asserted and work still in flight record issues (at the line that created
-  /// the test store). Then the store shuts down, cancelling what it owns.
+  /// Runs the end-of-test checks that ``finish(fileID:filePath:line:column:)`` did not run: errors nobody
+  /// looked at record issues, and, in exhaustive mode, so do received items nobody asserted and work still in
+  /// flight (at the line that created the test store). Then the store shuts down, cancelling what it owns.
   deinit {
     guard let report = recorder.endOfTest() else { return }
     if !report.running.isEmpty {
@@ -152,6 +158,7 @@ public final class TestStore<S: State & Equatable, D: SideEffectDependencyContai
       let store = self.store
       Task { await store.shutdown() }
     }
+    Self.reportUnhandledErrors(report, at: creationLocation)
     guard report.exhaustivity == .on else { return }
     if !report.running.isEmpty {
       recordIssue(
@@ -162,6 +169,26 @@ public final class TestStore<S: State & Equatable, D: SideEffectDependencyContai
     if !report.unasserted.isEmpty {
       recordIssue(
         Self.unassertedMessage(report.unasserted, when: "when the test store was released"), at: creationLocation)
+    }
+  }
+
+  /// Records one issue per error that nobody looked at: at the `send` that started a test's item, at
+  /// `location` for a side effect that a side effect sent.
+  static func reportUnhandledErrors(_ report: EndOfTestReport<S>, at location: SourceLocation) {
+    for (item, error, sendLocation) in report.unhandledErrors {
+      if let sendLocation {
+        recordIssue(
+          "\(describe(item)) threw \(error), and the test never looked at its outcome. Await the task that `send` "
+            + "returned (`try await task.value`, with `#expect(throws:)` to assert the error), or handle the error "
+            + "in the side effect.",
+          at: sendLocation)
+      } else {
+        recordIssue(
+          "\(describe(item)) threw \(error) in a task the store owns (a side effect handed it to the store with "
+            + "`send`), and nothing asserted the error. Assert it with `receiveError(from: \(typeName(of: item)).self)`, "
+            + "or handle it in the side effect.",
+          at: location)
+      }
     }
   }
 
@@ -196,12 +223,23 @@ public final class TestStore<S: State & Equatable, D: SideEffectDependencyContai
   // MARK: - Shared checks
 
   /// In exhaustive mode, reports (once) the received items the test has not asserted before it dispatches
-  /// `item`, and drops them.
+  /// `item`, and drops them. In non-exhaustive mode that shows skipped assertions, shows them (once).
   func reportUnassertedReceived(before item: any Dispatchable, at location: SourceLocation) {
-    guard exhaustivity == .on else { return }
-    let pending = recorder.takeReceived()
-    guard !pending.isEmpty else { return }
-    recordIssue(Self.unassertedMessage(pending, when: "before dispatching \(describe(item))"), at: location)
+    let exhaustivity = self.exhaustivity
+    if exhaustivity == .on {
+      let pending = recorder.takeReceived()
+      guard !pending.isEmpty else { return }
+      recordIssue(Self.unassertedMessage(pending, when: "before dispatching \(describe(item))"), at: location)
+    } else if exhaustivity.showsSkippedAssertions {
+      let received = recorder.pendingReceived
+      let pending = received.steps.filter { !received.reported.contains($0.id) }
+      guard !pending.isEmpty else { return }
+      recorder.markReported(pending)
+      showSkippedAssertion(
+        "\(counted(pending.count, "received item was", "received items were")) not asserted before dispatching "
+          + "\(describe(item)): \(describeList(pending.map(\.item))).",
+        at: location)
+    }
   }
 
   static func unassertedMessage(_ steps: [RecordedStep<S>], when: String) -> String {
@@ -218,21 +256,36 @@ public final class TestStore<S: State & Equatable, D: SideEffectDependencyContai
     let actual = step.isUpdater ? after ?? before : before
     let exhaustivity = self.exhaustivity
     var expected = exhaustivity == .on ? before : actual
+    // What an exhaustive assertion would have expected, to show what a non-exhaustive one skipped.
+    var exhaustive = before
     let subject = (step.origin == .received ? "received item " : "") + describe(step.item)
     if let mutation {
       do {
         try mutation(&expected)
+        if exhaustivity.showsSkippedAssertions { try mutation(&exhaustive) }
       } catch {
         recordIssue("The mutation closure for \(subject) threw an error: \(error)", at: location)
         return
       }
     }
-    guard expected != actual else { return }
+    guard expected != actual else {
+      if exhaustivity.showsSkippedAssertions, step.isUpdater, exhaustive != actual {
+        showSkippedAssertion(
+          "State change of \(subject): the mutation did not assert every change. Not asserted:\n"
+            + Self.indented(StateDiff.lines(expected: exhaustive, actual: actual)),
+          at: location)
+      }
+      return
+    }
     let explanation: String
     if !step.isUpdater {
       explanation =
         "The \(subject) is a side effect: it does not change the state itself, so its mutation closure must "
         + "leave the state as it is. Assert the state updaters it dispatches with `receive`."
+    } else if actual == before {
+      explanation =
+        "Expected the state to change, but \(subject) left it unchanged: the mutation describes a change that did "
+        + "not happen."
     } else if exhaustivity == .on {
       explanation =
         "State change of \(subject) does not match the expectation (expected: the state before it, changed by "
@@ -249,7 +302,20 @@ public final class TestStore<S: State & Equatable, D: SideEffectDependencyContai
         "expected \(StateDiff.format(expected))", "actual   \(StateDiff.format(actual))",
       ]
     }
-    recordIssue(
-      explanation + " Differences:\n" + lines.map { "  \($0)" }.joined(separator: "\n"), at: location)
+    recordIssue(explanation + " Differences:\n" + Self.indented(lines), at: location)
+  }
+
+  /// Shows an assertion that a non-exhaustive test store skipped: through the configuration's package
+  /// hook when set (the tests of the test store read them there), as a known issue otherwise.
+  func showSkippedAssertion(_ message: String, at location: SourceLocation) {
+    if let handler = recorder.skippedAssertionHandler {
+      handler(message)
+    } else {
+      recordSkippedAssertion(message, at: location)
+    }
+  }
+
+  static func indented(_ lines: [String]) -> String {
+    lines.map { "  \($0)" }.joined(separator: "\n")
   }
 }

@@ -19,8 +19,23 @@ public enum Exhaustivity: Sendable, Equatable {
   ///   must not change it. So only the fields the mutation assigns are checked; write absolute values
   ///   (`$0.count = 2`), not relative changes (`$0.count += 1`).
   /// - `receive` skips received items until one matches; unasserted items are not reported.
-  /// - Work still running at the end is not reported.
-  case off
+  /// - Work still running at the end is not reported: ``TestStore/finish(fileID:filePath:line:column:)``
+  ///   cancels it.
+  ///
+  /// With `showSkippedAssertions`, what the test did not check is shown as known issues (Swift Testing's
+  /// `withKnownIssue`): visible in the test's output, without failing it. Use it to see what a
+  /// non-exhaustive test leaves out, or while turning it into an exhaustive one.
+  case off(showSkippedAssertions: Bool)
+
+  /// Only what the test names is checked, silently: ``off(showSkippedAssertions:)`` without showing what
+  /// was skipped.
+  public static let off = Exhaustivity.off(showSkippedAssertions: false)
+
+  /// Whether skipped assertions are shown as known issues.
+  var showsSkippedAssertions: Bool {
+    if case .off(showSkippedAssertions: true) = self { return true }
+    return false
+  }
 }
 
 /// Settings of a ``TestStore``.
@@ -67,6 +82,10 @@ public struct TestStoreConfiguration: Sendable {
   /// The clock the failsafe is measured on. Tests of the test store replace it to expire the failsafe
   /// without waiting.
   package var failsafeClock: any Clock<Duration> = ContinuousClock()
+
+  /// Receives the skipped assertions that ``Exhaustivity/off(showSkippedAssertions:)`` shows, instead of
+  /// Swift Testing's known issues. Tests of the test store read them here.
+  package var skippedAssertionHandler: (@Sendable (String) -> Void)?
 
   /// Creates a configuration.
   ///

@@ -11,149 +11,35 @@ final class RecordedStep<S: State>: @unchecked Sendable {
   /// The state when the item reached the interceptor. For a state updater, which holds the store's turn
   /// while its chain runs, that is the state it was applied to.
   let before: S?
+  /// Whether a task the store owns dispatched the item, outside the work of any item and outside the
+  /// test: an item handed to the store with `send` by a side effect (or an interceptor, a listener). Its
+  /// outcome goes to a handle that nobody may look at, so the test store reports its error.
+  let isSent: Bool
   /// For a state updater, the state when its chain returned, still holding the turn: its committed change.
   var after: S?
   /// Whether the step can be asserted: a state updater's chain has returned; a side effect at once.
   var isReady: Bool
+  /// Whether the chain has returned (for a side effect, its body too).
+  var hasEnded = false
+  /// What the chain threw.
+  var error: (any Error)?
+  /// Whether an issue has named this received item already (a `receive` that matched a later one): it is
+  /// not reported again as unasserted.
+  var isReported = false
+  /// Whether the store rejected the item for its type (an `anyDispatch` of an updater of another state):
+  /// it was never handled, so it is not a received item.
+  var isDiscarded = false
 
-  init(id: UInt64, item: any Dispatchable, isUpdater: Bool, origin: DispatchRecord.Origin, before: S?) {
+  init(
+    id: UInt64, item: any Dispatchable, isUpdater: Bool, origin: DispatchRecord.Origin, before: S?, isSent: Bool
+  ) {
     self.id = id
     self.item = item
     self.isUpdater = isUpdater
     self.origin = origin
     self.before = before
+    self.isSent = isSent
     self.isReady = !isUpdater
-  }
-}
-
-/// Marks the test's own dispatch, so that the interceptor can tell it from the items that side effects
-/// dispatch.
-///
-/// The test store binds a claim as a task-local around its call into the store. The interceptor, which is
-/// first in the chain, claims it for the first item it sees with it: the test's item, since nothing else runs
-/// in that task before the chain. It then runs the rest of the chain with the task-local cleared, because a
-/// side effect's body runs inside that call, in the same task, and what the body dispatches must count as
-/// received. An item seen later with the claim still bound (one that an interceptor substituted with an
-/// item of the other kind, which the store dispatches after the chain has returned) counts as received too.
-/// Other tasks never see the claim: store-owned tasks are detached, and tasks a side effect creates start
-/// inside the cleared scope.
-final class DispatchClaim: Sendable {
-  @TaskLocal static var current: DispatchClaim?
-
-  /// The recorder of the test store that made the claim: another store's interceptor ignores it. (The task
-  /// that binds the claim keeps that recorder alive, so the identifier cannot be reused meanwhile.)
-  let owner: ObjectIdentifier
-  private let state = TestLock<(isClaimed: Bool, step: AnyObject?)>((false, nil))
-
-  init(owner: ObjectIdentifier) {
-    self.owner = owner
-  }
-
-  /// Claims the item about to be recorded, if nobody has; returns whether this call claimed it.
-  func claim(by recorder: ObjectIdentifier) -> Bool {
-    guard recorder == owner else { return false }
-    return state.withLock { state in
-      if state.isClaimed { return false }
-      state.isClaimed = true
-      return true
-    }
-  }
-
-  var isClaimed: Bool {
-    state.withLock { $0.isClaimed }
-  }
-
-  /// The step recorded for the claimed item.
-  var step: AnyObject? {
-    get { state.withLock { $0.step } }
-    set { state.withLock { $0.step = newValue } }
-  }
-}
-
-/// What an item the test started offers the recorder: every `dispatch` and `send` of the test store runs
-/// in a task of its own, so that a failsafe can stop waiting for it.
-protocol OwnWork: AnyObject, Sendable {
-  /// The item, for messages.
-  var item: any Dispatchable { get }
-  /// Whether the item has reached the interceptor.
-  var hasStarted: Bool { get }
-  func cancel()
-}
-
-/// A task the test store started to dispatch an item of the test, and the outcome once it is done.
-final class OwnTask<Value: Sendable>: OwnWork {
-  private struct TaskState {
-    var task: Task<Void, Never>?
-    var isCancelled = false
-    var result: Result<Value, any Error>?
-  }
-
-  let id: UInt64
-  let item: any Dispatchable
-  let claim: DispatchClaim
-  private let state = TestLock(TaskState())
-
-  init(id: UInt64, item: any Dispatchable, claim: DispatchClaim) {
-    self.id = id
-    self.item = item
-    self.claim = claim
-  }
-
-  var hasStarted: Bool { claim.isClaimed }
-
-  var result: Result<Value, any Error>? {
-    state.withLock { $0.result }
-  }
-
-  func setTask(_ task: Task<Void, Never>) {
-    let isCancelled = state.withLock { state in
-      state.task = task
-      return state.isCancelled
-    }
-    if isCancelled { task.cancel() }
-  }
-
-  func complete(_ result: Result<Value, any Error>) {
-    state.withLock { $0.result = result }
-  }
-
-  func cancel() {
-    let task = state.withLock { state in
-      state.isCancelled = true
-      return state.task
-    }
-    task?.cancel()
-  }
-}
-
-/// Fires once `bound` has passed on the failsafe clock after its creation, waking the recorder's waiters
-/// so that a wait that would never end gives up. Each wait of the test store that has to suspend starts
-/// one, and cancels it when it returns.
-final class Failsafe: Sendable {
-  private let state = TestLock<(isExpired: Bool, task: Task<Void, Never>?)>((false, nil))
-  let bound: Duration
-
-  init(bound: Duration, clock: any Clock<Duration>, wake: @escaping @Sendable () -> Void) {
-    self.bound = bound
-    let task = Task { [state] in
-      do {
-        try await clock.sleep(for: bound)
-      } catch {
-        return
-      }
-      state.withLock { $0.isExpired = true }
-      wake()
-    }
-    state.withLock { $0.task = task }
-  }
-
-  var isExpired: Bool {
-    state.withLock { $0.isExpired }
-  }
-
-  func cancel() {
-    let task = state.withLock { $0.task }
-    task?.cancel()
   }
 }
 
@@ -167,26 +53,21 @@ struct RecorderState<S: State> {
   var received: [RecordedStep<S>] = []
   /// Items whose interceptor chain is running (for a side effect, until its body has returned).
   var running: [UInt64: RecordedStep<S>] = [:]
+  /// Sent side effects (see ``RecordedStep/isSent``) that threw, not asserted with `receiveError`.
+  var unhandledErrors: [RecordedStep<S>] = []
   var log: [DispatchRecord] = []
   /// Tasks the test store started for the test's items, until they finish.
   var ownWork: [UInt64: any OwnWork] = [:]
-  /// Bumped on every event (an item intercepted or done, a task of the test done, a failsafe fired);
-  /// waiters wait for it to move.
-  var generation: UInt64 = 0
-  var waiters: [UInt64: UnsafeContinuation<Void, Never>] = [:]
+  /// The test's last item: the next one goes to the store once this one has (program order).
+  var lastOwn: (any OwnWork)?
+  /// The test's items that ended with an error nobody looked at, kept for the end of the test.
+  var failedOwnWork: [any OwnWork] = []
   /// Set by `finish()` or when the test store is released: the end-of-test checks have run.
   var isFinished = false
 
   mutating func makeID() -> UInt64 {
     lastID &+= 1
     return lastID
-  }
-
-  /// Records an event; returns the waiters to resume once the lock is released.
-  mutating func bump() -> [UnsafeContinuation<Void, Never>] {
-    generation &+= 1
-    defer { waiters = [:] }
-    return Array(waiters.values)
   }
 }
 
@@ -196,21 +77,46 @@ struct EndOfTestReport<S: State> {
   let exhaustivity: Exhaustivity
   let unasserted: [RecordedStep<S>]
   let running: [String]
+  /// Errors nobody looked at: the test's sent items (with the line that sent them) and sent side effects.
+  let unhandledErrors: [(item: any Dispatchable, error: any Error, location: SourceLocation?)]
+}
+
+/// How the recorder reaches the store it records: set once, right after the store is created (the store
+/// holds the recorder's interceptor, so the recorder must not hold the store strongly).
+struct StoreAccess: Sendable {
+  let activeWork: @Sendable () -> Int
+  let waitUntilIdle: @Sendable () async throws -> Void
 }
 
 /// The test store's bookkeeping: the interceptor it installs first in the store's chain, the items it saw,
 /// the tasks it started, and the events its waits wait for. One per test store; nothing is shared.
-final class TestStoreRecorder<S: State>: Sendable {
+final class TestStoreRecorder<S: State>: ClockObserving, Sendable {
   let state: TestLock<RecorderState<S>>
   let recordsDispatches: Bool
   let failsafeBound: Duration
   let failsafeClock: any Clock<Duration>
+  /// The store's clock, when it is a ``TestClock``: its sleepers tell whether the store's work is parked.
+  let clock: TestClock?
+  /// ``TestStoreConfiguration/skippedAssertionHandler``.
+  let skippedAssertionHandler: (@Sendable (String) -> Void)?
+  /// Bumped on every event (an item intercepted or done, a task of the test done, a failsafe fired, the
+  /// test clock changed); waiters wait for it to move.
+  let signal = ChangeSignal()
+  private let storeAccess = TestLock<StoreAccess?>(nil)
 
   init(configuration: TestStoreConfiguration) {
     state = TestLock(RecorderState(exhaustivity: configuration.exhaustivity))
     recordsDispatches = configuration.recordsDispatches
     failsafeBound = configuration.failsafe
     failsafeClock = configuration.failsafeClock
+    clock = configuration.store.clock as? TestClock
+    skippedAssertionHandler = configuration.skippedAssertionHandler
+  }
+
+  /// Connects the recorder to its store and to the store's test clock.
+  func connect(_ access: StoreAccess) {
+    storeAccess.withLock { $0 = access }
+    clock?.attach(self)
   }
 
   var id: ObjectIdentifier { ObjectIdentifier(self) }
@@ -227,7 +133,8 @@ final class TestStoreRecorder<S: State>: Sendable {
     }
   }
 
-  /// Records `item`, runs the rest of the chain (outside the test's claim), and records the outcome.
+  /// Records `item`, runs the rest of the chain (outside the test's claim, labelled as the item's work),
+  /// and records the outcome.
   ///
   /// For a state updater this runs while the updater holds the store's turn: no other updater commits until
   /// it returns, so the states read before and after are exactly the updater's change. Nothing here waits
@@ -240,32 +147,54 @@ final class TestStoreRecorder<S: State>: Sendable {
     let isUpdater = item is any AnyStateUpdater
     let before = context.getAnyState() as? S
     let origin: DispatchRecord.Origin = isOwn ? .test : .received
-    let (step, waiters) = state.withLock { state in
-      let step = RecordedStep(id: state.makeID(), item: item, isUpdater: isUpdater, origin: origin, before: before)
+    // A task the store owns is detached: it has neither the test's task-locals nor an item's label.
+    let isSent = !isOwn && WorkLabel.current == nil && Test.current == nil
+    let step = state.withLock { state in
+      let step = RecordedStep(
+        id: state.makeID(), item: item, isUpdater: isUpdater, origin: origin, before: before, isSent: isSent)
       state.running[step.id] = step
       if !isOwn { state.received.append(step) }
       if recordsDispatches { state.log.append(DispatchRecord(item: item, origin: origin)) }
-      return (step, state.bump())
+      return step
     }
-    resume(waiters)
     if isOwn, let claim { claim.step = step }
+    signal.bump()
     do {
-      try await DispatchClaim.$current.withValue(nil) { try await next(item) }
+      try await DispatchClaim.$current.withValue(nil) {
+        try await WorkLabel.$current.withValue(WorkLabel(item: item)) { try await next(item) }
+      }
     } catch {
-      finish(step, after: isUpdater ? context.getAnyState() as? S : nil)
+      finish(step, after: isUpdater ? context.getAnyState() as? S : nil, error: error)
       throw error
     }
-    finish(step, after: isUpdater ? context.getAnyState() as? S : nil)
+    finish(step, after: isUpdater ? context.getAnyState() as? S : nil, error: nil)
   }
 
-  private func finish(_ step: RecordedStep<S>, after: S?) {
-    let waiters = state.withLock { state in
+  private func finish(_ step: RecordedStep<S>, after: S?, error: (any Error)?) {
+    state.withLock { state in
       step.after = after
       step.isReady = true
+      step.hasEnded = true
+      step.error = error
       state.running[step.id] = nil
-      return state.bump()
+      guard let error else { return }
+      if step.origin == .received, Self.isTypeCheckFailure(error) {
+        step.isDiscarded = true
+        state.received.removeAll { $0 === step }
+      }
+      if step.isSent, !(error is CancellationError) {
+        state.unhandledErrors.append(step)
+      }
     }
-    resume(waiters)
+    signal.bump()
+  }
+
+  /// Whether the store rejected an item for its type before handling it.
+  static func isTypeCheckFailure(_ error: any Error) -> Bool {
+    switch error as? StoreError {
+    case .wrongStateType, .wrongContextType: true
+    default: false
+    }
   }
 
   // MARK: - The test's own items
@@ -274,16 +203,25 @@ final class TestStoreRecorder<S: State>: Sendable {
   ///
   /// The task is unstructured so that a failsafe can stop waiting for it; it inherits the test's priority
   /// and task-locals (Swift Testing's current test among them), and the caller forwards its cancellation.
+  /// It goes to the store once the test's previous item has reached it, so the test's items keep the order
+  /// the test wrote them in.
   func startOwnTask<Value: Sendable>(
-    _ item: any Dispatchable, _ operation: @escaping @Sendable () async throws -> Value
+    _ item: any Dispatchable, at location: SourceLocation, _ operation: @escaping @Sendable () async throws -> Value
   ) -> OwnTask<Value> {
     let claim = DispatchClaim(owner: id)
-    let own = state.withLock { state in
-      let own = OwnTask<Value>(id: state.makeID(), item: item, claim: claim)
+    let (own, previous) = state.withLock { state in
+      let own = OwnTask<Value>(id: state.makeID(), item: item, claim: claim, location: location)
       state.ownWork[own.id] = own
-      return own
+      defer { state.lastOwn = own }
+      return (own, state.lastOwn)
     }
     let task = Task { [self] in
+      own.setIdentity(TaskIdentity.current)
+      if let previous {
+        await waitUntilAdmitted(previous)
+      } else {
+        await waitUntilStartupEnded()
+      }
       let result: Result<Value, any Error>
       do {
         result = .success(try await DispatchClaim.$current.withValue(claim) { try await operation() })
@@ -291,30 +229,70 @@ final class TestStoreRecorder<S: State>: Sendable {
         result = .failure(error)
       }
       own.complete(result)
-      let waiters = state.withLock { state in
+      state.withLock { state in
         state.ownWork[own.id] = nil
-        return state.bump()
+        if case .failure(let error) = result, !(error is CancellationError) {
+          state.failedOwnWork.append(own)
+        }
       }
-      resume(waiters)
+      signal.bump()
     }
     own.setTask(task)
     return own
   }
 
-  /// Waits for a task of the test to finish and returns its outcome; nil if the failsafe expired first, in
-  /// which case the task is cancelled and an issue recorded.
+  /// Before the test's first item: returns once the store's start-up has ended (the store counts it as work
+  /// in flight, and it ends without an event the recorder sees: a store whose only other work is asleep on
+  /// the test clock would not look parked until the next event), or as soon as anything reaches the
+  /// interceptor (work of the dependency container, which may run for long), or when the calling task is
+  /// cancelled.
+  private nonisolated(nonsending) func waitUntilStartupEnded() async {
+    guard let access = storeAccess.withLock({ $0 }) else { return }
+    let generation = signal.generation
+    let signal = self.signal
+    await withTaskGroup(of: Void.self) { group in
+      group.addTask { await signal.wait(after: generation) }
+      group.addTask { try? await access.waitUntilIdle() }
+      await group.next()
+      group.cancelAll()
+    }
+  }
+
+  /// Returns once `previous` has reached the store or finished without reaching it, or when the calling
+  /// task is cancelled.
+  private nonisolated(nonsending) func waitUntilAdmitted(_ previous: any OwnWork) async {
+    while !Task.isCancelled {
+      let generation = signal.generation
+      if previous.isAdmitted { return }
+      await signal.wait(after: generation)
+    }
+  }
+
+  /// Waits for a task of the test to finish and returns its outcome. If it cannot finish (everything in
+  /// flight is asleep on the test clock) or the failsafe expires first, the task is cancelled, an issue
+  /// recorded, and the outcome is a ``TestStoreError``.
   ///
   /// Cancelling the waiting task cancels the item, and the wait goes on until the item returns (or the
   /// failsafe expires), like awaiting the store's `dispatch` itself.
   nonisolated(nonsending) func outcome<Value: Sendable>(
     of own: OwnTask<Value>, waiting: @autoclosure () -> String, at location: SourceLocation
-  ) async -> Result<Value, any Error>? {
+  ) async -> Result<Value, any Error> {
+    own.acknowledge()
     var failsafe: Failsafe?
     defer { failsafe?.cancel() }
     return await withTaskCancellationHandler {
       while true {
-        let generation = self.generation
+        let generation = signal.generation
         if let result = own.result { return result }
+        if case .parked(let sleepers) = settlement() {
+          own.cancel()
+          recordIssue(
+            "\(waiting()) cannot return until the test clock moves: \(Parking.describe(sleepers)). Advance the "
+              + "clock (`clock.advance(by:)`) before waiting for it, or start it with `send` and drive the clock "
+              + "from the test.",
+            at: location)
+          return .failure(TestStoreError.waitsForTestClock(waiting()))
+        }
         if failsafe == nil { failsafe = startFailsafe() }
         if let failsafe, failsafe.isExpired {
           own.cancel()
@@ -323,9 +301,9 @@ final class TestStoreRecorder<S: State>: Sendable {
               + "Still in flight: \(runningDescription()). If the item waits for a clock or another event that "
               + "the test drives, start it with `send` and drive it from the test.",
             at: location)
-          return nil
+          return .failure(TestStoreError.failsafeExpired(waiting()))
         }
-        await waitForChange(after: generation, cancellable: false)
+        await signal.wait(after: generation, cancellable: false)
       }
     } onCancel: {
       own.cancel()
@@ -334,10 +312,17 @@ final class TestStoreRecorder<S: State>: Sendable {
 
   // MARK: - Received items
 
-  /// The received items not asserted yet, and the generation they were read at.
-  var pendingReceived: (steps: [RecordedStep<S>], generation: UInt64, ownWorkRunning: Bool, exhaustivity: Exhaustivity)
+  /// The received items not asserted yet, those of them that an issue has named already, and the generation
+  /// they were read at.
+  var pendingReceived:
+    (
+      steps: [RecordedStep<S>], reported: Set<UInt64>, generation: UInt64, exhaustivity: Exhaustivity
+    )
   {
-    state.withLock { ($0.received, $0.generation, !$0.ownWork.isEmpty, $0.exhaustivity) }
+    let generation = signal.generation
+    return state.withLock { state in
+      (state.received, Set(state.received.filter(\.isReported).map(\.id)), generation, state.exhaustivity)
+    }
   }
 
   /// Removes the received items with these identifiers: they have been asserted or skipped.
@@ -345,17 +330,25 @@ final class TestStoreRecorder<S: State>: Sendable {
     state.withLock { state in state.received.removeAll { ids.contains($0.id) } }
   }
 
-  /// Removes and returns every received item not asserted yet.
-  func takeReceived() -> [RecordedStep<S>] {
-    state.withLock { state in
-      defer { state.received = [] }
-      return state.received
+  /// Marks received items as named by an issue: they are not reported again as unasserted.
+  func markReported(_ steps: [RecordedStep<S>]) {
+    state.withLock { _ in
+      for step in steps { step.isReported = true }
     }
   }
 
-  /// Whether `step` can be asserted, and the generation it was read at.
-  func readiness(of step: RecordedStep<S>) -> (isReady: Bool, generation: UInt64) {
-    state.withLock { (step.isReady, $0.generation) }
+  /// Removes every received item not asserted yet, and returns those that no issue has named.
+  func takeReceived() -> [RecordedStep<S>] {
+    state.withLock { state in
+      defer { state.received = [] }
+      return state.received.filter { !$0.isReported }
+    }
+  }
+
+  /// Whether `step` can be asserted (or was discarded), and the generation it was read at.
+  func readiness(of step: RecordedStep<S>) -> (isReady: Bool, isDiscarded: Bool, generation: UInt64) {
+    let generation = signal.generation
+    return state.withLock { _ in (step.isReady, step.isDiscarded, generation) }
   }
 
   /// The states around `step`, read under the lock.
@@ -363,11 +356,20 @@ final class TestStoreRecorder<S: State>: Sendable {
     state.withLock { _ in (step.before, step.after) }
   }
 
-  // MARK: - Waiting
-
-  var generation: UInt64 {
-    state.withLock { $0.generation }
+  /// Removes and returns the first unhandled error of a sent side effect that `matches`.
+  func takeUnhandledError(where matches: (RecordedStep<S>) -> Bool) -> RecordedStep<S>? {
+    let errors = state.withLock { $0.unhandledErrors }
+    // The predicate is user code: it runs on a snapshot, outside the lock.
+    guard let step = errors.first(where: matches) else { return nil }
+    state.withLock { state in state.unhandledErrors.removeAll { $0 === step } }
+    return step
   }
+
+  var unhandledErrorSteps: [RecordedStep<S>] {
+    state.withLock { $0.unhandledErrors }
+  }
+
+  // MARK: - Waiting
 
   var hasOwnWorkRunning: Bool {
     state.withLock { !$0.ownWork.isEmpty }
@@ -375,51 +377,80 @@ final class TestStoreRecorder<S: State>: Sendable {
 
   /// Starts the failsafe of one wait of the test store.
   func startFailsafe() -> Failsafe {
-    Failsafe(bound: failsafeBound, clock: failsafeClock) { [self] in
-      resume(state.withLock { $0.bump() })
+    Failsafe(bound: failsafeBound, clock: failsafeClock) { [signal] in signal.bump() }
+  }
+
+  func clockDidChange() {
+    signal.bump()
+  }
+
+  /// Where the store's work stands: nothing in flight, everything in flight asleep on the test clock, or
+  /// something that may still go on without the test.
+  ///
+  /// The store counts its units of in-flight work; the recorder knows which task carries each of the
+  /// test's own items; the test clock knows which tasks sleep. When every unit is one of the test's items
+  /// (the count equals the number of the test's items the store is running) and each of their tasks is
+  /// asleep on the clock, in one stable snapshot, nothing can happen until the clock moves. Any doubt
+  /// (work the store owns, an item waiting to start, a sleep in a task of its own) answers `busy`: the
+  /// waits then wait for events, and the failsafe.
+  func settlement() -> Settlement {
+    while true {
+      let generation = signal.generation
+      let own = state.withLock { Array($0.ownWork.values) }
+      let activeWork = storeAccess.withLock { $0 }?.activeWork() ?? 0
+      if activeWork == 0, own.isEmpty {
+        if signal.generation == generation { return .idle }
+        continue
+      }
+      if let clock, activeWork == own.count {
+        let carriers = own.compactMap { $0.hasStarted ? $0.task : nil }
+        let (version, snapshot) = clock.versionedSnapshot()
+        if carriers.count == own.count, let parked = Parking.sleepers(holding: carriers, among: snapshot.sleepers) {
+          if signal.generation == generation, clock.version == version { return .parked(parked) }
+          continue
+        }
+      }
+      if signal.generation != generation { continue }
+      return .busy(runningDescription())
     }
   }
 
-  /// Returns once the recorder's generation has moved past `generation`; a cancellable wait also returns
-  /// when the calling task is cancelled.
-  nonisolated(nonsending) func waitForChange(after generation: UInt64, cancellable: Bool = true) async {
-    let id = state.withLock { $0.makeID() }
-    let register = { [self] (continuation: UnsafeContinuation<Void, Never>) in
-      let resumeNow = state.withLock { state -> Bool in
-        if state.generation != generation || (cancellable && Task.isCancelled) { return true }
-        state.waiters[id] = continuation
-        return false
-      }
-      if resumeNow { continuation.resume() }
-    }
-    guard cancellable else {
-      await withUnsafeContinuation(register)
+  /// Returns once an event happens after `generation`, or once the store reports that it has nothing in
+  /// flight (or when the calling task is cancelled).
+  ///
+  /// While a task of the test is registered, only events count: the store may look idle before that task
+  /// has reached it, and the task's end is an event.
+  nonisolated(nonsending) func waitForChangeOrIdle(after generation: UInt64) async {
+    guard !hasOwnWorkRunning, let access = storeAccess.withLock({ $0 }) else {
+      await signal.wait(after: generation)
       return
     }
-    await withTaskCancellationHandler {
-      await withUnsafeContinuation(register)
-    } onCancel: {
-      let waiter = state.withLock { $0.waiters.removeValue(forKey: id) }
-      waiter?.resume()
+    let signal = self.signal
+    await withTaskGroup(of: Void.self) { group in
+      group.addTask { await signal.wait(after: generation) }
+      group.addTask { try? await access.waitUntilIdle() }
+      await group.next()
+      group.cancelAll()
     }
   }
 
-  private func resume(_ waiters: [UnsafeContinuation<Void, Never>]) {
-    for waiter in waiters {
-      waiter.resume()
-    }
-  }
-
-  /// What is still in flight, for messages: the items whose chain is running, and the test's items that have
-  /// not reached the store yet.
+  /// What is still in flight, for messages: the items whose chain is running, the test's items that have
+  /// not reached the store yet, and who sleeps on the test clock.
   func runningDescription() -> String {
-    let names = runningItems()
+    var names = runningItems()
+    if let clock {
+      let sleepers = clock.snapshot().sleepers
+      if !sleepers.isEmpty {
+        names.append("asleep on the test clock: \(Parking.describe(sleepers))")
+      }
+    }
     return names.isEmpty
       ? "no item has reached the test store's interceptor yet (work queued in the mailbox, or a task the store "
         + "owns)"
       : names.joined(separator: ", ")
   }
 
+  /// The items whose chain is running, and the test's items that have not reached the store yet.
   func runningItems() -> [String] {
     let (running, own) = state.withLock { state in
       (state.running.values.sorted { $0.id < $1.id }, Array(state.ownWork.values))
@@ -433,17 +464,33 @@ final class TestStoreRecorder<S: State>: Sendable {
   /// Marks the test finished, cancels the test's own tasks, and reports what is left; nil if the test had
   /// already finished.
   func endOfTest() -> EndOfTestReport<S>? {
-    let ended = state.withLock { state -> (Exhaustivity, [RecordedStep<S>], [any OwnWork])? in
+    let ended = state.withLock {
+      state -> (Exhaustivity, [RecordedStep<S>], [any OwnWork], [any OwnWork], [RecordedStep<S>])? in
       if state.isFinished { return nil }
       state.isFinished = true
-      defer { state.received = [] }
-      return (state.exhaustivity, state.received, Array(state.ownWork.values))
+      defer {
+        state.received = []
+        state.unhandledErrors = []
+        state.failedOwnWork = []
+      }
+      return (
+        state.exhaustivity, state.received.filter { !$0.isReported }, Array(state.ownWork.values),
+        state.failedOwnWork, state.unhandledErrors
+      )
     }
-    guard let (exhaustivity, unasserted, own) = ended else { return nil }
+    guard let (exhaustivity, unasserted, own, failedOwn, unhandled) = ended else { return nil }
     let running = runningItems()
     for work in own {
       work.cancel()
     }
-    return EndOfTestReport(exhaustivity: exhaustivity, unasserted: unasserted, running: running)
+    var errors: [(item: any Dispatchable, error: any Error, location: SourceLocation?)] = []
+    for work in failedOwn {
+      if let error = work.unacknowledgedError { errors.append((work.item, error, work.location)) }
+    }
+    for step in unhandled {
+      if let error = step.error { errors.append((step.item, error, nil)) }
+    }
+    return EndOfTestReport(
+      exhaustivity: exhaustivity, unasserted: unasserted, running: running, unhandledErrors: errors)
   }
 }

@@ -12,7 +12,7 @@ import Testing
 /// ```
 public struct TestStoreTask<Value: Sendable>: Sendable {
   let own: OwnTask<Value>
-  let wait: @Sendable (_ location: SourceLocation) async -> Result<Value, any Error>?
+  let wait: @Sendable (_ location: SourceLocation) async -> Result<Value, any Error>
   /// Where `send` was called: issues found by ``value`` are attributed there.
   let location: SourceLocation
 
@@ -29,10 +29,12 @@ public struct TestStoreTask<Value: Sendable>: Sendable {
     own.cancel()
   }
 
-  /// Waits for the side effect to return, ignoring its outcome.
+  /// Waits for the side effect to return, ignoring its outcome (an error included: the end of the test does
+  /// not report it).
   ///
-  /// If it has not returned within the failsafe (``TestStoreConfiguration/failsafe``), records an issue,
-  /// cancels it, and returns.
+  /// If it cannot return before the test advances the test clock (everything in flight is asleep on it), or
+  /// has not returned within the failsafe (``TestStoreConfiguration/failsafe``), records an issue, cancels
+  /// it, and returns.
   public nonisolated(nonsending) func finish(
     fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
   ) async {
@@ -41,14 +43,13 @@ public struct TestStoreTask<Value: Sendable>: Sendable {
 
   /// Waits for the side effect to return, and returns its value.
   ///
-  /// - Throws: The side effect's error; ``TestStoreError/failsafeExpired(_:)`` if it did not return within
-  ///   the failsafe (an issue is recorded at the `send` call, and the side effect is cancelled).
+  /// - Throws: The side effect's error; ``TestStoreError/waitsForTestClock(_:)`` if it cannot return before
+  ///   the test advances the test clock, ``TestStoreError/failsafeExpired(_:)`` if it did not return within
+  ///   the failsafe (in both cases an issue is recorded at the `send` call, and the side effect is
+  ///   cancelled).
   public var value: Value {
     get async throws {
-      guard let result = await wait(location) else {
-        throw TestStoreError.failsafeExpired(describe(own.item))
-      }
-      return try result.get()
+      try await wait(location).get()
     }
   }
 }
@@ -63,12 +64,21 @@ public enum TestStoreError: Error, Sendable, Equatable, CustomStringConvertible 
   /// another event the test drives, start it with `send`, then drive it.
   case failsafeExpired(String)
 
+  /// The item named in the associated value cannot return before the test advances the test clock: all the
+  /// work in flight is asleep on it.
+  ///
+  /// An issue naming the sleepers has been recorded and the item cancelled; the error only stops the test.
+  /// Advance the clock before waiting for the item (start it with `send`, then drive the clock).
+  case waitsForTestClock(String)
+
   /// What happened and what to do about it.
   public var description: String {
     switch self {
     case .failsafeExpired(let item):
       "\(item) did not return within the test store's failsafe. If it waits for a clock or another event that "
         + "the test drives, start it with `send`, then drive it."
+    case .waitsForTestClock(let item):
+      "\(item) cannot return until the test clock moves. Start it with `send`, then advance the clock."
     }
   }
 }

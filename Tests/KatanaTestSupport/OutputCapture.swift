@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 
 #if canImport(Glibc)
   import Glibc
@@ -12,16 +13,63 @@ import Foundation
 /// The redirection is process-wide: another test printing at the same time writes into the pipe too. So
 /// callers look for their own lines in the result, and every captured line that does not start with one of
 /// `ownPrefixes` is written on to the real descriptor afterwards, so that nothing printed by someone else
-/// is lost.
+/// is lost. Captures of one descriptor take turns (a second one waits for the first to end), so that they
+/// never undo each other's redirection.
 public func capturingOutput(
   of descriptor: Int32, ownPrefixes: [String], _ body: () async throws -> Void
 ) async throws -> String {
+  try await capturingOutput(
+    of: descriptor, isOwn: { lines in lines.map { line in ownPrefixes.contains { line.hasPrefix($0) } } }, body)
+}
+
+/// Runs `body`, which records issues that the test expects (inside `withKnownIssue`), with standard error
+/// captured, and drops Swift Testing's report of the known issues recorded meanwhile ("… recorded a known
+/// issue at …", with the issue's message), so that a passing run does not print lines that read like
+/// failures. Everything else written meanwhile (other tests' output, real failures) is written on.
+public func withKnownIssueOutputCaptured(_ body: () async throws -> Void) async throws {
+  _ = try await capturingOutput(of: STDERR_FILENO, isOwn: knownIssueReportLines, body)
+}
+
+/// Runs `body` with standard error captured, and returns the lines written meanwhile that start with
+/// `prefix` (dropping them from the output); for tests of code that prints a warning on purpose.
+public func capturingWarnings(startingWith prefix: String, _ body: () async throws -> Void) async throws
+  -> [String]
+{
+  let output = try await capturingOutput(of: STDERR_FILENO, ownPrefixes: [prefix], body)
+  return output.split(separator: "\n").filter { $0.hasPrefix(prefix) }.map(String.init)
+}
+
+/// For each captured line, whether it belongs to Swift Testing's report of a known issue: the header line,
+/// then the `↳` lines of its comments and their indented continuation lines.
+public func knownIssueReportLines(_ lines: [Substring]) -> [Bool] {
+  var inReport = false
+  return lines.map { line in
+    if line.contains(" recorded a known issue") {
+      inReport = true
+    } else if inReport, !(line.hasPrefix("↳ ") || line.hasPrefix(" ")) {
+      inReport = false
+    }
+    return inReport
+  }
+}
+
+/// The capture itself: `isOwn` tells, line by line, which captured lines the caller keeps (they are
+/// returned, and not written on).
+func capturingOutput(
+  of descriptor: Int32, isOwn: @escaping @Sendable ([Substring]) -> [Bool], _ body: () async throws -> Void
+) async throws -> String {
+  let turn = CaptureTurns.shared
+  await turn.acquire(descriptor)
+  defer { turn.release(descriptor) }
   let pipe = Pipe()
   fflush(nil)  // what C stdio buffered before the redirection goes to the real descriptor
   let saved = dup(descriptor)
   guard saved >= 0, dup2(pipe.fileHandleForWriting.fileDescriptor, descriptor) >= 0 else {
+    if saved >= 0 { close(saved) }
     throw CocoaError(.fileWriteUnknown)
   }
+  // Drained while the body runs, so that a writer never blocks on a full pipe.
+  let reader = PipeReader(pipe.fileHandleForReading)
   let outcome: Result<Void, any Error>
   do {
     try await body()
@@ -33,12 +81,67 @@ public func capturingOutput(
   dup2(saved, descriptor)
   close(saved)
   try pipe.fileHandleForWriting.close()
-  let captured = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-  let others = captured.split(separator: "\n").filter { line in !ownPrefixes.contains { line.hasPrefix($0) } }
+  let captured = String(decoding: reader.waitForEnd(), as: UTF8.self)
+  let lines = captured.split(separator: "\n")
+  let own = isOwn(lines)
+  let others = zip(lines, own).filter { !$0.1 }.map(\.0)
   if !others.isEmpty {
     let forwarded = others.joined(separator: "\n") + "\n"
     FileHandle(fileDescriptor: descriptor, closeOnDealloc: false).write(Data(forwarded.utf8))
   }
   try outcome.get()
   return captured
+}
+
+/// Reads a pipe to its end on a thread of its own.
+private final class PipeReader: @unchecked Sendable {
+  // Sendable: `data` is written by the reading thread before it signals `done`, and read after `wait`.
+  private var data = Data()
+  private let done = DispatchSemaphore(value: 0)
+
+  init(_ handle: FileHandle) {
+    Thread.detachNewThread { [self] in
+      data = handle.readDataToEndOfFile()
+      done.signal()
+    }
+  }
+
+  func waitForEnd() -> Data {
+    done.wait()
+    return data
+  }
+}
+
+/// Makes captures of the same descriptor take turns, process-wide: a redirection is process-wide state.
+final class CaptureTurns: Sendable {
+  static let shared = CaptureTurns()
+
+  private struct Turns {
+    var busy: Set<Int32> = []
+    var waiters: [(descriptor: Int32, continuation: CheckedContinuation<Void, Never>)] = []
+  }
+
+  private let state = LockedValue(Turns())
+
+  func acquire(_ descriptor: Int32) async {
+    await withCheckedContinuation { continuation in
+      let acquired = state.withLock { turns -> Bool in
+        if turns.busy.insert(descriptor).inserted { return true }
+        turns.waiters.append((descriptor, continuation))
+        return false
+      }
+      if acquired { continuation.resume() }
+    }
+  }
+
+  func release(_ descriptor: Int32) {
+    let next = state.withLock { turns -> CheckedContinuation<Void, Never>? in
+      guard let index = turns.waiters.firstIndex(where: { $0.descriptor == descriptor }) else {
+        turns.busy.remove(descriptor)
+        return nil
+      }
+      return turns.waiters.remove(at: index).continuation
+    }
+    next?.resume()
+  }
 }

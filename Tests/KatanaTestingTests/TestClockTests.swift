@@ -105,42 +105,6 @@ extension TimeEffects {
       #expect(clock.sleeperCount == 0)
     }
 
-    @Test func run_resumesEveryCurrentSleeper_andMovesToTheLatestDeadline() async throws {
-      let clock = TestClock()
-      clock.run()
-      #expect(clock.now == .zero)
-      let first = Task { try await clock.sleep(for: .seconds(1)) }
-      let second = Task { try await clock.sleep(for: .seconds(5)) }
-      try await clock.waitForSleepers(count: 2)
-      clock.run()
-      try await first.value
-      try await second.value
-      #expect(clock.now == Self.at(.seconds(5)))
-    }
-
-    @Test func run_leavesAloneTheSleepsThatTheTasksItWokeStart() async throws {
-      let clock = TestClock()
-      let woke = Recorder<TestClock.Instant>()
-      // A repeating timer: each time it wakes, it sleeps again for one second.
-      let timer = Task {
-        while true {
-          try await clock.sleep(for: .seconds(1))
-          woke.append(clock.now)
-        }
-      }
-      for round in 1...3 {
-        try await clock.waitForSleepers(count: 1)
-        clock.run()
-        await woke.wait(forCount: round)
-        try await clock.waitForSleepers(count: 1)  // it sleeps again, and `run()` has returned
-        #expect(clock.now == Self.at(.seconds(round)))
-        #expect(clock.nextDeadline == Self.at(.seconds(round + 1)))
-      }
-      #expect(woke.values == [Self.at(.seconds(1)), Self.at(.seconds(2)), Self.at(.seconds(3))])
-      timer.cancel()
-      await #expect(throws: CancellationError.self) { try await timer.value }
-    }
-
     @Test func waitForSleepers_isCancellable() async throws {
       let clock = TestClock()
       let waiter = Task { try await clock.waitForSleepers(count: 1) }

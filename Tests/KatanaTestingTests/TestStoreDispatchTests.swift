@@ -36,14 +36,16 @@ struct TestStoreDispatchTests {
   @Test func dispatch_wrongMutation_messageIsTheExplanation_thenOneIndentedLinePerDifference() async throws {
     let store = makeStore(CounterState(count: 1))
     let issues = IssueLog()
-    try await withKnownIssue(
-      "the mutation is wrong on purpose",
-      {
-        try await store.dispatch(Log(tag: "a")) {
-          $0.count = 2
-          $0.log = ["b"]
-        }
-      }, matching: issues.matcher())
+    await withExpectedIssueOutputCaptured {
+      try await withKnownIssue(
+        "the mutation is wrong on purpose",
+        {
+          try await store.dispatch(Log(tag: "a")) {
+            $0.count = 2
+            $0.log = ["b"]
+          }
+        }, matching: issues.matcher())
+    }
     #expect(
       issues.all == [
         """
@@ -59,9 +61,11 @@ struct TestStoreDispatchTests {
   @Test func dispatch_whenTheStatesDifferOnlyByEquality_showsBothStates() async throws {
     let store = TestStore<MeasurementState, CounterDependencies>(initialState: MeasurementState())
     let issues = IssueLog()
-    try await withKnownIssue(
-      "NaN is not equal to itself", { try await store.dispatch(CountMeasurement()) { $0.count = 1 } },
-      matching: issues.matcher())
+    await withExpectedIssueOutputCaptured {
+      try await withKnownIssue(
+        "NaN is not equal to itself", { try await store.dispatch(CountMeasurement()) { $0.count = 1 } },
+        matching: issues.matcher())
+    }
     #expect(
       issues.all == [
         """

@@ -194,3 +194,62 @@ struct TestStoreReceiveTests {
     await store.finish()
   }
 }
+
+@Suite("TestStore: received-item bookkeeping", .timeLimit(.minutes(1)))
+struct TestStoreReceivedBookkeepingTests {
+  @Test func anyDispatchRejectedForItsStateType_isNotAReceivedItem() async throws {
+    let store = makeStore()
+    try await store.dispatch(
+      Script { context in
+        await #expect(throws: StoreError.self) { _ = try await context.anyDispatch(SetOther()) }
+        try await context.dispatch(Log(tag: "after"))
+      })
+    await store.receive(Log.self) { $0.log = ["after"] }
+    await store.finish()
+  }
+
+  @Test func receiveWaitingForAnUpdaterThatTheStoreRejects_skipsIt() async throws {
+    let store = makeStore()
+    let gate = Gate()
+    let started = Gate()
+    store.send(
+      Script { context in
+        started.open()
+        await gate.wait()
+        _ = try? await context.anyDispatch(SetOther())
+        try await context.dispatch(Log(tag: "after"))
+      })
+    await started.wait()
+    Task { gate.open() }
+    await store.receive(where: { $0 is any AnyStateUpdater }, { $0.log = ["after"] })
+    await store.finish()
+  }
+
+  @Test func receiveOutOfOrder_reportsTheEarlierItemsOnce_notAgainAtFinish() async throws {
+    let store = makeStore()
+    try await store.dispatch(
+      Script { context in
+        try await context.dispatch(Log(tag: "first"))
+        try await context.dispatch(Increment())
+      })
+    await expectOneIssue(containing: [#"Received Increment(by: 1) out of order: Log(tag: "first") was received"#]) {
+      await store.receive(Increment.self) { $0.count = 1 }
+      await store.finish()
+    }
+  }
+
+  @Test func receiveOutOfOrder_theEarlierItemCanStillBeAssertedAfterwards_withoutAnotherIssue() async throws {
+    let store = makeStore()
+    try await store.dispatch(
+      Script { context in
+        try await context.dispatch(Log(tag: "first"))
+        try await context.dispatch(Log(tag: "second"))
+        try await context.dispatch(Increment())
+      })
+    await expectOneIssue(containing: [#"Log(tag: "first"), Log(tag: "second") were received before it"#]) {
+      await store.receive(Increment.self) { $0.count = 1 }
+      await store.receive(Log(tag: "second")) { $0.log = ["first", "second"] }
+      await store.finish()
+    }
+  }
+}

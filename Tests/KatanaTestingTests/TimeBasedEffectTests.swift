@@ -330,7 +330,7 @@ extension TimeEffects {
       let driver = Task {
         while !Task.isCancelled {
           try await clock.waitForSleepers(count: 1)
-          clock.run()
+          if let latest = clock.sleepers.last?.deadline { clock.advance(to: latest) }
         }
       }
       let completed = try await withThrowingTaskGroup(of: Bool.self) { group in

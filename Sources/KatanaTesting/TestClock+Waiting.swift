@@ -1,0 +1,214 @@
+import Katana
+import Testing
+
+extension TestClock {
+  /// Returns once at least `count` tasks are sleeping on this clock (at once if they already are).
+  ///
+  /// ```swift
+  /// store.send(Search(query: "kat"))           // sleeps 300 ms on context.clock
+  /// try await clock.waitForSleepers(count: 1)  // synchronise on the sleep, never on time
+  /// clock.advance(by: .milliseconds(300))
+  /// ```
+  ///
+  /// Call it before advancing, so that the advance finds the sleepers it should wake. It waits for an
+  /// event, not for time; a failsafe turns a wait that would never end into a failure:
+  /// - if a ``TestStore`` uses this clock and everything it has in flight is already asleep on the clock
+  ///   (so no other sleep can start until the clock moves), it fails at once, naming the sleepers;
+  /// - otherwise it gives up after `timeout` (by default the failsafe of the test store that uses the
+  ///   clock, ``TestStoreConfiguration/failsafe``, or 30 seconds), naming the sleepers and what is in flight.
+  ///
+  /// Either way it records an issue at the caller's line and throws ``TestClockError/sleepersNotReached(_:)``.
+  ///
+  /// - Parameters:
+  ///   - count: The number of sleepers to wait for.
+  ///   - timeout: The failsafe; nil for the test store's.
+  ///   - fileID: The caller's file ID; leave the default, issues are attributed to the caller's line.
+  ///   - filePath: The caller's file path; leave the default.
+  ///   - line: The caller's line; leave the default.
+  ///   - column: The caller's column; leave the default.
+  /// - Throws: `CancellationError` if the calling task is cancelled first;
+  ///   ``TestClockError/sleepersNotReached(_:)`` (after recording an issue) if the sleepers cannot come.
+  public nonisolated(nonsending) func waitForSleepers(
+    count: Int = 1, timeout: Duration? = nil,
+    fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
+  ) async throws {
+    let location = sourceLocation(fileID: fileID, filePath: filePath, line: line, column: column)
+    var failsafe: Failsafe?
+    defer { failsafe?.cancel() }
+    while true {
+      let generations = watchedGenerations()
+      let sleepers = snapshot().sleepers
+      if sleepers.count >= count { return }
+      try Task.checkCancellation()
+      let recorders = attachedRecorders
+      let waiting =
+        "waitForSleepers(count: \(count)): \(counted(sleepers.count, "task sleeps", "tasks sleep")) on the test clock"
+      let settlements = recorders.map { $0.settlement() }
+      let parked = settlements.compactMap { settlement -> [SleeperRecord]? in
+        if case .parked(let sleepers) = settlement { return sleepers }
+        return nil
+      }
+      let anyBusy = settlements.contains { if case .busy = $0 { true } else { false } }
+      if !parked.isEmpty, !anyBusy, Self.unchanged(generations) {
+        let message =
+          "\(waiting), and no other sleep can start until the clock moves: \(Parking.describe(parked.flatMap { $0 })). "
+          + "Advance the clock (`advance(by:)`) to let the work go on, or wait for fewer sleepers."
+        recordIssue(message, at: location)
+        throw TestClockError.sleepersNotReached(message)
+      }
+      if failsafe == nil {
+        failsafe = startFailsafe(timeout: timeout, recorders: recorders)
+      }
+      if let failsafe, failsafe.isExpired {
+        let inFlight = recorders.map { recorder -> String in
+          switch recorder.settlement() {
+          case .idle: "the test store has nothing in flight"
+          case .parked(let sleepers): Parking.describe(sleepers)
+          case .busy(let running): "the test store still runs \(running)"
+          }
+        }
+        let message =
+          "\(waiting) after \(describe(failsafe.bound)) (the failsafe)"
+          + (sleepers.isEmpty
+            ? "" : ": \(sleepers.map { "\(Sleeper(deadline: $0.deadline, item: $0.item))" }.joined(separator: ", "))")
+          + (inFlight.isEmpty ? "" : "; \(inFlight.joined(separator: "; "))")
+          + ". Check that the code under test sleeps on this clock (`context.clock`) as often as you expect."
+        recordIssue(message, at: location)
+        throw TestClockError.sleepersNotReached(message)
+      }
+      let busy = zip(recorders, settlements).compactMap { recorder, settlement -> (any ClockObserving)? in
+        if case .busy = settlement { return recorder }
+        return nil
+      }
+      await Self.waitForChange(generations, orIdle: busy)
+    }
+  }
+
+  /// Advances the clock from deadline to deadline until nothing sleeps on it, letting the work it wakes
+  /// settle after each step.
+  ///
+  /// ```swift
+  /// store.send(Countdown(from: 3))   // sleeps a second, dispatches Tick, three times
+  /// await clock.run()
+  /// await store.receive(Tick.self) { $0.remaining = 2 }
+  /// await store.receive(Tick.self) { $0.remaining = 1 }
+  /// await store.receive(Tick.self) { $0.remaining = 0 }
+  /// ```
+  ///
+  /// It is the way to run a clock to its end without counting its sleeps. After each advance it waits, on
+  /// events, until every ``TestStore`` that uses the clock has settled: nothing in flight, or everything in
+  /// flight asleep on this clock again. So it needs a test store that uses the clock; without one it records
+  /// an issue and does nothing.
+  ///
+  /// A repeating timer never stops sleeping: cancel it first, or advance by hand. If sleepers are left when
+  /// `timeout` (by default the test store's failsafe) runs out, or the work it woke does not settle, it
+  /// records an issue that lists them and returns.
+  ///
+  /// - Important: The test store sees work asleep on the clock when the task that carries a side effect
+  ///   the test started sleeps itself (in the side effect's body, in an interceptor, or in a side effect it
+  ///   dispatches and awaits). Sleeps in tasks of their own (the effect toolkit's `run(id:)`, debounce,
+  ///   throttle, timers) are seen once the work they belong to has ended; until then `run()` waits for the
+  ///   failsafe. Advance by hand for those.
+  ///
+  /// - Parameters:
+  ///   - timeout: How long, on the failsafe's clock, the whole run may take; nil for the test store's failsafe.
+  ///   - fileID: The caller's file ID; leave the default, issues are attributed to the caller's line.
+  ///   - filePath: The caller's file path; leave the default.
+  ///   - line: The caller's line; leave the default.
+  ///   - column: The caller's column; leave the default.
+  public nonisolated(nonsending) func run(
+    timeout: Duration? = nil,
+    fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
+  ) async {
+    let location = sourceLocation(fileID: fileID, filePath: filePath, line: line, column: column)
+    let recorders = attachedRecorders
+    guard !recorders.isEmpty else {
+      recordIssue(
+        "run(): no test store uses this clock, so run() cannot tell when the work it wakes has settled. Give the "
+          + "clock to the test store (`configuration.clock = clock`), or advance it with `advance(by:)` after "
+          + "`waitForSleepers(count:)`.",
+        at: location)
+      return
+    }
+    let failsafe = startFailsafe(timeout: timeout, recorders: recorders)
+    defer { failsafe.cancel() }
+    while !Task.isCancelled {
+      let generations = watchedGenerations()
+      let busy = recorders.compactMap { recorder -> (recorder: any ClockObserving, running: String)? in
+        if case .busy(let running) = recorder.settlement() { return (recorder, running) }
+        return nil
+      }
+      let unsettled = busy.map(\.running)
+      if failsafe.isExpired {
+        let left = sleepers
+        recordIssue(
+          "run(): the clock still has \(counted(left.count, "sleeper")) after \(describe(failsafe.bound)) (the "
+            + "failsafe)\(left.isEmpty ? "" : ": \(left.map(\.description).joined(separator: ", "))")"
+            + (unsettled.isEmpty ? "" : "; still running: \(unsettled.joined(separator: "; "))")
+            + ". A repeating timer never stops sleeping: cancel it before `run()`, or advance the clock by hand.",
+          at: location)
+        return
+      }
+      if !unsettled.isEmpty || !Self.unchanged(generations) {
+        await Self.waitForChange(generations, orIdle: busy.map(\.recorder))
+        continue
+      }
+      guard let next = nextDeadline else { return }
+      advance(to: next)
+    }
+  }
+
+  /// The generations of the clock's signal and of the test stores that use it, for a wait on any of them.
+  func watchedGenerations() -> [(signal: ChangeSignal, generation: UInt64)] {
+    ([signal] + attachedRecorders.map(\.signal)).map { ($0, $0.generation) }
+  }
+
+  /// Returns once a signal moves past `generations`, or one of `recorders` reports that its store has
+  /// nothing in flight (a store's work can end without an event of its recorder: a task the store owns).
+  static func waitForChange(
+    _ generations: [(signal: ChangeSignal, generation: UInt64)], orIdle recorders: [any ClockObserving]
+  ) async {
+    guard !recorders.isEmpty else {
+      await ChangeSignal.waitForAny(generations)
+      return
+    }
+    await withTaskGroup(of: Void.self) { group in
+      group.addTask { await ChangeSignal.waitForAny(generations) }
+      for recorder in recorders {
+        let generation = recorder.signal.generation
+        group.addTask { await recorder.waitForChangeOrIdle(after: generation) }
+      }
+      await group.next()
+      group.cancelAll()
+    }
+  }
+
+  /// Whether no signal has moved since `generations` were read.
+  static func unchanged(_ generations: [(signal: ChangeSignal, generation: UInt64)]) -> Bool {
+    generations.allSatisfy { $0.signal.generation == $0.generation }
+  }
+
+  /// A failsafe for a wait of the clock: `timeout`, or the failsafe of the first test store that uses the
+  /// clock (measured on its failsafe clock), or 30 seconds.
+  func startFailsafe(timeout: Duration?, recorders: [any ClockObserving]) -> Failsafe {
+    let bound = timeout ?? recorders.first?.failsafeBound ?? .seconds(30)
+    let clock = recorders.first?.failsafeClock ?? ContinuousClock()
+    return Failsafe(bound: bound, clock: clock) { [signal] in signal.bump() }
+  }
+}
+
+/// Errors a ``TestClock`` throws.
+public enum TestClockError: Error, Sendable, Equatable, CustomStringConvertible {
+  /// ``TestClock/waitForSleepers(count:timeout:fileID:filePath:line:column:)`` gave up: the sleepers it
+  /// waited for could not come (the test store's work was all asleep on the clock already), or did not
+  /// come within the failsafe. The associated value is the message of the issue it recorded; the error
+  /// only stops the test, which could not go on without the sleepers.
+  case sleepersNotReached(String)
+
+  /// What happened and what to do about it.
+  public var description: String {
+    switch self {
+    case .sleepersNotReached(let message): message
+    }
+  }
+}

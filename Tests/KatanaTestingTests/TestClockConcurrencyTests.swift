@@ -1,0 +1,82 @@
+import Foundation
+import KatanaTestSupport
+import KatanaTesting
+import Testing
+
+/// `TestClock` advanced from many threads at once: every advance counts, and every sleeper wakes exactly
+/// once, at or after its deadline.
+@Suite("TestClock: concurrent advances", .timeLimit(.minutes(1)))
+struct TestClockConcurrencyTests {
+  /// The instant `duration` after the clock's zero.
+  static func at(_ duration: Duration) -> TestClock.Instant {
+    .zero.advanced(by: duration)
+  }
+
+  /// Runs `work(thread)` on `threads` threads that start together, and returns once all have returned.
+  static func onThreadsAtOnce(_ threads: Int, _ work: @escaping @Sendable (Int) -> Void) {
+    let ready = DispatchGroup()
+    let start = DispatchSemaphore(value: 0)
+    let done = DispatchGroup()
+    for thread in 0..<threads {
+      ready.enter()
+      done.enter()
+      Thread.detachNewThread {
+        ready.leave()
+        start.wait()
+        work(thread)
+        done.leave()
+      }
+    }
+    ready.wait()
+    for _ in 0..<threads { start.signal() }
+    done.wait()
+  }
+
+  @Test func eightThreadsAdvancingOneSecondEach_endAtEightSeconds_inEveryRound() {
+    var lost = 0
+    for _ in 0..<1_000 {
+      let clock = TestClock()
+      Self.onThreadsAtOnce(8) { _ in clock.advance(by: .seconds(1)) }
+      if clock.now != Self.at(.seconds(8)) { lost += 1 }
+    }
+    #expect(lost == 0, "\(lost) of 1000 rounds lost time")
+  }
+
+  /// Seeded rounds: sleepers at random deadlines, then 2 to 8 threads advancing by random steps at once.
+  /// Closed form: `now` ends at the sum of all steps, exactly the sleepers due by then have woken, each once
+  /// and not before its deadline, and the others still sleep.
+  @Test(arguments: [1, 2, 3, 4, 5] as [UInt64])
+  func randomAdvancesFromManyThreads_sumExactly_andWakeEverySleeperOnce(seed: UInt64) async throws {
+    var generator = SeededGenerator(seed: seed)
+    for _ in 0..<40 {
+      let clock = TestClock()
+      let sleeperCount = Int.random(in: 1...12, using: &generator)
+      let deadlines = (0..<sleeperCount).map { _ in Int.random(in: 1...40, using: &generator) }
+      let woke = Recorder<Int>()
+      var sleepers: [Task<Void, any Error>] = []
+      for (index, deadline) in deadlines.enumerated() {
+        sleepers.append(
+          Task {
+            try await clock.sleep(until: Self.at(.milliseconds(deadline)))
+            // Woken at or after the deadline, never before.
+            woke.append(clock.now >= Self.at(.milliseconds(deadline)) ? index : -1)
+          })
+      }
+      try await clock.waitForSleepers(count: sleeperCount)
+      let threads = Int.random(in: 2...8, using: &generator)
+      let steps = (0..<threads).map { _ in (0..<5).map { _ in Int.random(in: 0...3, using: &generator) } }
+      Self.onThreadsAtOnce(threads) { thread in
+        for step in steps[thread] { clock.advance(by: .milliseconds(step)) }
+      }
+      let total = steps.joined().reduce(0, +)
+      #expect(clock.now == Self.at(.milliseconds(total)))
+      let due = deadlines.indices.filter { deadlines[$0] <= total }
+      await woke.wait(forCount: due.count)
+      #expect(woke.values.sorted() == due)
+      #expect(clock.sleeperCount == sleeperCount - due.count)
+      for sleeper in sleepers { sleeper.cancel() }
+      for sleeper in sleepers { _ = await sleeper.result }
+      #expect(woke.values.count == due.count)
+    }
+  }
+}

@@ -1,0 +1,233 @@
+import KatanaTestSupport
+import KatanaTesting
+import Testing
+
+/// When everything the store has in flight is asleep on the test clock, nothing can happen until the test
+/// advances it: the test store's waits fail at once, naming the sleepers, instead of waiting for the
+/// failsafe. Every test here uses a failsafe clock that nobody advances, so a wait that does not fail fast
+/// hangs until the suite's time limit.
+@Suite("TestStore: failing fast when the work sleeps on the test clock", .timeLimit(.minutes(1)))
+struct TestStoreFailFastTests {
+  let clock = TestClock()
+  let failsafeClock = TestClock()
+
+  func makeClockedStore(
+    exhaustivity: Exhaustivity = .on, fileID: String = #fileID, filePath: String = #filePath, line: Int = #line,
+    column: Int = #column
+  ) -> CounterTestStore {
+    makeStore(
+      exhaustivity: exhaustivity, failsafeClock: failsafeClock, clock: clock, fileID: fileID, filePath: filePath,
+      line: line, column: column)
+  }
+
+  static let napSleeps =
+    #"Nap(duration: 0.3 seconds, tag: "woke") is sleeping on the test clock until 0.3 seconds (the clock is at "#
+    + "0.0 seconds)"
+
+  @Test func receive_whenTheOnlyWorkSleepsOnTheTestClock_failsAtOnce_namingTheSleeper() async throws {
+    let store = makeClockedStore()
+    store.send(Nap())
+    try await clock.waitForSleepers(count: 1)
+    let fragments = [
+      "Expected to receive Log, but nothing was received, and nothing can arrive until the test clock moves: "
+        + Self.napSleeps + "; advance the clock (`clock.advance(by:)`) before expecting what follows the sleep."
+    ]
+    let line = #line + 2
+    await expectOneIssue(containing: fragments, atLine: line) {
+      await store.receive(Log.self) { $0.log = ["woke"] }
+    }
+    clock.advance(by: .milliseconds(300))
+    await store.receive(Log.self) { $0.log = ["woke"] }
+    await store.finish()
+  }
+
+  @Test func advancingBeforeTheSleepStarts_thenReceiving_failsAtOnce_withTheDeadlineTheSleepGot() async throws {
+    let store = makeClockedStore()
+    let gate = Gate()
+    store.send(
+      Script(name: "late nap") { context in
+        await gate.wait()
+        try await context.clock.sleep(for: .milliseconds(300))
+        try await context.dispatch(Log(tag: "woke"))
+      })
+    clock.advance(by: .milliseconds(300))  // the mistake: nothing sleeps yet, so this wakes nobody
+    gate.open()
+    await expectOneIssue(containing: [
+      #"Script(name: "late nap", "#,
+      "is sleeping on the test clock until 0.6 seconds (the clock is at 0.3 seconds)",
+    ]) {
+      await store.receive(Log.self) { $0.log = ["woke"] }
+    }
+    clock.advance(by: .milliseconds(300))
+    await store.receive(Log.self) { $0.log = ["woke"] }
+    await store.finish()
+  }
+
+  @Test func receive_ofTheWrongItem_whileTheRestSleeps_failsAtOnce_andTakesTheReceivedOne() async throws {
+    let store = makeClockedStore()
+    store.send(
+      Script(name: "log, then nap") { context in
+        try await context.dispatch(Log(tag: "first"))
+        try await context.clock.sleep(for: .seconds(1))
+        try await context.dispatch(Log(tag: "second"))
+      })
+    try await clock.waitForSleepers(count: 1)
+    await expectOneIssue(containing: [
+      #"Expected to receive Increment, but received Log(tag: "first")."#,
+      "Nothing else can arrive until the test clock moves: ", "is sleeping on the test clock until 1.0 seconds",
+    ]) {
+      await store.receive(Increment.self)
+    }
+    clock.advance(by: .seconds(1))
+    await store.receive(Log(tag: "second")) { $0.log = ["first", "second"] }
+    await store.finish()
+  }
+
+  @Test func finish_whenWorkSleepsOnTheTestClock_failsAtOnce_andCancelsIt() async throws {
+    let store = makeClockedStore()
+    store.send(Nap())
+    try await clock.waitForSleepers(count: 1)
+    let fragments = [
+      "finish(): the store still has work in flight, and it can only go on when the test clock moves: "
+        + Self.napSleeps + ". Advance the clock, or cancel the work, before the test ends."
+    ]
+    await expectOneIssue(containing: fragments) {
+      await store.finish()
+    }
+    #expect(clock.sleeperCount == 0)
+  }
+
+  @Test func finish_nonExhaustive_cancelsWorkAsleepOnTheTestClock_withoutAnIssue() async throws {
+    let store = makeClockedStore(exhaustivity: .off)
+    store.send(Nap())
+    try await clock.waitForSleepers(count: 1)
+    await store.finish()
+    #expect(clock.sleeperCount == 0)
+  }
+
+  @Test func dispatch_ofASideEffectThatSleepsOnTheTestClock_failsAtOnce_andThrows() async throws {
+    let store = makeClockedStore()
+    let thrown = LockedValue<(any Error)?>(nil)
+    await expectOneIssue(containing: [
+      "Nap(duration: 0.3 seconds, tag: \"woke\") cannot return until the test clock moves: " + Self.napSleeps,
+      "start it with `send` and drive the clock from the test",
+    ]) {
+      do {
+        try await store.dispatch(Nap())
+      } catch {
+        thrown.withLock { $0 = error }
+      }
+    }
+    #expect(thrown.current as? TestStoreError == .waitsForTestClock(#"Nap(duration: 0.3 seconds, tag: "woke")"#))
+    await store.finish()
+  }
+
+  @Test func sentTaskValue_whenItSleepsOnTheTestClock_failsAtOnce() async throws {
+    let store = makeClockedStore()
+    let nap = store.send(Nap())
+    try await clock.waitForSleepers(count: 1)
+    let thrown = LockedValue<(any Error)?>(nil)
+    await expectOneIssue(containing: ["cannot return until the test clock moves: " + Self.napSleeps]) {
+      do {
+        try await nap.value
+      } catch {
+        thrown.withLock { $0 = error }
+      }
+    }
+    #expect(thrown.current is TestStoreError)
+    await store.finish()
+  }
+
+  @Test func waitUntilIdle_whenWorkSleepsOnTheTestClock_failsAtOnce() async throws {
+    let store = makeClockedStore()
+    store.send(Nap())
+    try await clock.waitForSleepers(count: 1)
+    await expectOneIssue(containing: ["waitUntilIdle(): the store cannot become idle until the test clock moves: "]) {
+      await store.waitUntilIdle()
+    }
+    clock.advance(by: .milliseconds(300))
+    await store.receive(Log.self) { $0.log = ["woke"] }
+    await store.finish()
+  }
+
+  // MARK: - Never too early
+
+  @Test func receive_whileOtherWorkIsAwake_waitsForIt_evenIfSomeWorkSleeps() async throws {
+    let store = makeClockedStore()
+    store.send(Nap())
+    try await clock.waitForSleepers(count: 1)
+    let gate = Gate()
+    let started = Gate()
+    store.send(WaitForGate(gate: gate, started: started))
+    await started.wait()
+    Task { gate.open() }
+    await store.receive(Log(tag: "after gate")) { $0.log = ["after gate"] }
+    clock.advance(by: .milliseconds(300))
+    await store.receive(Log(tag: "woke")) { $0.log = ["after gate", "woke"] }
+    await store.finish()
+  }
+
+  @Test func release_withNothingInFlight_recordsNothing_evenIfOthersSleepOnTheSameClock() async throws {
+    let sleeper = Task { try await clock.sleep(for: .seconds(1)) }
+    try await clock.waitForSleepers(count: 1)
+    do {
+      let store = makeClockedStore()
+      try await store.dispatch(Increment()) { $0.count = 1 }
+    }
+    sleeper.cancel()
+    _ = await sleeper.result
+  }
+
+  /// A sleep in a task of its own (here the debounce's) is not work the test store can attribute yet: it
+  /// waits for the failsafe, whose message names the sleeper. (With the store reporting which task carries
+  /// each unit of its work, this will fail at once too.)
+  @Test func receive_whenTheSleepIsInATaskOfItsOwn_waitsForTheFailsafe_whichNamesTheSleeper() async throws {
+    let store = makeClockedStore()
+    store.send(
+      Script(name: "debounced") { context in
+        try await context.debounce(id: "search", for: .milliseconds(300)) {
+          try await context.dispatch(Log(tag: "searched"))
+        }
+      })
+    try await clock.waitForSleepers(count: 1)
+    await expectOneIssue(containing: [
+      "Expected to receive Increment, but it was not received within 30 seconds",
+      #"asleep on the test clock: Script(name: "debounced", "#, "is sleeping on the test clock until 0.3 seconds",
+    ]) {
+      async let receiving: Increment? = store.receive(Increment.self)
+      try await failsafeClock.waitForSleepers(count: 1)
+      failsafeClock.advance(by: .seconds(30))
+      _ = await receiving
+    }
+    clock.advance(by: .milliseconds(300))
+    await store.receive(Log.self) { $0.log = ["searched"] }
+    await store.finish()
+  }
+
+  /// Seeded rounds of side effects that each sleep a distinct time on the test clock, advanced one deadline
+  /// at a time, each advance followed at once by a `receive`: the woken task is still running when the
+  /// receive looks, and it must wait for it, never fail. Closed form: no issue, and the log in deadline
+  /// order.
+  @Test(arguments: [11, 12, 13] as [UInt64])
+  func advancingAndReceivingAtOnce_neverFailsEarly(seed: UInt64) async throws {
+    var generator = SeededGenerator(seed: seed)
+    for _ in 0..<15 {
+      let clock = TestClock()
+      let store = makeStore(failsafeClock: failsafeClock, clock: clock)
+      let count = Int.random(in: 1...5, using: &generator)
+      let delays = Array((1...20).shuffled(using: &generator).prefix(count))
+      for delay in delays {
+        store.send(Nap(duration: .milliseconds(delay * 10), tag: "\(delay)"))
+      }
+      try await clock.waitForSleepers(count: count)
+      var log: [String] = []
+      for delay in delays.sorted() {
+        clock.advance(to: .zero.advanced(by: .milliseconds(delay * 10)))
+        log.append("\(delay)")
+        await store.receive(Log(tag: "\(delay)")) { [log] in $0.log = log }
+      }
+      await store.finish()
+      #expect(store.state.log == delays.sorted().map { "\($0)" })
+    }
+  }
+}
