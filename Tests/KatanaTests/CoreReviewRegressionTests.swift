@@ -471,11 +471,12 @@ struct CoreReviewSuspectedTests {
     let gate = Gate()
     let started = Gate()
     let store = try await makeReadyStore(interceptors: [gatingInterceptor(tag: "hold", gate: gate, started: started)])
-    store.send(Log(tag: "hold"))
+    let hold = store.send(Log(tag: "hold"))
     await started.wait()
     let handles = (0..<20_000).map { store.send(Log(tag: "\($0)")) }
     for handle in handles { handle.cancel() }
     gate.open()
+    try await hold.value
     for handle in handles {
       await #expect(throws: CancellationError.self) { try await handle.value }
     }
