@@ -66,45 +66,81 @@ extension AnySideEffectContext {
 /// }
 /// ```
 ///
+/// A side effect of a feature mounted with ``Store/scope(_:dependencies:)-(WritableKeyPath<S,Slice>,KeyPath<D,SliceDependencies>)``
+/// gets a context of the feature's own types: `getState()` reads the feature's slice, `dispatch` and `send`
+/// go through the scope to the root store's mailbox, and ids of the effect tools are the scope's own (see
+/// <doc:BuildingFeatures>).
+///
 /// The context does not keep the store alive: once the store has shut down, dispatching through it throws
 /// ``StoreError/storeShutDown``.
 public struct SideEffectContext<S: State, D: SideEffectDependencyContainer>: AnySideEffectContext {
-  @usableFromInline let core: StoreCore<S, D>
+  /// What the context dispatches to: a store of state `S`, or a scope whose slice is an `S`.
+  @usableFromInline
+  enum Backing: Sendable {
+    case store(StoreCore<S, D>)
+    case scope(ScopeCore<S>)
+  }
 
-  /// The store's dependency container.
+  @usableFromInline let backing: Backing
+
+  /// The store's dependency container (a feature's context: the feature's container).
   public let dependencies: D
 
   @inlinable
   init(core: StoreCore<S, D>, dependencies: D) {
-    self.core = core
+    self.backing = .store(core)
     self.dependencies = dependencies
   }
 
-  /// The latest committed state. After an awaited `dispatch` of a state updater returns, it includes that
-  /// updater's change.
+  @inlinable
+  init(scope: ScopeCore<S>, dependencies: D) {
+    self.backing = .scope(scope)
+    self.dependencies = dependencies
+  }
+
+  /// The latest committed state (a feature's context: the feature's slice of it). After an awaited
+  /// `dispatch` of a state updater returns, it includes that updater's change.
+  ///
+  /// In a feature's context whose element or child is missing, this is `S()` (see
+  /// ``ScopedStore/state``).
   @inlinable
   public func getState() -> S {
-    core.state
+    switch backing {
+    case .store(let core): core.state
+    case .scope(let scope): scope.state
+    }
   }
 
   /// The store's clock (``StoreConfiguration/clock``): sleep on it rather than on a clock of your own, so
   /// that tests can control time.
   public var clock: any Clock<Duration> {
-    core.configuration.clock
+    switch backing {
+    case .store(let core): core.configuration.clock
+    case .scope(let scope): scope.root.clock
+    }
   }
 
   /// Dispatches a state updater; see ``Store/dispatch(_:)-(U)``.
+  ///
+  /// - Throws: In a feature's context, also ``ScopeError`` if the feature's element or child is missing
+  ///   when the updater's turn comes (the updater is then not applied).
   @inlinable
   public nonisolated(nonsending) func dispatch<U: StateUpdater>(_ dispatchable: U) async throws
   where U.StateType == S {
-    try await core.dispatch(dispatchable)
+    switch backing {
+    case .store(let core): try await core.dispatch(dispatchable)
+    case .scope(let scope): try await scope.dispatch(dispatchable)
+    }
   }
 
   /// Dispatches a side effect and waits for it; see ``Store/dispatch(_:)-(E)``.
   @inlinable
   public nonisolated(nonsending) func dispatch<E: SideEffect>(_ dispatchable: E) async throws
   where E.StateType == S, E.Dependencies == D {
-    try await core.dispatch(dispatchable, context: self)
+    switch backing {
+    case .store(let core): try await core.dispatch(dispatchable, context: self)
+    case .scope(let scope): try await scope.dispatch(dispatchable, context: self)
+    }
   }
 
   /// Dispatches a returning side effect and returns its value; see
@@ -113,37 +149,55 @@ public struct SideEffectContext<S: State, D: SideEffectDependencyContainer>: Any
   public nonisolated(nonsending) func dispatch<R: ReturningSideEffect>(_ dispatchable: R) async throws
     -> R.ReturnValue
   {
-    try await core.dispatch(dispatchable, context: self)
+    switch backing {
+    case .store(let core): try await core.dispatch(dispatchable, context: self)
+    case .scope(let scope): try await scope.dispatch(dispatchable, context: self)
+    }
   }
 
   /// Dispatches any item, checking its kind and types at run time; see ``Store/anyDispatch(_:)``.
   public nonisolated(nonsending) func anyDispatch(_ dispatchable: any Dispatchable) async throws -> any Sendable {
-    try await core.anyDispatch(dispatchable)
+    switch backing {
+    case .store(let core): try await core.anyDispatch(dispatchable)
+    case .scope(let scope): try await scope.anyDispatch(dispatchable, context: self)
+    }
   }
 
   /// Hands a state updater to the store now; see ``Store/send(_:)-(U)``.
   @discardableResult
   public func send<U: StateUpdater>(_ dispatchable: U) -> DispatchHandle<Void> where U.StateType == S {
-    core.send(dispatchable)
+    switch backing {
+    case .store(let core): core.send(dispatchable)
+    case .scope(let scope): scope.send(dispatchable)
+    }
   }
 
   /// Hands a side effect to the store now; see ``Store/send(_:)-(E)``.
   @discardableResult
   public func send<E: SideEffect>(_ dispatchable: E) -> DispatchHandle<Void>
   where E.StateType == S, E.Dependencies == D {
-    core.send(dispatchable, context: self)
+    switch backing {
+    case .store(let core): core.send(dispatchable, context: self)
+    case .scope(let scope): scope.send(dispatchable, context: self)
+    }
   }
 
   /// Hands a returning side effect to the store now; see ``Store/send(_:)->DispatchHandle<R.ReturnValue>``.
   @discardableResult
   public func send<R: ReturningSideEffect>(_ dispatchable: R) -> DispatchHandle<R.ReturnValue> {
-    core.send(dispatchable, context: self)
+    switch backing {
+    case .store(let core): core.send(dispatchable, context: self)
+    case .scope(let scope): scope.send(dispatchable, context: self)
+    }
   }
 
   /// Hands any item to the store now; see ``Store/anySend(_:)``.
   @discardableResult
   public func anySend(_ dispatchable: any Dispatchable) -> DispatchHandle<any Sendable> {
-    core.anySend(dispatchable)
+    switch backing {
+    case .store(let core): core.anySend(dispatchable)
+    case .scope(let scope): scope.anySend(dispatchable, context: self)
+    }
   }
 
   public var anyDependencies: any SideEffectDependencyContainer {
@@ -172,25 +226,50 @@ package protocol StoreContextInternals {
   /// Returns the side effects sent before an item (all of them for nil) that have not finished; it does not
   /// keep the store alive.
   func sentItemsQuery() -> @Sendable (SentItemOrigin?) -> [SentItemOrigin]
+
+  /// The identifier, in the store's effect registry, of work run under `id` through this context: the id
+  /// itself for the store, the id within the scope's namespace for a feature's context.
+  func effectID(for id: some Hashable & Sendable) -> EffectID
+}
+
+extension StoreContextInternals {
+  package func effectID(for id: some Hashable & Sendable) -> EffectID {
+    EffectID(id)
+  }
 }
 
 extension SideEffectContext: StoreContextInternals {
+  /// The root store's internals: a feature's context shares its store's registry and attachments.
+  var rootInternals: any StoreContextInternals {
+    switch backing {
+    case .store(let core): core
+    case .scope(let scope): scope.root.internals
+    }
+  }
+
   package func addShutdownHandler(_ handler: @escaping @Sendable () -> Void) {
-    core.addShutdownHandler(handler)
+    rootInternals.addShutdownHandler(handler)
   }
 
   package func attachment<T: AnyObject & Sendable>(_ type: T.Type, make: () -> T) -> T? {
-    core.attachment(type, make: make)
+    rootInternals.attachment(type, make: make)
   }
 
-  package var isInsideUpdater: Bool { core.isInsideUpdater }
+  package var isInsideUpdater: Bool { rootInternals.isInsideUpdater }
 
   package func runtimeWarning(_ message: String) {
-    core.runtimeWarning(message)
+    rootInternals.runtimeWarning(message)
   }
 
   package func sentItemsQuery() -> @Sendable (SentItemOrigin?) -> [SentItemOrigin] {
-    core.sentItemsQuery()
+    rootInternals.sentItemsQuery()
+  }
+
+  package func effectID(for id: some Hashable & Sendable) -> EffectID {
+    switch backing {
+    case .store: EffectID(id)
+    case .scope(let scope): scope.effectID(for: id)
+    }
   }
 }
 
@@ -198,5 +277,11 @@ extension AnySideEffectContext {
   /// The store internals behind this context (every context the store creates provides them).
   package var storeInternals: (any StoreContextInternals)? {
     self as? any StoreContextInternals
+  }
+
+  /// The registry identifier of work this context runs under `id` (see
+  /// ``StoreContextInternals/effectID(for:)``).
+  func effectID(_ id: some Hashable & Sendable) -> EffectID {
+    storeInternals?.effectID(for: id) ?? EffectID(id)
   }
 }

@@ -36,7 +36,7 @@ extension AnySideEffectContext {
     _ elements: sending Elements, id: some Hashable & Sendable, cancelInFlight: Bool = false,
     _ body: sending @escaping (Elements.Element) async throws -> Void
   ) async throws {
-    try await effectRegistry().run(id: EffectID(id), cancelInFlight: cancelInFlight) {
+    try await effectRegistry().run(id: effectID(id), cancelInFlight: cancelInFlight) {
       for try await element in elements {
         try await body(element)
       }

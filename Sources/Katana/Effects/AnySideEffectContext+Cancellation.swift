@@ -46,7 +46,7 @@ extension AnySideEffectContext {
   public nonisolated(nonsending) func run<T: Sendable>(
     id: some Hashable & Sendable, cancelInFlight: Bool = false, operation: sending @escaping () async throws -> T
   ) async throws -> T {
-    try await effectRegistry().run(id: EffectID(id), cancelInFlight: cancelInFlight, operation: operation)
+    try await effectRegistry().run(id: effectID(id), cancelInFlight: cancelInFlight, operation: operation)
   }
 
   /// Cancels everything this store runs under `id`: runs, debounced and throttled calls, timers and
@@ -57,7 +57,7 @@ extension AnySideEffectContext {
   /// next throttled call runs at once.
   public func cancel(id: some Hashable & Sendable) {
     guard let internals = storeInternals else { return }
-    EffectRegistry.cancel(EffectID(id), in: internals)
+    EffectRegistry.cancel(internals.effectID(for: id), in: internals)
   }
 
   /// The effect registry of the store behind this context.

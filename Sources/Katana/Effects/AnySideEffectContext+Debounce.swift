@@ -43,7 +43,7 @@ extension AnySideEffectContext {
     }
     let registry = try effectRegistry()
     let deadline = EffectDeadline(clock, after: duration)
-    return try await registry.run(id: EffectID(id), cancelInFlight: true) {
+    return try await registry.run(id: effectID(id), cancelInFlight: true) {
       try await deadline.sleep()
       return try await operation()
     }

@@ -55,7 +55,7 @@ extension AnySideEffectContext {
         "throttle(id:for:mode:operation:) needs an interval longer than zero, got \(interval).")
     }
     let registry = try effectRegistry()
-    let id = EffectID(id)
+    let id = effectID(id)
     let clock = self.clock
     let windowEnd = EffectDeadline(clock, after: interval)
     let token = registry.makeToken()

@@ -46,7 +46,7 @@ extension AnySideEffectContext {
     }
     let registry = try effectRegistry()
     let timer = EffectTimer(clock, every: interval)
-    try await registry.run(id: EffectID(id), cancelInFlight: cancelInFlight) { () async throws -> Void in
+    try await registry.run(id: effectID(id), cancelInFlight: cancelInFlight) { () async throws -> Void in
       try await timer.run(tick)
     }
     // Not reached: a timer only ends by throwing. (A run returning `Never` directly makes the compiler warn

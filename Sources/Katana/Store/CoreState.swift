@@ -57,21 +57,34 @@ struct CoreState<S: State, D: SideEffectDependencyContainer> {
   /// makes the mutation copy whatever it touches) and returns the commit to deliver once the lock is
   /// released; the caller must hold the turn until that delivery is done.
   ///
+  /// - Parameter scope: The scope the mutation came through, if any: it only changes that scope's slice, so
+  ///   observers of scopes elsewhere in the state are left out (with none left, the commit takes the path
+  ///   without observers).
   /// - Returns: Whether `mutate` applied, and the commit to deliver, if any.
   @inlinable
-  mutating func commitIfApplies(_ mutate: (inout S) throws -> Bool) rethrows -> (applied: Bool, commit: Commit<S>?) {
+  mutating func commitIfApplies(at scope: ScopeNode? = nil, _ mutate: (inout S) throws -> Bool) rethrows -> (
+    applied: Bool, commit: Commit<S>?
+  ) {
     if observers.isEmpty {
+      return (try mutate(&state), nil)
+    }
+    let slices = observers.slices(concernedBy: scope)
+    if !observers.observesWholeState, slices == nil {
       return (try mutate(&state), nil)
     }
     let old: S? = observers.needsOldState ? state : nil
     guard try mutate(&state) else { return (false, nil) }
-    return (true, Commit(old: old, new: state, listeners: observers.listeners, subscribers: observers.subscribers))
+    return (
+      true,
+      Commit(
+        old: old, new: state, listeners: observers.listeners, subscribers: observers.subscribers, slices: slices)
+    )
   }
 
-  /// Applies `mutate` to the state; see ``commitIfApplies(_:)``.
+  /// Applies `mutate` to the state; see ``commitIfApplies(at:_:)``.
   @inlinable
-  mutating func commit(_ mutate: (inout S) throws -> Void) rethrows -> Commit<S>? {
-    try commitIfApplies { state -> Bool in
+  mutating func commit(at scope: ScopeNode? = nil, _ mutate: (inout S) throws -> Void) rethrows -> Commit<S>? {
+    try commitIfApplies(at: scope) { state -> Bool in
       try mutate(&state)
       return true
     }.commit

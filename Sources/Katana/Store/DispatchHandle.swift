@@ -95,6 +95,8 @@ protocol HandleCompletion: AnyObject {
   /// Records that the job starts, and returns true; returns false, after failing the handle with
   /// `CancellationError`, if the handle was cancelled first.
   func markStarted() -> Bool
+  /// Connects the handle to its job, so that cancelling the handle cancels the job.
+  func setControl(_ control: any JobControl)
 }
 
 /// The completion state behind a ``DispatchHandle``: a result set once, whoever waits for it, and the job

@@ -154,6 +154,11 @@ extension StoreCore {
       try applyOpened(typed, to: &state)
       return
     }
+    // An item that came through a scope applies its feature's updater at the scope's place in the state.
+    if let routed = updater as? any ScopeRoutedUpdater {
+      try routed.applyRouted(to: &state)
+      return
+    }
     let updated = try updater.updatedState(currentState: state)
     guard let typedState = updated as? S else {
       throw StoreError.wrongStateType(expected: String(reflecting: S.self), actual: typeName(of: updated))

@@ -75,6 +75,7 @@ extension StoreCore {
   var observerCount: Int {
     withLock { core in
       core.observers.listeners.filter { $0.isSubscribed.isSet }.count + core.observers.subscribers.count
+        + core.observers.slices.filter { $0.isSubscribed.isSet }.count
     }
   }
 

@@ -78,9 +78,11 @@ extension StoreCore {
   /// Enqueues a sent updater. Without interceptors it is committed synchronously (`apply`); with them,
   /// `applyThroughChain` runs while the pump holds the turn and returns the items of the other kind that
   /// interceptors substituted.
+  ///
+  /// - Parameter scope: The scope `apply` comes through, if any (see ``CoreState/commitIfApplies(at:_:)``).
   @usableFromInline func enqueueUpdater<Value: Sendable>(
     _ item: any Dispatchable, value: Value, apply: @escaping @Sendable (inout S) throws -> Void,
-    frame: @escaping @Sendable () -> UpdaterFrame<S>
+    frame: @escaping @Sendable () -> UpdaterFrame<S>, at scope: ScopeNode? = nil
   ) -> DispatchHandle<Value> {
     let handle = DispatchHandle(storage: HandleStorage<Value>.make())
     guard hasInterceptors else {
@@ -88,7 +90,7 @@ extension StoreCore {
         item, isUpdater: true, handle: handle.storage,
         work: .synchronous({ [self] in
           do {
-            try commitHoldingTurn(apply)
+            try commitHoldingTurn(at: scope, apply)
             handle.storage.complete(.success(value))
           } catch {
             handle.storage.complete(.failure(error))
@@ -144,9 +146,7 @@ extension StoreCore {
   }
 
   /// Puts a job into the mailbox, or starts it right away if nothing is ahead of it.
-  func enqueue<Value: Sendable>(
-    _ item: any Dispatchable, isUpdater: Bool, handle: HandleStorage<Value>, work: MailboxJob.Work
-  ) {
+  func enqueue(_ item: any Dispatchable, isUpdater: Bool, handle: any HandleCompletion, work: MailboxJob.Work) {
     guard !owner.isCurrentThread else {
       handle.fail(StoreError.dispatchFromStateUpdater(typeName(of: item)))
       return

@@ -14,11 +14,13 @@ extension StoreCore {
   /// Applies `mutate` right away if the store is ready and nothing is ahead in the mailbox, delivers the
   /// change to observers, and returns true: the hot path, one lock acquisition without observers. Returns
   /// false if the caller must wait.
+  ///
+  /// - Parameter scope: The scope the mutation comes through, if any (see ``CoreState/commitIfApplies(at:_:)``).
   @inlinable @inline(__always)
-  func applyIfIdle(_ mutate: (inout S) throws -> Void) rethrows -> Bool {
+  func applyIfIdle(at scope: ScopeNode? = nil, _ mutate: (inout S) throws -> Void) rethrows -> Bool {
     let outcome = try withLockRunningUpdater { core -> InlineOutcome in
       guard core.canTakeTurnNow else { return .mustWait }
-      guard let commit = try core.commit(mutate) else { return .applied }
+      guard let commit = try core.commit(at: scope, mutate) else { return .applied }
       core.mailbox.takeTurn(holder: nil)
       return .appliedHoldingTurn(commit)
     }
@@ -37,16 +39,19 @@ extension StoreCore {
   /// The slow path of an updater dispatch: takes the turn (waiting for it if needed), applies the updater
   /// (through the interceptor chain if there is one), releases the turn, then dispatches any substituted
   /// items. Only waiting and the chain itself are asynchronous.
+  ///
+  /// - Parameter scope: The scope `apply` comes through, if any (see ``CoreState/commitIfApplies(at:_:)``).
   @inlinable
   nonisolated(nonsending) func dispatchUpdaterWaitingForTurn(
-    _ item: any Dispatchable, frame: UpdaterFrame<S>, apply: (inout S) throws -> Void, depth: Int
+    _ item: any Dispatchable, frame: UpdaterFrame<S>, apply: (inout S) throws -> Void, depth: Int,
+    at scope: ScopeNode? = nil
   ) async throws {
     let holder = TaskIdentity.current
     // With interceptors, taking the turn also installs the frame (one critical section instead of two).
     let frameInstalled = try await acquireTurn(holder: holder, installing: hasInterceptors ? frame : nil)
     guard hasInterceptors else {
       do {
-        try commitHoldingTurn(apply)
+        try commitHoldingTurn(at: scope, apply)
       } catch {
         releaseTurn()
         throw error
@@ -90,10 +95,10 @@ extension StoreCore {
   }
 
   /// Commits `mutate` while holding the turn, and delivers the change to observers.
-  @usableFromInline func commitHoldingTurn(_ mutate: (inout S) throws -> Void) throws {
+  @usableFromInline func commitHoldingTurn(at scope: ScopeNode? = nil, _ mutate: (inout S) throws -> Void) throws {
     let commit = try withLockRunningUpdater { core in
       if let error = core.lifecycle.phase.dispatchError { throw error }
-      return try core.commit(mutate)
+      return try core.commit(at: scope, mutate)
     }
     commit?.deliver()
   }
@@ -306,11 +311,13 @@ extension StoreCore {
       }
     case .updater(let updater):
       let commit: Commit<S>?
+      // An item that came through one of this store's scopes only changes that scope's slice.
+      let scope = (updater as? any ScopeRoutedUpdater).flatMap { $0.scopeNode(in: id) }
       do {
         commit = try withLockRunningUpdater { core in
           guard core.turnFrame === frame else { throw StoreError.nextCalledOutOfScope(typeName(of: item)) }
           if let error = core.lifecycle.phase.dispatchError { throw error }
-          return try core.commit { try Self.applyErased(updater, to: &$0) }
+          return try core.commit(at: scope) { try Self.applyErased(updater, to: &$0) }
         }
       } catch {
         withLock { _ in frame.inNext = false }

@@ -1,0 +1,75 @@
+/// Where a scope's slice lives inside the root state, in a form two scopes can compare.
+///
+/// A location is a list of segments from the root: byte ranges for stored properties (the ranges of one
+/// chain of stored properties are merged into one, so `\.a.b` and `\.a` then `\.b` are the same location),
+/// then steps the store cannot see through: an element of a collection, the value of an optional, a key
+/// path with computed parts.
+///
+/// Two scopes share an effect-id namespace when their locations are equal, and a commit through one scope
+/// concerns observers of another when their locations may overlap (``mayOverlap(_:)``).
+@usableFromInline
+struct ScopeLocation: Hashable, @unchecked Sendable {
+  // Sendable: segments hold ids and key paths that the scope functions only accept as Sendable values; they
+  // are immutable.
+
+  @usableFromInline
+  enum Segment: Hashable {
+    /// A chain of stored properties: its bytes inside the value the previous segments lead to.
+    case bytes(Range<Int>)
+    /// One element of the collection the previous segments lead to, by id (or key), with the id's hash.
+    case element(hash: Int, id: AnyHashable)
+    /// The value of the optional the previous segments lead to.
+    case some
+    /// A key path with computed parts: the store cannot tell where it leads.
+    case computed(hash: Int, path: AnyKeyPath)
+  }
+
+  @usableFromInline private(set) var segments: [Segment] = []
+
+  /// The whole state.
+  static let root = ScopeLocation()
+
+  /// This location followed by the stored properties at `offset` in its value, `size` bytes long.
+  func appendingBytes(offset: Int, size: Int) -> ScopeLocation {
+    var result = self
+    if case .bytes(let range) = segments.last {
+      let start = range.lowerBound + offset
+      result.segments[segments.count - 1] = .bytes(start..<(start + size))
+    } else {
+      result.segments.append(.bytes(offset..<(offset + size)))
+    }
+    return result
+  }
+
+  func appending(_ segment: Segment) -> ScopeLocation {
+    var result = self
+    result.segments.append(segment)
+    return result
+  }
+
+  /// Whether a change at one of the two locations may change the value at the other: false only when they
+  /// are provably disjoint (different stored properties, different elements of one collection).
+  ///
+  /// It compares ids and key paths by their hashes only, so that it never runs user code (the store asks it
+  /// under its lock): equal hashes count as "may overlap", which is always safe.
+  func mayOverlap(_ other: ScopeLocation) -> Bool {
+    for (mine, theirs) in zip(segments, other.segments) {
+      switch (mine, theirs) {
+      case (.bytes(let a), .bytes(let b)):
+        if a == b { continue }
+        return a.overlaps(b)
+      case (.element(let a, _), .element(let b, _)):
+        if a != b { return false }
+        // Equal hashes: possibly the same element. Going on could only prove disjointness through later
+        // segments, which is safe only if the ids are equal; stop here.
+        return true
+      case (.some, .some):
+        continue
+      default:
+        return true
+      }
+    }
+    // One location contains the other.
+    return true
+  }
+}
