@@ -26,6 +26,8 @@ struct DurabilityTests {
   @Test func sigkillDuringCreates_loseNoAcknowledgedCreate_andLeaveASoundDatabase() async throws {
     try await withDatabasePath { path in
       let server = try await ChildServer.start(databasePath: path)
+      // Whatever happens below, the child does not outlive the test.
+      defer { server.sigkill() }
       let acknowledged = NIOLockedValueBox<[UUID]>([])
       let sent = NIOLockedValueBox(0)
 
@@ -149,9 +151,9 @@ final class ChildServer: Sendable {
     return ChildServer(process: process, port: port, exit: exit)
   }
 
-  /// Sends SIGKILL.
+  /// Sends SIGKILL, if the process is still running.
   func sigkill() {
-    _ = kill(process.processIdentifier, SIGKILL)
+    if process.isRunning { _ = kill(process.processIdentifier, SIGKILL) }
   }
 
   /// Waits (at most 30 s) for the process to exit, and returns the signal that ended it (-1 for a normal exit).

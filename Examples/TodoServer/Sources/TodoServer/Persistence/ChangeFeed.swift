@@ -66,15 +66,15 @@ public final class ChangeFeed: Sendable {
             delay = options.reconnectDelay
           }
         }
-      } catch  where Task.isCancelled {
-        return
-      } catch let error as StoreError {
-        logger.info("Change feed stopped: \(error)")
-        return
       } catch {
+        if Task.isCancelled { return }
+        if let error = error as? StoreError {
+          logger.info("Change feed stopped: \(error)")
+          return
+        }
         status.withLockedValue { $0.backendProcessID = nil }
         logger.warning(
-          "Change feed: connection lost (\(String(reflecting: error))); reconnecting in \(delay)")
+          "Change feed interrupted (\(String(reflecting: error))); reconnecting in \(delay)")
         try? await Task.sleep(for: delay)
         delay = min(delay * 2, options.maximumReconnectDelay)
       }

@@ -178,7 +178,10 @@ public final class PostgresTodoDatabase: TodoDatabase {
     let (committed, result) = try outcome.get()
     if let committed {
       // Committed: respond once this instance's store has it, so that the client reads its own write here.
-      try await feed.waitUntilApplied(committed.sequence)
+      // The wait is not cancelled with the request (awaiting a task's value is not): a cancelled request must
+      // not report "nothing was changed" for a committed change. The feed's stop ends it at shutdown.
+      let feed = feed
+      try await Task { try await feed.waitUntilApplied(committed.sequence) }.value
     }
     return result
   }

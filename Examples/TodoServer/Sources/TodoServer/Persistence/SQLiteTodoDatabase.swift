@@ -108,7 +108,7 @@ public final class SQLiteTodoDatabase: TodoDatabase {
         let handle = decided.change.map { context.send(CommitChanges([$0], traceContext: traceContext)) }
         return (handle, decided.result)
       }
-    } catch  where isClosed.withLockedValue({ $0 }) {
+    } catch is DatabaseError where isClosed.withLockedValue({ $0 }) {
       // Closed while this write waited for the writer: GRDB refuses a closed database with its own error.
       throw TodoDatabaseError.closed
     }

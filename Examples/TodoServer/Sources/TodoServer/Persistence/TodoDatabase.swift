@@ -30,8 +30,11 @@ public protocol TodoDatabase: Sendable {
     context: SideEffectContext<TodoState, TodoDependencies>
   ) async throws -> Result
 
-  /// Waits for the write in progress, if any, then refuses later writes with ``TodoDatabaseError/closed``
-  /// before they touch the database or the state. Calling it again does nothing.
+  /// Refuses later writes with ``TodoDatabaseError/closed`` before they touch the database or the state.
+  /// Calling it again does nothing.
+  ///
+  /// The server calls it at shutdown, once the HTTP server has drained its requests. SQLite also waits for
+  /// the write in progress, if any, and closes the file.
   func close() async
 }
 
