@@ -48,7 +48,6 @@ let package = Package(
         .product(name: "GRDB", package: "GRDB.swift"),
         .product(name: "PostgresNIO", package: "postgres-nio"),
         .product(name: "OrderedCollections", package: "swift-collections"),
-        .product(name: "DequeModule", package: "swift-collections"),
         .product(name: "Logging", package: "swift-log"),
         .product(name: "Metrics", package: "swift-metrics"),
         .product(name: "Tracing", package: "swift-distributed-tracing"),

@@ -60,11 +60,10 @@ public final class ChangeFeed: Sendable {
     defer { progress.stop() }
     var delay = options.reconnectDelay
     while !Task.isCancelled {
+      let connectionsBefore = currentStatus.connections
       do {
         try await client.withConnection { connection in
-          try await listen(on: connection, store: store) {
-            delay = options.reconnectDelay
-          }
+          try await listen(on: connection, store: store)
         }
       } catch {
         if Task.isCancelled { return }
@@ -73,6 +72,8 @@ public final class ChangeFeed: Sendable {
           return
         }
         status.withLockedValue { $0.backendProcessID = nil }
+        // A connection that worked for a while starts the delays over.
+        if currentStatus.connections > connectionsBefore { delay = options.reconnectDelay }
         logger.warning(
           "Change feed interrupted (\(String(reflecting: error))); reconnecting in \(delay)")
         try? await Task.sleep(for: delay)
@@ -82,43 +83,71 @@ public final class ChangeFeed: Sendable {
   }
 
   /// Listens on `connection`, catches up, then applies changes at each wake-up; returns only by throwing.
-  private func listen(
-    on connection: PostgresConnection, store: TodoStore, onConnected: () -> Void
-  ) async throws {
-    var processID: Int32?
-    for try await pid in try await connection.query("SELECT pg_backend_pid()", logger: logger).decode(Int32.self) {
-      processID = pid
+  private func listen(on connection: PostgresConnection, store: TodoStore) async throws {
+    let listening = SequenceGate()
+    try await withThrowingTaskGroup(of: Void.self) { group in
+      group.addTask { [self] in
+        var processID: Int32?
+        for try await pid in try await connection.query("SELECT pg_backend_pid()", logger: logger).decode(
+          Int32.self)
+        {
+          processID = pid
+        }
+        try await connection.listen(on: "todo_changes") { [processID] notifications in
+          listening.advance(to: 1)
+          status.withLockedValue {
+            $0.connections += 1
+            $0.backendProcessID = processID
+          }
+          logger.debug("Change feed listening", metadata: ["backend": "\(processID.map(String.init) ?? "?")"])
+          try await applyChanges(on: connection, store: store, notifications: notifications)
+        }
+      }
+      group.addTask { [options, logger] in
+        // A connection the pool hands out just after the server dropped it, and postgres-nio's LISTEN under
+        // load, have been seen, rarely, never to answer: give up on a connection that is not listening in
+        // time (closing it also ends the stuck call), and reconnect.
+        do {
+          try await withDeadline(options.listenTimeout) { try await listening.wait(until: 1) }
+        } catch is TodoDatabaseError {
+          logger.warning("Change feed: not listening after \(options.listenTimeout); reconnecting")
+          try? await connection.close()
+          throw ListenTimedOut()
+        }
+        // Listening: nothing more to watch until the group ends.
+        try await SequenceGate().wait(until: 1)
+      }
+      defer { group.cancelAll() }
+      try await group.next()
     }
-    try await connection.listen(on: "todo_changes") { notifications in
-      status.withLockedValue {
-        $0.connections += 1
-        $0.backendProcessID = processID
+  }
+
+  /// Catches up, then applies changes at each notification and poll; returns only by throwing.
+  private func applyChanges(
+    on connection: PostgresConnection, store: TodoStore, notifications: PostgresNotificationSequence
+  ) async throws {
+    let (wakeups, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+    try await withThrowingTaskGroup(of: Void.self) { group in
+      group.addTask {
+        for try await _ in notifications { wake.yield() }
+        throw NotificationsEnded()
       }
-      onConnected()
-      logger.debug("Change feed listening", metadata: ["backend": "\(processID.map(String.init) ?? "?")"])
-      let (wakeups, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
-      try await withThrowingTaskGroup(of: Void.self) { group in
-        group.addTask {
-          for try await _ in notifications { wake.yield() }
-          throw NotificationsEnded()
+      group.addTask { [options] in
+        while true {
+          try await Task.sleep(for: options.pollInterval)
+          wake.yield()
         }
-        group.addTask { [options] in
-          while true {
-            try await Task.sleep(for: options.pollInterval)
-            wake.yield()
-          }
-        }
-        group.addTask { [self] in
-          // Listening has started, so every commit from now on notifies: catch up on the ones before.
+      }
+      group.addTask { [self] in
+        // Listening has started, so every commit from now on notifies: catch up on the ones before.
+        try await catchUp(on: connection, store: store)
+        for await _ in wakeups {
           try await catchUp(on: connection, store: store)
-          for await _ in wakeups {
-            try await catchUp(on: connection, store: store)
-          }
-          try Task.checkCancellation()
         }
-        defer { group.cancelAll() }
-        try await group.next()
+        try Task.checkCancellation()
       }
+      defer { group.cancelAll() }
+      try await group.next()
     }
   }
 
@@ -145,6 +174,11 @@ public final class ChangeFeed: Sendable {
       if changes.count < options.batchSize { return }
     }
   }
+}
+
+/// The connection did not start listening in time.
+private struct ListenTimedOut: Error, CustomStringConvertible {
+  var description: String { "LISTEN was not acknowledged in time" }
 }
 
 /// The notification sequence finished: the connection is no longer listening.

@@ -35,6 +35,9 @@ public final class PostgresTodoDatabase: TodoDatabase {
     public var reconnectDelay: Duration = .milliseconds(50)
     /// The longest wait between two reconnection attempts of the feed.
     public var maximumReconnectDelay: Duration = .seconds(2)
+    /// How long the feed waits for `LISTEN` to be acknowledged on a connection before it gives the connection
+    /// up and reconnects.
+    public var listenTimeout: Duration = .seconds(5)
 
     /// The defaults.
     public init() {}
