@@ -110,6 +110,31 @@ struct PostgresTests {
     }
   }
 
+  @Test func writeOnAnInstanceWhoseFeedIsCutOff_failsWithNotAppliedAfterTheTimeout_andIsCommitted() async throws {
+    try await withFreshPostgresDatabase { configuration in
+      var options = PostgresTodoDatabase.Options()
+      options.applyTimeout = .milliseconds(300)
+      // No feed runs for this database, as when the feed is cut off: the request must not wait forever.
+      let database = PostgresTodoDatabase(
+        client: PostgresClient(configuration: configuration), options: options, logger: quietLogger())
+      let store = makeTodoStore(database: database)
+      try await withThrowingTaskGroup(of: Void.self) { group in
+        group.addTask { await database.runClient() }
+        defer { group.cancelAll() }
+        try await store.waitUntilReady()
+
+        await #expect(throws: TodoDatabaseError.notApplied(1)) {
+          try await store.dispatch(CreateTodo(title: "saved, not yet seen here"))
+        }
+
+        #expect(store.state.todos.isEmpty)
+        await store.shutdown()
+      }
+      let stored = try await databaseState(configuration)
+      #expect(stored.sequence == 1 && stored.todos.values.map(\.title) == ["saved, not yet seen here"])
+    }
+  }
+
   @Test func racingDeletesAndCompletes_acrossInstances_oneDeleteWinsAndNothingFollowsIt() async throws {
     let todoCount = 8
     let requestsPerTodo = 8

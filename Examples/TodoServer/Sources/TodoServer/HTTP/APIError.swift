@@ -64,6 +64,9 @@ extension APIError {
       self.init(.serviceUnavailable, code: "cancelled", message: "The request was cancelled; nothing was changed.")
     case TodoDatabaseError.closed, StoreError.storeShutDown:
       self.init(.serviceUnavailable, code: "unavailable", message: "The server is shutting down; retry later.")
+    case TodoDatabaseError.notApplied(let sequence):
+      self.init(
+        .serviceUnavailable, code: "notYetApplied", message: TodoDatabaseError.notApplied(sequence).description)
     case let error as HTTPError where error.status == .notFound:
       let path = request.uri.path
       let allowed = TodoAPI.allowedMethods(forPath: path)

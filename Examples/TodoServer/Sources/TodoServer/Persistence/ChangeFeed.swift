@@ -108,8 +108,10 @@ public final class ChangeFeed: Sendable {
         // load, have been seen, rarely, never to answer: give up on a connection that is not listening in
         // time (closing it also ends the stuck call), and reconnect.
         do {
-          try await withDeadline(options.listenTimeout) { try await listening.wait(until: 1) }
-        } catch is TodoDatabaseError {
+          try await withDeadline(options.listenTimeout, orThrow: ListenTimedOut()) {
+            try await listening.wait(until: 1)
+          }
+        } catch is ListenTimedOut {
           logger.warning("Change feed: not listening after \(options.listenTimeout); reconnecting")
           try? await connection.close()
           throw ListenTimedOut()

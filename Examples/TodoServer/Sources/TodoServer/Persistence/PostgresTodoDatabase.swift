@@ -28,6 +28,9 @@ public final class PostgresTodoDatabase: TodoDatabase {
     /// How often the feed reads the change table even without a notification: a safety net, notifications
     /// are the normal wake-up.
     public var pollInterval: Duration = .seconds(1)
+    /// How long a request waits for its instance to apply its committed change before it fails with
+    /// ``TodoDatabaseError/notApplied(_:)`` (the feed is cut off from the database).
+    public var applyTimeout: Duration = .seconds(30)
     /// The most changes the feed applies in one state update.
     public var batchSize: Int = 512
     /// The feed's first wait before reconnecting after its connection broke; it doubles up to
@@ -119,7 +122,9 @@ public final class PostgresTodoDatabase: TodoDatabase {
   /// - Throws: ``TodoDatabaseError/unreachable(_:)`` if the database does not answer within
   ///   ``Options/startupTimeout``; the database's error otherwise.
   public func loadState() async throws -> TodoState {
-    try await withDeadline(options.startupTimeout) { [self] in
+    try await withDeadline(
+      options.startupTimeout, orThrow: TodoDatabaseError.unreachable("no answer within \(options.startupTimeout)")
+    ) { [self] in
       try await clientStarted.wait(until: 1)
       try await migrate()
       return try await client.withTransaction(logger: logger) { connection in
@@ -181,10 +186,15 @@ public final class PostgresTodoDatabase: TodoDatabase {
     let (committed, result) = try outcome.get()
     if let committed {
       // Committed: respond once this instance's store has it, so that the client reads its own write here.
-      // The wait is not cancelled with the request (awaiting a task's value is not): a cancelled request must
-      // not report "nothing was changed" for a committed change. The feed's stop ends it at shutdown.
-      let feed = feed
-      try await Task { try await feed.waitUntilApplied(committed.sequence) }.value
+      do {
+        let feed = feed
+        try await withDeadline(options.applyTimeout, orThrow: TodoDatabaseError.notApplied(committed.sequence)) {
+          try await feed.waitUntilApplied(committed.sequence)
+        }
+      } catch is CancellationError {
+        // The request is gone, and it must not report "nothing was changed": the change is committed, and the
+        // feed applies it.
+      }
     }
     return result
   }
@@ -267,10 +277,9 @@ public final class PostgresTodoDatabase: TodoDatabase {
   }
 }
 
-/// Runs `body`, and throws ``TodoDatabaseError/unreachable(_:)`` if it has not finished after `timeout` (it
-/// is then cancelled).
+/// Runs `body`, and throws `error` if it has not finished after `timeout` (it is then cancelled).
 func withDeadline<Result: Sendable>(
-  _ timeout: Duration, _ body: @escaping @Sendable () async throws -> Result
+  _ timeout: Duration, orThrow error: some Error, _ body: @escaping @Sendable () async throws -> Result
 ) async throws -> Result {
   try await withThrowingTaskGroup(of: Result?.self) { group in
     group.addTask { try await body() }
@@ -279,9 +288,7 @@ func withDeadline<Result: Sendable>(
       return nil
     }
     defer { group.cancelAll() }
-    guard let first = try await group.next(), let result = first else {
-      throw TodoDatabaseError.unreachable("no answer within \(timeout)")
-    }
+    guard let first = try await group.next(), let result = first else { throw error }
     return result
   }
 }

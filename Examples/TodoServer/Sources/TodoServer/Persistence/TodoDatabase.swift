@@ -50,6 +50,9 @@ public enum TodoDatabaseError: Error, Equatable, Sendable, CustomStringConvertib
   case corrupt(reason: String)
   /// The database did not answer in time at start-up; `reason` says more.
   case unreachable(String)
+  /// The change numbered `sequence` was committed, but this instance did not apply it in time (its change feed
+  /// is cut off from the database): other instances have it, and this one will once its feed reconnects.
+  case notApplied(Int64)
 
   /// What happened and what to do about it.
   public var description: String {
@@ -61,6 +64,9 @@ public enum TodoDatabaseError: Error, Equatable, Sendable, CustomStringConvertib
         + "reload its state from the database."
     case .corrupt(let reason):
       "The database holds data this server cannot read: \(reason)"
+    case .notApplied(let sequence):
+      "The change was saved (number \(sequence)), but this server has not caught up with the database yet: "
+        + "read it back in a moment; do not repeat it."
     case .unreachable(let reason):
       "The database did not answer (\(reason)): check that it runs and that the server's database URL is right."
     }
