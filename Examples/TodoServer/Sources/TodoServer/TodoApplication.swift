@@ -28,14 +28,27 @@ public struct TodoBackend: Sendable {
   }
 
   /// Several instances on one PostgreSQL database: the connection pool and the ``ChangeFeed`` run as services.
+  ///
+  /// - Parameters:
+  ///   - configuration: The pool's configuration.
+  ///   - feedConnection: The configuration of the change feed's own connection; nil for the pool's server
+  ///     without TLS. ``DatabaseURL`` gives both.
   public static func postgres(
     configuration: PostgresClient.Configuration,
+    feedConnection: PostgresConnection.Configuration? = nil,
     instrumentation: TodoInstrumentation = TodoInstrumentation(),
     logger: Logger,
     options: PostgresTodoDatabase.Options = PostgresTodoDatabase.Options()
   ) -> TodoBackend {
     let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
-    let database = PostgresTodoDatabase(client: client, options: options, logger: logger)
+    let database = PostgresTodoDatabase(
+      client: client,
+      feedConnection: feedConnection
+        ?? PostgresConnection.Configuration(
+          host: configuration.host ?? "127.0.0.1", port: configuration.port ?? 5432,
+          username: configuration.username, password: configuration.password, database: configuration.database,
+          tls: .disable),
+      options: options, logger: logger)
     let store = makeTodoStore(database: database, interceptors: instrumentation.interceptors)
     return TodoBackend(
       store: store, database: database,

@@ -20,7 +20,8 @@ do {
   if let url = environment["DATABASE_URL"], !url.isEmpty {
     let databaseURL = try DatabaseURL(url)
     logger.info("Database: PostgreSQL at \(databaseURL.redacted)")
-    backend = .postgres(configuration: databaseURL.configuration, logger: logger)
+    backend = .postgres(
+      configuration: databaseURL.configuration, feedConnection: databaseURL.feedConnection, logger: logger)
   } else {
     let path = environment["TODO_DATABASE"] ?? "todos.sqlite"
     logger.info("Database: SQLite in \(path)")

@@ -32,8 +32,15 @@ public final class ChangeFeed: Sendable {
     public var backendProcessID: Int32?
   }
 
-  init(client: PostgresClient, options: PostgresTodoDatabase.Options, logger: Logger) {
+  /// The feed's own connection, if set; otherwise the feed takes one from the pool.
+  private let connectionConfiguration: PostgresConnection.Configuration?
+
+  init(
+    client: PostgresClient, connection: PostgresConnection.Configuration?, options: PostgresTodoDatabase.Options,
+    logger: Logger
+  ) {
     self.client = client
+    self.connectionConfiguration = connection
     self.options = options
     self.logger = logger
   }
@@ -62,7 +69,7 @@ public final class ChangeFeed: Sendable {
     while !Task.isCancelled {
       let connectionsBefore = currentStatus.connections
       do {
-        try await client.withConnection { connection in
+        try await withConnection { connection in
           try await listen(on: connection, store: store)
         }
       } catch {
@@ -80,6 +87,28 @@ public final class ChangeFeed: Sendable {
         delay = min(delay * 2, options.maximumReconnectDelay)
       }
     }
+  }
+
+  /// Runs `body` with a connection of the feed's own (closed afterwards, so that every reconnection is a new
+  /// connection), or with one of the pool's if no configuration was given.
+  ///
+  /// A connection of its own, because the pool has been seen to hand out again, right after the server
+  /// dropped it, the very connection the feed had lost, on which the next query never answered.
+  private func withConnection(_ body: (PostgresConnection) async throws -> Void) async throws {
+    guard let connectionConfiguration else {
+      try await client.withConnection(body)
+      return
+    }
+    let id = status.withLockedValue { $0.connections }
+    let connection = try await PostgresConnection.connect(
+      configuration: connectionConfiguration, id: id, logger: logger)
+    do {
+      try await body(connection)
+    } catch {
+      try? await connection.close()
+      throw error
+    }
+    try? await connection.close()
   }
 
   /// Listens on `connection`, catches up, then applies changes at each wake-up; returns only by throwing.

@@ -10,6 +10,8 @@ import PostgresNIO
 public struct DatabaseURL: Sendable {
   /// The pool's configuration.
   public let configuration: PostgresClient.Configuration
+  /// The configuration of the change feed's own connection: the same server, user and TLS.
+  public let feedConnection: PostgresConnection.Configuration
   /// The URL without its password, for logs.
   public let redacted: String
 
@@ -27,17 +29,35 @@ public struct DatabaseURL: Sendable {
     guard let user = components.user, !user.isEmpty else { throw .invalid("the URL names no user.") }
     let database = String(components.path.drop(while: { $0 == "/" }))
     let tls: PostgresClient.Configuration.TLS
-    switch components.queryItems?.first(where: { $0.name == "sslmode" })?.value ?? "disable" {
-    case "disable": tls = .disable
-    case "prefer": tls = .prefer(.makeClientConfiguration())
-    case "require": tls = .require(.makeClientConfiguration())
-    case let mode: throw .invalid("sslmode '\(mode)' is not one of disable, prefer, require.")
+    let feedTLS: PostgresConnection.Configuration.TLS
+    do {
+      switch components.queryItems?.first(where: { $0.name == "sslmode" })?.value ?? "disable" {
+      case "disable":
+        (tls, feedTLS) = (.disable, .disable)
+      case "prefer":
+        tls = .prefer(.makeClientConfiguration())
+        feedTLS = .prefer(try NIOSSLContext(configuration: .makeClientConfiguration()))
+      case "require":
+        tls = .require(.makeClientConfiguration())
+        feedTLS = .require(try NIOSSLContext(configuration: .makeClientConfiguration()))
+      case let mode:
+        throw DatabaseURLError.invalid("sslmode '\(mode)' is not one of disable, prefer, require.")
+      }
+    } catch let error as DatabaseURLError {
+      throw error
+    } catch {
+      throw .invalid("TLS cannot be set up (\(error)).")
     }
     var configuration = PostgresClient.Configuration(
       host: host, port: components.port ?? 5432, username: user,
       password: components.password, database: database.isEmpty ? nil : database, tls: tls)
     configuration.options.additionalStartupParameters = [("application_name", "todo-server")]
     self.configuration = configuration
+    var feedConnection = PostgresConnection.Configuration(
+      host: host, port: components.port ?? 5432, username: user, password: components.password,
+      database: database.isEmpty ? nil : database, tls: feedTLS)
+    feedConnection.options.additionalStartupParameters = [("application_name", "todo-server feed")]
+    self.feedConnection = feedConnection
     var shown = components
     if shown.password != nil { shown.password = "***" }
     self.redacted = shown.string ?? "postgres://\(host)"

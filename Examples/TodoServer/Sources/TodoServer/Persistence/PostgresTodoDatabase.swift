@@ -56,12 +56,16 @@ public final class PostgresTodoDatabase: TodoDatabase {
   /// Reaches 1 when ``runClient()`` starts the pool: queries made before would wait with a warning.
   private let clientStarted = SequenceGate()
 
-  /// A database reached through `client`.
-  public init(client: PostgresClient, options: Options = Options(), logger: Logger) {
+  /// A database reached through `client`; the change feed listens on a connection of its own, made with
+  /// `feedConnection` (nil: one of the pool's, for a database whose feed does not run).
+  public init(
+    client: PostgresClient, feedConnection: PostgresConnection.Configuration? = nil, options: Options = Options(),
+    logger: Logger
+  ) {
     self.client = client
     self.options = options
     self.logger = logger
-    self.feed = ChangeFeed(client: client, options: options, logger: logger)
+    self.feed = ChangeFeed(client: client, connection: feedConnection, options: options, logger: logger)
   }
 
   /// Runs the connection pool until the task is cancelled or graceful shutdown; the database works only
