@@ -420,12 +420,16 @@ struct CoreReviewSuspectedTests {
     for _ in 0..<(100 * soakFactor) {
       let store = try await makeReadyStore()
       let ran = LockedValue(false)
+      let cancelled = Gate()
       let handle = store.send(
         Script { context in
-          await Task.yield()
+          // The run registers only after the cancellation returned (the item may have started before it,
+          // or not).
+          await cancelled.wait()
           try await context.run(id: EffectTestID(value: 1)) { ran.withLock { $0 = true } }
         })
       store.cancel(id: EffectTestID(value: 1))
+      cancelled.open()
       await #expect(throws: CancellationError.self) { try await handle.value }
       #expect(!ran.current)
       await store.shutdown()
@@ -434,9 +438,10 @@ struct CoreReviewSuspectedTests {
 
   /// The review's checkout scenario: `send(Checkout())` then `send(CancelCheckout())`, whose body cancels the
   /// checkout's id. The payment never completes after the cancellation (the status never goes from cancelled
-  /// back to paid).
+  /// back to paid). Two windows let it through before: a run's task ran uncancelled between its creation and
+  /// its registration, and an awaited dispatch read its task's cancellation before taking the store's lock.
   @Test func sentCancelByID_neverLetsAnEarlierSentItemsRunFinishAfterIt() async throws {
-    for _ in 0..<(300 * soakFactor) {
+    for _ in 0..<(2_000 * soakFactor) {
       let store = try await makeReadyStore()
       let checkout = store.send(
         Script { context in

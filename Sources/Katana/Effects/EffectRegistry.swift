@@ -67,20 +67,32 @@ final class EffectRegistry: Sendable {
     // below. `Task` (not detached) keeps the caller's priority and task-local values, and the run's nested
     // runs know it as an ancestor.
     let scope = EffectRunScope(registry: ObjectIdentifier(self), token: token, parent: EffectRunScope.current)
-    let task = Task { () -> Result<T, any Error> in
-      let result: Result<T, any Error>
-      do {
-        result = .success(try await EffectRunScope.$current.withValue(scope) { try await operation() })
-      } catch {
-        result = .failure(error)
+    // The task is created and attached in one critical section, and reads its entry before it starts the
+    // operation: a cancellation by id that has returned always stops an operation that had not started.
+    // (Attached after its creation, the task would run uncancelled until the attach, and the operation
+    // could dispatch after the cancellation returned.) Creating a task runs none of the operation.
+    let operation = SentOnce(operation)
+    let (task, attached) = state.withLock { state -> (Task<Result<T, any Error>, Never>, Bool) in
+      let task = Task { () -> Result<T, any Error> in
+        let result: Result<T, any Error>
+        if self.state.withLock({ $0.isCancelled(token) }) {
+          result = .failure(CancellationError())
+        } else {
+          do {
+            result = .success(try await EffectRunScope.$current.withValue(scope) { try await operation.value() })
+          } catch {
+            result = .failure(error)
+          }
+        }
+        // Cancelled before the operation returned: by the caller (the task's flag) or through the registry
+        // (the entry's flag, read as the entry is removed).
+        let taskCancelled = Task.isCancelled
+        let entryCancelled = finish(token)
+        return taskCancelled || entryCancelled ? .failure(CancellationError()) : result
       }
-      // Cancelled before the operation returned: by the caller (the task's flag) or through the registry
-      // (the entry's flag, read as the entry is removed).
-      let taskCancelled = Task.isCancelled
-      let entryCancelled = finish(token)
-      return taskCancelled || entryCancelled ? .failure(CancellationError()) : result
+      return (task, state.attach(token, cancel: { task.cancel() }))
     }
-    if !state.withLock({ $0.attach(token, cancel: { task.cancel() }) }) {
+    if !attached {
       task.cancel()
     }
     return try await withTaskCancellationHandler {
@@ -194,6 +206,13 @@ final class EffectRegistry: Sendable {
   }
 
   /// Registry actions carried to after unlocking.
+  /// A `sending` value on its way into the one task that uses it, through a closure the compiler cannot see
+  /// is called once.
+  private struct SentOnce<Value>: @unchecked Sendable {  // Sendable: handed over once, never used by the sender.
+    let value: Value
+    init(_ value: sending Value) { self.value = value }
+  }
+
   private struct PendingActions: @unchecked Sendable {
     // Sendable: the continuations and closures inside are Sendable; the value is only moved, then used once.
     let actions: State.Actions

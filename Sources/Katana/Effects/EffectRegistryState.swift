@@ -143,6 +143,11 @@ struct EffectRegistryState<TurnWaiter: Resumable<ThrottleTurn>, CountWaiter: Res
     return true
   }
 
+  /// Whether the run `token` was cancelled (true for a run that is no longer registered).
+  func isCancelled(_ token: UInt64) -> Bool {
+    runs[token]?.isCancelled ?? true
+  }
+
   /// Removes a finished run. Returns whether it had been cancelled.
   mutating func finish(_ token: UInt64, actions: inout Actions) -> Bool {
     guard let run = runs.removeValue(forKey: token) else { return false }

@@ -110,7 +110,9 @@ extension StoreCore {
   nonisolated(nonsending) func acquireTurn(holder: TaskIdentity?, installing frame: UpdaterFrame<S>? = nil)
     async throws -> Bool
   {
-    let (arrival, waitingCount) = withLock { core -> (Mailbox<CoreState<S, D>.Waiter, MailboxJob>.Arrival, Int) in
+    let (arrival, waitingCount) = try withLock {
+      core throws -> (Mailbox<CoreState<S, D>.Waiter, MailboxJob>.Arrival, Int) in
+      try Self.checkCancellationAtArrival()
       let runsStartup = holder != nil && holder == core.lifecycle.startupTask
       let arrival = core.mailbox.arriveUpdater(holder: holder, runsStartup: runsStartup)
       if case .proceed = arrival { core.turnFrame = frame }
