@@ -10,6 +10,7 @@ public protocol AnySideEffectContext: Sendable {
   func getAnyState() -> any State
 
   /// Dispatches any item and returns its outcome; see ``Store/anyDispatch(_:)``.
+  @discardableResult
   func anyDispatch(_ dispatchable: any Dispatchable) async throws -> any Sendable
 
   /// Hands any item to the store now, without waiting; see ``Store/anySend(_:)``.
@@ -117,6 +118,7 @@ public struct SideEffectContext<S: State, D: SideEffectDependencyContainer>: Any
   }
 
   /// Dispatches any item, checking its kind and types at run time; see ``Store/anyDispatch(_:)``.
+  @discardableResult
   public nonisolated(nonsending) func anyDispatch(_ dispatchable: any Dispatchable) async throws -> any Sendable {
     try await core.anyDispatch(dispatchable)
   }

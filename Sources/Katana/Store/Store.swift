@@ -110,6 +110,30 @@ public actor Store<S: State, D: SideEffectDependencyContainer> {
     self.init(interceptors: interceptors, stateInitializer: { initialState }, configuration: configuration)
   }
 
+  /// Creates a store that starts from `initialState`, with a dependency container built beforehand.
+  ///
+  /// For tests and previews, which hand the store a container of stubs:
+  ///
+  /// ```swift
+  /// let store = Store(initialState: AppState(), dependencies: AppDependencies(api: StubAPI()))
+  /// ```
+  ///
+  /// The container's required `init(dispatch:getState:)` is not called, so the container has no `dispatch`
+  /// closure of this store: its side effects dispatch through their context. See
+  /// ``init(interceptors:stateInitializer:dependenciesInitializer:configuration:)``.
+  public init(
+    initialState: S,
+    dependencies: D,
+    interceptors: [StoreInterceptor] = [],
+    configuration: Configuration = .init()
+  ) {
+    self.init(
+      interceptors: interceptors,
+      stateInitializer: { initialState },
+      dependenciesInitializer: { _, _ in dependencies },
+      configuration: configuration)
+  }
+
   /// Creates a store with the given interceptors that starts from the empty state `S()`.
   public init(interceptors: [StoreInterceptor]) {
     self.init(interceptors: interceptors, stateInitializer: { S() })
