@@ -10,8 +10,12 @@
 class DispatchFrame: @unchecked Sendable {
   // Sendable: subclasses keep their mutable state under a lock (the store's, or their own).
 
+  /// The task-local behind ``current``, declared without the property wrapper so that the inlined
+  /// ``withFrame(_:_:)`` can bind it.
+  @usableFromInline static let local = TaskLocal<DispatchFrame?>(wrappedValue: nil)
+
   /// The frame of the chain running in the current task, if any.
-  @usableFromInline @TaskLocal static var current: DispatchFrame?
+  @usableFromInline static var current: DispatchFrame? { local.get() }
 
   /// The store whose chain this frame belongs to.
   @usableFromInline let storeID: ObjectIdentifier
@@ -24,10 +28,10 @@ class DispatchFrame: @unchecked Sendable {
   }
 
   /// Runs `body` with `frame` as the current frame (nil: outside of any).
-  @usableFromInline nonisolated(nonsending) static func withFrame<T>(
-    _ frame: DispatchFrame?, _ body: () async throws -> T
+  @inlinable nonisolated(nonsending) static func withFrame<T>(
+    _ frame: DispatchFrame?, _ body: nonisolated(nonsending) () async throws -> T
   ) async rethrows -> T {
-    try await $current.withValue(frame) { try await body() }
+    try await local.withValue(frame) { try await body() }
   }
 
   /// Runs `body` outside of any frame: what a side effect's body does, so that its dispatches get frames of
