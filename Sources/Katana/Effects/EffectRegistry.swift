@@ -205,7 +205,6 @@ final class EffectRegistry: Sendable {
     return { [self] in perform(pending.actions) }
   }
 
-  /// Registry actions carried to after unlocking.
   /// A `sending` value on its way into the one task that uses it, through a closure the compiler cannot see
   /// is called once.
   private struct SentOnce<Value>: @unchecked Sendable {  // Sendable: handed over once, never used by the sender.
@@ -213,6 +212,7 @@ final class EffectRegistry: Sendable {
     init(_ value: sending Value) { self.value = value }
   }
 
+  /// Registry actions carried to after unlocking.
   private struct PendingActions: @unchecked Sendable {
     // Sendable: the continuations and closures inside are Sendable; the value is only moved, then used once.
     let actions: State.Actions
