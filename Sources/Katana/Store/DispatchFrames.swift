@@ -22,7 +22,7 @@ class DispatchFrame: @unchecked Sendable {
   /// Whether this is an ``UpdaterFrame`` (otherwise a ``SideEffectFrame``).
   @usableFromInline let isUpdater: Bool
 
-  init(storeID: ObjectIdentifier, isUpdater: Bool) {
+  @usableFromInline init(storeID: ObjectIdentifier, isUpdater: Bool) {
     self.storeID = storeID
     self.isUpdater = isUpdater
   }
@@ -46,38 +46,39 @@ class DispatchFrame: @unchecked Sendable {
 /// The dispatch holds the store's turn, so at most one such frame is active per store: the store keeps it as
 /// its turn frame, and the chain's final `next` checks that the frame it found is that one.
 @usableFromInline
-class UpdaterFrame<S: State>: DispatchFrame, @unchecked Sendable {
+final class UpdaterFrame<S: State>: DispatchFrame, @unchecked Sendable {
   // Sendable: the fields below are only touched under the store's lock.
 
+  /// Applies an item if it has the dispatched updater's type, and returns whether it did: one cast, made by
+  /// specialised code (a function with no captures, so making a frame allocates only the frame).
+  @usableFromInline typealias TypedApply = (any Dispatchable, inout S) -> Bool
+
+  @usableFromInline let applyIfDispatchedType: TypedApply
   /// Items of the other kind handed to `next`; dispatched once the chain has returned.
   @usableFromInline var redirects: [any Dispatchable] = []
   /// Whether a call of `next` is being handled (committed, then delivered to observers): a second call in
   /// the meantime is rejected, so that commits never overlap.
   @usableFromInline var inNext = false
 
-  init(storeID: ObjectIdentifier) {
+  /// A frame for a dispatch of `U`.
+  @inlinable
+  convenience init<U: StateUpdater>(storeID: ObjectIdentifier, dispatching _: U.Type) where U.StateType == S {
+    self.init(storeID: storeID) { item, state in
+      guard let updater = item as? U else { return false }
+      updater.updateState(&state)
+      return true
+    }
+  }
+
+  /// A frame for a type-erased dispatch, whose items all take the store's type-erased path.
+  @inlinable
+  convenience init(storeID: ObjectIdentifier) {
+    self.init(storeID: storeID) { _, _ in false }
+  }
+
+  @usableFromInline init(storeID: ObjectIdentifier, applyIfDispatchedType: @escaping TypedApply) {
+    self.applyIfDispatchedType = applyIfDispatchedType
     super.init(storeID: storeID, isUpdater: true)
-  }
-
-  /// Applies `item` if it has the dispatched item's type, and returns whether it did. The typed subclass
-  /// does this with one cast; the base class leaves every item to the store's type-erased path.
-  @usableFromInline func applyIfDispatchedType(_ item: any Dispatchable, to state: inout S) -> Bool {
-    false
-  }
-}
-
-/// An ``UpdaterFrame`` that knows the dispatched updater's type.
-@usableFromInline
-final class TypedUpdaterFrame<S: State, U: StateUpdater>: UpdaterFrame<S>, @unchecked Sendable
-where U.StateType == S {
-  @usableFromInline override init(storeID: ObjectIdentifier) {
-    super.init(storeID: storeID)
-  }
-
-  override func applyIfDispatchedType(_ item: any Dispatchable, to state: inout S) -> Bool {
-    guard let updater = item as? U else { return false }
-    updater.updateState(&state)
-    return true
   }
 }
 

@@ -43,7 +43,7 @@ extension StoreCore {
   nonisolated(nonsending) func dispatchWaitingForTurn<U: StateUpdater>(_ updater: U) async throws
   where U.StateType == S {
     try await dispatchUpdaterWaitingForTurn(
-      updater, frame: TypedUpdaterFrame<S, U>(storeID: id), apply: { updater.updateState(&$0) }, depth: 0)
+      updater, frame: UpdaterFrame<S>(storeID: id, dispatching: U.self), apply: { updater.updateState(&$0) }, depth: 0)
   }
 
   /// Dispatches a state updater and returns once it is committed and observers have seen it.
@@ -191,7 +191,7 @@ extension StoreCore {
   /// updaters and side effects that return nothing).
   ///
   /// - Parameter depth: How many items of the other kind interceptors substituted on the way here.
-  nonisolated(nonsending) func anyDispatch(_ item: any Dispatchable, depth: Int = 0) async throws
+  @usableFromInline nonisolated(nonsending) func anyDispatch(_ item: any Dispatchable, depth: Int = 0) async throws
     -> any Sendable
   {
     if tracksActivity {

@@ -62,7 +62,7 @@ extension StoreCore {
     withLock { $0.makeID() }
   }
 
-  func setDependencies(_ dependencies: D) {
+  @usableFromInline func setDependencies(_ dependencies: D) {
     withLock { $0.dependencies = dependencies }
   }
 
@@ -75,7 +75,12 @@ extension StoreCore {
 
   /// Runs the state initializer in a store-owned task, then initialises the interceptors and opens the
   /// mailbox.
-  func start(stateInitializer: @escaping Store<S, D>.StateInitializer, interceptors: [StoreInterceptor]) {
+  ///
+  /// - Parameter chainEnd: The interceptor chain's final `next`; see ``makeChainEnd()``.
+  @usableFromInline func start(
+    stateInitializer: @escaping Store<S, D>.StateInitializer, interceptors: [StoreInterceptor],
+    chainEnd: @escaping StoreInterceptorNext
+  ) {
     startOwnedTask(id: makeID()) { [self, runner = configuration.stateInitializerRunner] in
       let identity = TaskIdentity.current
       withLock { $0.lifecycle.startupBegan(identity) }
@@ -87,14 +92,14 @@ extension StoreCore {
         } else {
           state = try await stateInitializer()
         }
-        finishStartup(state: state, interceptors: interceptors)
+        finishStartup(state: state, interceptors: interceptors, chainEnd: chainEnd)
       } catch {
         failStartup(error)
       }
     }
   }
 
-  func finishStartup(state: S, interceptors: [StoreInterceptor]) {
+  func finishStartup(state: S, interceptors: [StoreInterceptor], chainEnd: @escaping StoreInterceptorNext) {
     var replaced = state
     let dependencies = withLock { core -> D? in
       guard case .starting = core.lifecycle.phase else { return nil }
@@ -107,9 +112,7 @@ extension StoreCore {
     if !interceptors.isEmpty {
       // User code (the interceptors' outer and middle closures) runs here, outside the lock.
       let context = SideEffectContext(core: self, dependencies: dependencies)
-      chain = composeInterceptors(interceptors, context: context) { [self] item in
-        try await handleFromChain(item)
-      }
+      chain = composeInterceptors(interceptors, context: context, final: chainEnd)
     }
     let opened = withLock { core -> (LifecycleActions, Mailbox<CoreState<S, D>.Waiter, MailboxJob>.Actions)? in
       guard let actions = core.lifecycle.finishStartup() else { return nil }
