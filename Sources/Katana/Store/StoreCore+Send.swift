@@ -9,7 +9,8 @@ extension StoreCore {
       return succeededHandle
     }
     return enqueueUpdater(
-      updater, value: (), apply: { updater.updateState(&$0) }, frame: { [id] in UpdaterFrame<S>(storeID: id, dispatching: U.self) })
+      updater, value: (), apply: { updater.updateState(&$0) },
+      frame: { [id] in UpdaterFrame<S>(storeID: id, dispatching: U.self) })
   }
 
   /// Whether a sent updater may be applied on the sending thread if the store is idle: no interceptor
