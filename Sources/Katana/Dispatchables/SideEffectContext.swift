@@ -174,6 +174,20 @@ package protocol StoreContextInternals {
   /// Returns the side effects sent before an item (all of them for nil) that have not finished; it does not
   /// keep the store alive.
   func sentItemsQuery() -> @Sendable (SentItemOrigin?) -> [SentItemOrigin]
+
+  /// How the effect tools tell the store which task does the work another task waits for; nil unless the
+  /// store tracks activity (``StoreConfiguration/tracksActivity``). It does not keep the store alive.
+  func carrierLinks() -> CarrierLinks?
+}
+
+/// Tells a store, which tracks activity, that a task waits for work done in another task (a run of an effect
+/// tool): the test store then sees that work as the waiting task's, and can tell when all of it sleeps on a
+/// test clock.
+package struct CarrierLinks: Sendable {
+  /// `waiter` waits for the task that binds `token` (nil: no longer waits).
+  package let handOff: @Sendable (_ waiter: TaskIdentity, _ token: UInt64?) -> Void
+  /// `token` is run by `task` (nil: no longer).
+  package let bind: @Sendable (_ token: UInt64, _ task: TaskIdentity?) -> Void
 }
 
 extension SideEffectContext: StoreContextInternals {
@@ -193,6 +207,10 @@ extension SideEffectContext: StoreContextInternals {
 
   package func sentItemsQuery() -> @Sendable (SentItemOrigin?) -> [SentItemOrigin] {
     core.sentItemsQuery()
+  }
+
+  package func carrierLinks() -> CarrierLinks? {
+    core.carrierLinks()
   }
 }
 

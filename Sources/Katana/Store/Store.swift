@@ -231,6 +231,12 @@ extension Store {
     core.activeWork
   }
 
+  /// The tasks that carry the in-flight work, followed through the effect tools' hand-offs; nil if some piece
+  /// of work has no known carrier yet. Requires `StoreConfiguration.tracksActivity`.
+  package nonisolated var activityCarriers: [TaskIdentity]? {
+    core.activityCarriers
+  }
+
   /// The number of tasks the store owns and has not seen finish.
   package nonisolated var ownedTaskCount: Int {
     core.ownedTaskCount

@@ -36,6 +36,8 @@ extension StoreCore {
       var count = core.lifecycle.ownedTasks.values.filter { $0.identity != nil }.count
       if core.lifecycle.startupTask != nil { count += 1 }
       if core.mailbox.turnHolder != nil { count += 1 }
+      count += core.lifecycle.activity.values.filter { $0.task != nil }.count
+      count += core.lifecycle.handOffs.count + core.lifecycle.tokenCarriers.count
       for offset in 0..<core.mailbox.entries.count {
         if case .updater(_, let holder?) = core.mailbox.entries[offset] {
           _ = holder

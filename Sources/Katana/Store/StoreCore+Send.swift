@@ -156,7 +156,7 @@ extension StoreCore {
       let job = MailboxJob(
         id: core.makeID(), isUpdater: isUpdater, store: self, handle: handle, work: work,
         tracksActivity: tracksActivity)
-      if tracksActivity { core.lifecycle.beginActivity() }
+      if tracksActivity { core.lifecycle.beginActivity(.job(job.id), carrier: nil) }
       let (arrival, decision) = core.mailbox.arriveJob(job)
       if case .queued(let position, _) = decision { job.position = position }
       if case .fail = decision { return (job, decision) }
@@ -184,7 +184,11 @@ extension StoreCore {
   /// Starts a sent side effect in a store-owned task of its own, which carries the item's origin
   /// (``SentItemOrigin``).
   func startSideEffectJob(_ job: MailboxJob) {
-    let started = startOwnedTask(id: job.id) {
+    let started = startOwnedTask(id: job.id) { [self] in
+      if job.tracksActivity {
+        let carrier = TaskIdentity.current
+        withLock { $0.lifecycle.setCarrier(of: .job(job.id), to: carrier) }
+      }
       await SentItemOrigin.$current.withValue(job.origin) { await job.run() }
     }
     if !started {
@@ -218,7 +222,7 @@ extension StoreCore {
   @usableFromInline func jobFinished(_ job: MailboxJob) {
     let actions = withLock { core -> LifecycleActions? in
       if let origin = job.origin { core.liveSentItems[origin.arrival] = nil }
-      return job.tracksActivity ? core.lifecycle.endActivity() : nil
+      return job.tracksActivity ? core.lifecycle.endActivity(.job(job.id)) : nil
     }
     if let actions { perform(actions) }
   }

@@ -11,23 +11,29 @@
 /// outlived its task and a new task reused its memory. The store never lets that happen: it keeps an identity
 /// only while its task is alive and cannot end: while the task holds the turn (the turn is released before the
 /// dispatch returns), waits in the mailbox (a suspended task stays alive until resumed, and cancellation
-/// withdraws the entry), runs the state initializer (cleared when it returns), or runs as a store-owned task
-/// (removed as the task's last step). `StoreCoreInvariantTests` and the schedule fuzzer check that a store at
+/// withdraws the entry), runs the state initializer (cleared when it returns), runs as a store-owned task
+/// (removed as the task's last step), carries in-flight work of a store that tracks activity (removed as the
+/// work ends, before the task can), or waits for, or runs, an effect tool's run or throttle window (removed
+/// by the task itself when the wait or run ends). `StoreCoreInvariantTests` and the schedule fuzzer check that a store at
 /// rest holds no identity.
-@usableFromInline
-struct TaskIdentity: Equatable, Sendable {
+@usableFromInline package struct TaskIdentity: Hashable, Sendable {
   /// The address of the task's object.
   @usableFromInline let address: UInt
 
   @inlinable
-  init(_ task: UnsafeCurrentTask) {
+  package init(_ task: UnsafeCurrentTask) {
     // A run-time checked cast: it traps if `UnsafeCurrentTask` ever stops being one reference wide.
     address = unsafeBitCast(task, to: UInt.self)
   }
 
+  /// An identity from an address (for tests of the state machines, which compare identities only).
+  init(address: UInt) {
+    self.address = address
+  }
+
   /// The identity of the calling task, or nil outside of any task.
   @inlinable
-  static var current: TaskIdentity? {
+  package static var current: TaskIdentity? {
     withUnsafeCurrentTask { task in task.map(TaskIdentity.init) }
   }
 }
