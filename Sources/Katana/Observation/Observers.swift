@@ -65,12 +65,18 @@ final class ProjectionMemory<Value: Equatable & Sendable>: @unchecked Sendable {
   init() {}
 
   /// Delivers the projection of a committed state.
-  @inlinable
+  @inlinable @inline(__always)
   func deliver(_ value: Value, to buffer: StreamBuffer<Value>) {
     if initialized.isSet {
       pushIfChanged(value, to: buffer)
       return
     }
+    deliverDuringStartup(value, to: buffer)
+  }
+
+  /// ``deliver(_:to:)`` before the first value is in: rare, so kept out of line.
+  @usableFromInline @inline(never)
+  func deliverDuringStartup(_ value: Value, to buffer: StreamBuffer<Value>) {
     startup.withLock { isInitialized in
       if isInitialized {
         pushIfChanged(value, to: buffer)
@@ -95,9 +101,9 @@ final class ProjectionMemory<Value: Equatable & Sendable>: @unchecked Sendable {
     }
   }
 
-  @inlinable
+  @inlinable @inline(__always)
   func pushIfChanged(_ value: Value, to buffer: StreamBuffer<Value>) {
-    guard value != last else { return }
+    if let last, last == value { return }
     last = value
     buffer.push(value)
   }

@@ -8,8 +8,13 @@ extension StoreCore {
   ///
   /// Detached, so that it inherits neither the caller's actor nor its task-locals (in particular no
   /// dispatch frame).
+  ///
+  /// - Parameter runsSideEffect: Whether the task runs a sent side effect (started with
+  ///   `StoreConfiguration.sideEffectTaskStarter` when set).
   @discardableResult
-  func startOwnedTask(id: UInt64, _ body: @escaping @Sendable () async -> Void) -> Bool {
+  func startOwnedTask(id: UInt64, runsSideEffect: Bool = false, _ body: @escaping @Sendable () async -> Void)
+    -> Bool
+  {
     guard withLock({ $0.lifecycle.reserveTask(id) }) else { return false }
     let operation: @Sendable () async -> Void = { [self] in
       let identity = TaskIdentity.current
@@ -17,8 +22,8 @@ extension StoreCore {
       await body()
       perform(withLock { $0.lifecycle.taskFinished(id) })
     }
-    let task =
-      configuration.ownedTaskStarter?(operation) ?? Task.detached(priority: Task.currentPriority, operation: operation)
+    let starter = (runsSideEffect ? configuration.sideEffectTaskStarter : nil) ?? configuration.ownedTaskStarter
+    let task = starter?(operation) ?? Task.detached(priority: Task.currentPriority, operation: operation)
     // A cancellation that arrived while the task was only reserved (or a shutdown) applies now.
     withLock { $0.lifecycle.attachTask(id, task) }?.cancel()
     return true

@@ -184,7 +184,7 @@ extension StoreCore {
   /// Starts a sent side effect in a store-owned task of its own, which carries the item's origin
   /// (``SentItemOrigin``).
   func startSideEffectJob(_ job: MailboxJob) {
-    let started = startOwnedTask(id: job.id) { [self] in
+    let started = startOwnedTask(id: job.id, runsSideEffect: true) { [self] in
       if job.tracksActivity {
         let carrier = TaskIdentity.current
         withLock { $0.lifecycle.setCarrier(of: .job(job.id), to: carrier) }
