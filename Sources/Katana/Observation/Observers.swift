@@ -65,18 +65,12 @@ final class ProjectionMemory<Value: Equatable & Sendable>: @unchecked Sendable {
   init() {}
 
   /// Delivers the projection of a committed state.
-  @inlinable @inline(__always)
+  @inlinable
   func deliver(_ value: Value, to buffer: StreamBuffer<Value>) {
     if initialized.isSet {
       pushIfChanged(value, to: buffer)
       return
     }
-    deliverDuringStartup(value, to: buffer)
-  }
-
-  /// ``deliver(_:to:)`` before the first value is in: rare, so kept out of line.
-  @usableFromInline @inline(never)
-  func deliverDuringStartup(_ value: Value, to buffer: StreamBuffer<Value>) {
     startup.withLock { isInitialized in
       if isInitialized {
         pushIfChanged(value, to: buffer)
@@ -101,9 +95,9 @@ final class ProjectionMemory<Value: Equatable & Sendable>: @unchecked Sendable {
     }
   }
 
-  @inlinable @inline(__always)
+  @inlinable
   func pushIfChanged(_ value: Value, to buffer: StreamBuffer<Value>) {
-    if let last, last == value { return }
+    guard value != last else { return }
     last = value
     buffer.push(value)
   }

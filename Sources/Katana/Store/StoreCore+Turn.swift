@@ -160,6 +160,18 @@ extension StoreCore {
   /// Releases the turn held by an awaited dispatch.
   @inlinable
   func releaseTurn() {
+    let released = withLock { core -> Bool in
+      guard core.mailbox.releaseTurnIfNothingWaits() else { return false }
+      core.turnFrame = nil
+      return true
+    }
+    if !released {
+      releaseTurnStartingWhatWaits()
+    }
+  }
+
+  /// ``releaseTurn()`` when something waits in the mailbox: starts it.
+  @usableFromInline func releaseTurnStartingWhatWaits() {
     let actions = withLock { $0.releaseTurn(byPump: false) }
     if !actions.isEmpty {
       perform(actions)
