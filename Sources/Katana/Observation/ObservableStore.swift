@@ -5,12 +5,12 @@
   /// when another field does. The state needs no macro.
   ///
   /// ```swift
-  /// @MainActor struct CartView: View {
-  ///   let model: ObservableStore<AppState, AppDependencies>   // ObservableStore(store: store)
+  /// struct CartView: View {
+  ///   let model: ObservableStore<AppState, AppDependencies>  // ObservableStore(store: store)
   ///
   ///   var body: some View {
-  ///     List(model[\.cart.items]) { item in Text(item.name) }  // re-renders when cart.items changes
-  ///     Text("Total: \(model.cart.total)")                     // ...and this when anything in cart does
+  ///     List(model[\.cart.items]) { item in Text(item.name) }  // tracks cart.items only
+  ///     Text("Total: \(model.cart.total)")                     // tracks all of cart
   ///     Button("Clear") { model.send(ClearCart()) }            // no await
   ///   }
   /// }
@@ -45,7 +45,7 @@
   /// - Important: The model keeps the state it shows, as a listener does, so an update that mutates a large
   ///   collection copies it once. Observe a large state through ``Store/values(of:buffering:)`` instead.
   ///
-  /// - Note: Members of the model (``state``, ``send(_:)-(U)``, ``binding(_:send:)``...) take precedence
+  /// - Note: Members of the model (``state``, `send`, `fieldBinding`, `binding`) take precedence
   ///   over state fields of the same name; read such a field with `model[\.state]`.
   @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
   @MainActor @dynamicMemberLookup
@@ -163,7 +163,7 @@
     /// A getter and setter for one field: the getter reads `keyPath` through the model (tracked), the setter
     /// sends the updater that `makeUpdater` builds from the new value.
     ///
-    /// On Apple platforms ``binding(_:send:)`` wraps it in a SwiftUI `Binding`. Elsewhere, or to build
+    /// Where SwiftUI exists, `binding(_:send:)` wraps it in a SwiftUI `Binding`. Elsewhere, or to build
     /// another kind of binding:
     ///
     /// ```swift
