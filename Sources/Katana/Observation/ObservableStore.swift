@@ -92,7 +92,8 @@
       // ObservableStoreSource), so the model never shows an older state after a newer one.
       self.current = source.state
       let states = source.states(buffering: .latest)
-      // The task holds the stream (not the store) and the model weakly.
+      // The task holds the model weakly, and the source only until the task ends: releasing the model
+      // cancels it, which ends the wait for readiness or the stream (whose subscription is then removed).
       updates = Task { [weak self, source] in
         do {
           try await source.waitUntilReady()
