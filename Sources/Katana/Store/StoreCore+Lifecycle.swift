@@ -108,13 +108,19 @@ extension StoreCore {
 
   func finishStartup(state: S, interceptors: [StoreInterceptor], chainEnd: @escaping StoreInterceptorNext) {
     var replaced = state
-    let dependencies = withLock { core -> D? in
+    let started = withLock { core -> (D?, [StateSubscriber<S>])? in
       guard case .starting = core.lifecycle.phase else { return nil }
       swap(&core.state, &replaced)
-      return core.dependencies
+      return (core.dependencies, core.observers.subscribers.filter { !$0.needsOldState })
     }
     // `replaced` (the state before start-up) is released here, outside the lock.
-    guard let dependencies else { return }
+    guard let (dependencies, stateStreams) = started, let dependencies else { return }
+    // Streams of states (`states()`, `values(of:)`) that started before the store was ready began with `S()`:
+    // they get the initial state now, before any commit can happen (the mailbox opens below). Listeners and
+    // `changes()` report changes made by dispatches, which this is not.
+    for subscriber in stateStreams {
+      subscriber.receive(nil, state)
+    }
     var chain: StoreInterceptorNext = CoreState<S, D>.noChain
     if !interceptors.isEmpty {
       // User code (the interceptors' outer and middle closures) runs here, outside the lock.
