@@ -1,20 +1,5 @@
 import Katana
 
-/// The identity of a task, to tell whether the task asleep on a ``TestClock`` is the one that carries a
-/// piece of a test store's work.
-///
-/// It holds the task's `UnsafeCurrentTask`, which retains the task object: an identity held here can never
-/// be reused by another task meanwhile. It is only ever compared, never used to act on the task.
-struct TaskIdentity: Hashable, @unchecked Sendable {
-  // Sendable: the value is only compared (`==`, `hash`), which reads the task's address and nothing else.
-  private let task: UnsafeCurrentTask
-
-  /// The task running this code; nil outside a task.
-  static var current: TaskIdentity? {
-    withUnsafeCurrentTask { task in task.map { TaskIdentity(task: $0) } }
-  }
-}
-
 /// What a task is doing for a test store: the item whose interceptor chain (and, for a side effect, body)
 /// it runs. The recorder's interceptor binds it around the rest of the chain, so that a ``TestClock`` can
 /// say whose work a sleep belongs to ("Search(query: "kat") is sleeping on the test clock …").

@@ -296,6 +296,9 @@ extension TestStore {
       let (isReady, _, generation) = recorder.readiness(of: step)
       if isReady { return true }
       if case .parked(let sleepers) = recorder.settlement() {
+        // The step may have been applied after its readiness was read and before the store looked parked
+        // (its chain ended, then the work that dispatched it): only a verdict with no event since counts.
+        guard recorder.signal.generation == generation else { continue }
         recordIssue(
           "Received \(describe(step.item)), but it cannot be applied until the test clock moves: an interceptor "
             + "holds its turn, and \(Parking.describe(sleepers)). Advance the clock before receiving it.",

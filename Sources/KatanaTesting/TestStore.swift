@@ -94,6 +94,7 @@ public final class TestStore<S: State & Equatable, D: SideEffectDependencyContai
     recorder.connect(
       StoreAccess(
         activeWork: { [weak store] in store?.activeWork ?? 0 },
+        activityCarriers: { [weak store] in store?.activityCarriers },
         waitUntilIdle: { [weak store] in try await store?.waitUntilIdle() }))
   }
 

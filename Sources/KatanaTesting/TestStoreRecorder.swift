@@ -85,6 +85,8 @@ struct EndOfTestReport<S: State> {
 /// holds the recorder's interceptor, so the recorder must not hold the store strongly).
 struct StoreAccess: Sendable {
   let activeWork: @Sendable () -> Int
+  /// The tasks that carry the store's work (see `Store.activityCarriers`).
+  let activityCarriers: @Sendable () -> [TaskIdentity]?
   let waitUntilIdle: @Sendable () async throws -> Void
 }
 
@@ -387,25 +389,29 @@ final class TestStoreRecorder<S: State>: ClockObserving, Sendable {
   /// Where the store's work stands: nothing in flight, everything in flight asleep on the test clock, or
   /// something that may still go on without the test.
   ///
-  /// The store counts its units of in-flight work; the recorder knows which task carries each of the
-  /// test's own items; the test clock knows which tasks sleep. When every unit is one of the test's items
-  /// (the count equals the number of the test's items the store is running) and each of their tasks is
-  /// asleep on the clock, in one stable snapshot, nothing can happen until the clock moves. Any doubt
-  /// (work the store owns, an item waiting to start, a sleep in a task of its own) answers `busy`: the
-  /// waits then wait for events, and the failsafe.
+  /// The store reports the task that carries each unit of its in-flight work (followed through the effect
+  /// tools' runs and throttle windows to the task doing the work); the test clock knows which tasks sleep.
+  /// When every carrier is asleep on the clock, and every item the test started has reached the store, in one
+  /// stable snapshot, nothing can happen until the clock moves. Any doubt (a unit whose carrier is not known
+  /// yet, such as a sent item still queued; a carrier that is awake) answers `busy`: the waits then wait for
+  /// events, and the failsafe.
   func settlement() -> Settlement {
     while true {
       let generation = signal.generation
       let own = state.withLock { Array($0.ownWork.values) }
-      let activeWork = storeAccess.withLock { $0 }?.activeWork() ?? 0
+      let access = storeAccess.withLock { $0 }
+      let activeWork = access?.activeWork() ?? 0
       if activeWork == 0, own.isEmpty {
         if signal.generation == generation { return .idle }
         continue
       }
-      if let clock, activeWork == own.count {
-        let carriers = own.compactMap { $0.hasStarted ? $0.task : nil }
+      // Every item of the test has reached the store, and the store knows the task that carries each piece
+      // of its work (followed through the effect tools' runs and throttle windows to the task doing it).
+      if let clock, own.allSatisfy({ $0.hasStarted && $0.task != nil }),
+        let carriers = access?.activityCarriers()
+      {
         let (version, snapshot) = clock.versionedSnapshot()
-        if carriers.count == own.count, let parked = Parking.sleepers(holding: carriers, among: snapshot.sleepers) {
+        if let parked = Parking.sleepers(holding: carriers, among: snapshot.sleepers) {
           if signal.generation == generation, clock.version == version { return .parked(parked) }
           continue
         }

@@ -178,10 +178,9 @@ struct TestStoreFailFastTests {
     _ = await sleeper.result
   }
 
-  /// A sleep in a task of its own (here the debounce's) is not work the test store can attribute yet: it
-  /// waits for the failsafe, whose message names the sleeper. (With the store reporting which task carries
-  /// each unit of its work, this will fail at once too.)
-  @Test func receive_whenTheSleepIsInATaskOfItsOwn_waitsForTheFailsafe_whichNamesTheSleeper() async throws {
+  /// A sleep in a task of its own (here the debounce's run): the store hands the waiting side effect's work
+  /// over to the run's task, so the wait still fails at once, naming the sleeper.
+  @Test func receive_whenTheSleepIsInADebouncesTask_failsAtOnce_namingTheSleeper() async throws {
     let store = makeClockedStore()
     store.send(
       Script(name: "debounced") { context in
@@ -191,16 +190,85 @@ struct TestStoreFailFastTests {
       })
     try await clock.waitForSleepers(count: 1)
     await expectOneIssue(containing: [
-      "Expected to receive Increment, but it was not received within 30 seconds",
-      #"asleep on the test clock: Script(name: "debounced", "#, "is sleeping on the test clock until 0.3 seconds",
+      "Expected to receive Increment, but nothing was received, and nothing can arrive until the test clock moves",
+      #"Script(name: "debounced", "#, "is sleeping on the test clock until 0.3 seconds",
     ]) {
-      async let receiving: Increment? = store.receive(Increment.self)
-      try await failsafeClock.waitForSleepers(count: 1)
-      failsafeClock.advance(by: .seconds(30))
-      _ = await receiving
+      await store.receive(Increment.self)
     }
     clock.advance(by: .milliseconds(300))
     await store.receive(Log.self) { $0.log = ["searched"] }
+    await store.finish()
+  }
+
+  /// Runs under ids nest: the side effect waits for a run, which waits for another, which sleeps.
+  @Test func finish_whenANestedRunSleeps_failsAtOnce_andCancelsIt() async throws {
+    let store = makeClockedStore()
+    store.send(
+      Script(name: "nested runs") { context in
+        try await context.run(id: "outer") {
+          try await context.run(id: "inner") {
+            try await context.clock.sleep(for: .seconds(2))
+          }
+        }
+      })
+    try await clock.waitForSleepers(count: 1)
+    await expectOneIssue(containing: [
+      "finish(): the store still has work in flight, and it can only go on when the test clock moves",
+      #"Script(name: "nested runs", "#, "is sleeping on the test clock until 2.0 seconds",
+    ]) {
+      await store.finish()
+    }
+    #expect(clock.sleeperCount == 0)
+  }
+
+  /// A throttled call held for the end of its window waits for the task that closes the window, which
+  /// sleeps on the clock.
+  @Test func receive_whenAThrottledCallIsHeldForItsWindow_failsAtOnce() async throws {
+    let store = makeClockedStore()
+    let throttled = { @Sendable (tag: String) in
+      Script(name: tag) { context in
+        try await context.throttle(id: "save", for: .seconds(1), mode: .latest) {
+          try await context.dispatch(Log(tag: tag))
+        }
+      }
+    }
+    store.send(throttled("first"))
+    await store.receive(Log(tag: "first")) { $0.log = ["first"] }
+    try await clock.waitForSleepers(count: 1)
+    store.send(throttled("second"))
+    try await store.store.waitForRunningEffects(count: 2)  // the window and the held call
+    await expectOneIssue(containing: [
+      "Expected to receive Increment, but nothing was received, and nothing can arrive until the test clock moves",
+      "is sleeping on the test clock until 1.0 seconds",
+    ]) {
+      await store.receive(Increment.self)
+    }
+    clock.advance(by: .seconds(1))
+    await store.receive(Log(tag: "second")) { $0.log = ["first", "second"] }
+    await store.finish()
+  }
+
+  /// A run that is awake (here waiting for a gate the test opens) is not parked, even while other work
+  /// sleeps: the wait waits for it.
+  @Test func receive_whileARunIsAwake_waitsForIt_evenIfOtherWorkSleeps() async throws {
+    let store = makeClockedStore()
+    store.send(Nap())
+    try await clock.waitForSleepers(count: 1)
+    let gate = Gate()
+    let started = Gate()
+    store.send(
+      Script(name: "gated run") { context in
+        try await context.run(id: "gated") {
+          started.open()
+          await gate.waitIgnoringCancellation()
+          try await context.dispatch(Log(tag: "after gate"))
+        }
+      })
+    await started.wait()
+    Task { gate.open() }
+    await store.receive(Log(tag: "after gate")) { $0.log = ["after gate"] }
+    clock.advance(by: .milliseconds(300))
+    await store.receive(Log(tag: "woke")) { $0.log = ["after gate", "woke"] }
     await store.finish()
   }
 

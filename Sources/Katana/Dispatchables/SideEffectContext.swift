@@ -10,6 +10,7 @@ public protocol AnySideEffectContext: Sendable {
   func getAnyState() -> any State
 
   /// Dispatches any item and returns its outcome; see ``Store/anyDispatch(_:)``.
+  @discardableResult
   func anyDispatch(_ dispatchable: any Dispatchable) async throws -> any Sendable
 
   /// Hands any item to the store now, without waiting; see ``Store/anySend(_:)``.
@@ -107,7 +108,7 @@ public struct SideEffectContext<S: State, D: SideEffectDependencyContainer>: Any
   public func getState() -> S {
     switch backing {
     case .store(let core): core.state
-    case .scope(let scope): scope.state
+    case .scope(let scope): scope.stateIfPresent ?? S()
     }
   }
 
@@ -116,7 +117,7 @@ public struct SideEffectContext<S: State, D: SideEffectDependencyContainer>: Any
   public var clock: any Clock<Duration> {
     switch backing {
     case .store(let core): core.configuration.clock
-    case .scope(let scope): scope.root.clock
+    case .scope(let scope): scope.clock
     }
   }
 
@@ -156,6 +157,7 @@ public struct SideEffectContext<S: State, D: SideEffectDependencyContainer>: Any
   }
 
   /// Dispatches any item, checking its kind and types at run time; see ``Store/anyDispatch(_:)``.
+  @discardableResult
   public nonisolated(nonsending) func anyDispatch(_ dispatchable: any Dispatchable) async throws -> any Sendable {
     switch backing {
     case .store(let core): try await core.anyDispatch(dispatchable)
@@ -227,15 +229,26 @@ package protocol StoreContextInternals {
   /// keep the store alive.
   func sentItemsQuery() -> @Sendable (SentItemOrigin?) -> [SentItemOrigin]
 
+  /// How the effect tools tell the store which task does the work another task waits for; nil unless the
+  /// store tracks activity (``StoreConfiguration/tracksActivity``). It does not keep the store alive.
+  func carrierLinks() -> CarrierLinks?
+}
+
+/// A context whose effect ids live in a namespace of their own (a feature's context).
+protocol EffectNamespacing {
   /// The identifier, in the store's effect registry, of work run under `id` through this context: the id
   /// itself for the store, the id within the scope's namespace for a feature's context.
   func effectID(for id: some Hashable & Sendable) -> EffectID
 }
 
-extension StoreContextInternals {
-  package func effectID(for id: some Hashable & Sendable) -> EffectID {
-    EffectID(id)
-  }
+/// Tells a store, which tracks activity, that a task waits for work done in another task (a run of an effect
+/// tool): the test store then sees that work as the waiting task's, and can tell when all of it sleeps on a
+/// test clock.
+package struct CarrierLinks: Sendable {
+  /// `waiter` waits for the task that binds `token` (nil: no longer waits).
+  package let handOff: @Sendable (_ waiter: TaskIdentity, _ token: UInt64?) -> Void
+  /// `token` is run by `task` (nil: no longer).
+  package let bind: @Sendable (_ token: UInt64, _ task: TaskIdentity?) -> Void
 }
 
 extension SideEffectContext: StoreContextInternals {
@@ -243,7 +256,7 @@ extension SideEffectContext: StoreContextInternals {
   var rootInternals: any StoreContextInternals {
     switch backing {
     case .store(let core): core
-    case .scope(let scope): scope.root.internals
+    case .scope(let scope): scope.rootInternals
     }
   }
 
@@ -265,11 +278,8 @@ extension SideEffectContext: StoreContextInternals {
     rootInternals.sentItemsQuery()
   }
 
-  package func effectID(for id: some Hashable & Sendable) -> EffectID {
-    switch backing {
-    case .store: EffectID(id)
-    case .scope(let scope): scope.effectID(for: id)
-    }
+  package func carrierLinks() -> CarrierLinks? {
+    rootInternals.carrierLinks()
   }
 }
 
@@ -279,9 +289,17 @@ extension AnySideEffectContext {
     self as? any StoreContextInternals
   }
 
-  /// The registry identifier of work this context runs under `id` (see
-  /// ``StoreContextInternals/effectID(for:)``).
+  /// The registry identifier of work this context runs under `id` (see ``EffectNamespacing``).
   func effectID(_ id: some Hashable & Sendable) -> EffectID {
-    storeInternals?.effectID(for: id) ?? EffectID(id)
+    (self as? any EffectNamespacing)?.effectID(for: id) ?? EffectID(id)
+  }
+}
+
+extension SideEffectContext: EffectNamespacing {
+  func effectID(for id: some Hashable & Sendable) -> EffectID {
+    switch backing {
+    case .store: EffectID(id)
+    case .scope(let scope): scope.effectID(for: id)
+    }
   }
 }

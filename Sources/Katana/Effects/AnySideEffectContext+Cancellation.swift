@@ -57,7 +57,7 @@ extension AnySideEffectContext {
   /// next throttled call runs at once.
   public func cancel(id: some Hashable & Sendable) {
     guard let internals = storeInternals else { return }
-    EffectRegistry.cancel(internals.effectID(for: id), in: internals)
+    EffectRegistry.cancel(effectID(id), in: internals)
   }
 
   /// The effect registry of the store behind this context.

@@ -73,6 +73,8 @@ extension AnySideEffectContext {
     interval: Duration
   ) {
     let task = Task {
+      if let links = registry.links { links.bind(token, TaskIdentity.current) }
+      defer { if let links = registry.links { links.bind(token, nil) } }
       var end = end
       while true {
         do {

@@ -18,15 +18,20 @@ final class EffectRegistry: Sendable {
   private let state = Locked(State())
   /// The side effects a cancellation by id marks (see ``SentItemOrigin``).
   private let sentItems: @Sendable (SentItemOrigin?) -> [SentItemOrigin]
+  /// Set when the store tracks activity: each task that waits for a run (or a throttle window) says so.
+  let links: CarrierLinks?
 
-  private init(sentItems: @escaping @Sendable (SentItemOrigin?) -> [SentItemOrigin]) {
+  private init(sentItems: @escaping @Sendable (SentItemOrigin?) -> [SentItemOrigin], links: CarrierLinks?) {
     self.sentItems = sentItems
+    self.links = links
   }
 
   /// The registry of the store behind `internals`, installing its shutdown handler on first use; nil once
   /// the store has shut down.
   static func of(_ internals: any StoreContextInternals) -> EffectRegistry? {
-    let made = internals.attachment(EffectRegistry.self) { EffectRegistry(sentItems: internals.sentItemsQuery()) }
+    let made = internals.attachment(EffectRegistry.self) {
+      EffectRegistry(sentItems: internals.sentItemsQuery(), links: internals.carrierLinks())
+    }
     guard let registry = made else { return nil }
     if registry.state.withLock({ $0.claimShutdownHandler() }) {
       // Runs at once if the store shut down after handing out the registry: the registry then cancels
@@ -67,22 +72,40 @@ final class EffectRegistry: Sendable {
     // below. `Task` (not detached) keeps the caller's priority and task-local values, and the run's nested
     // runs know it as an ancestor.
     let scope = EffectRunScope(registry: ObjectIdentifier(self), token: token, parent: EffectRunScope.current)
-    let task = Task { () -> Result<T, any Error> in
-      let result: Result<T, any Error>
-      do {
-        result = .success(try await EffectRunScope.$current.withValue(scope) { try await operation() })
-      } catch {
-        result = .failure(error)
+    // The task is created and attached in one critical section, and reads its entry before it starts the
+    // operation: a cancellation by id that has returned always stops an operation that had not started.
+    // (Attached after its creation, the task would run uncancelled until the attach, and the operation
+    // could dispatch after the cancellation returned.) Creating a task runs none of the operation.
+    let operation = SentOnce(operation)
+    let links = self.links
+    let (task, attached) = state.withLock { state -> (Task<Result<T, any Error>, Never>, Bool) in
+      let task = Task { () -> Result<T, any Error> in
+        if let links { links.bind(token, TaskIdentity.current) }
+        defer { if let links { links.bind(token, nil) } }
+        let result: Result<T, any Error>
+        if self.state.withLock({ $0.isCancelled(token) }) {
+          result = .failure(CancellationError())
+        } else {
+          do {
+            result = .success(try await EffectRunScope.$current.withValue(scope) { try await operation.value() })
+          } catch {
+            result = .failure(error)
+          }
+        }
+        // Cancelled before the operation returned: by the caller (the task's flag) or through the registry
+        // (the entry's flag, read as the entry is removed).
+        let taskCancelled = Task.isCancelled
+        let entryCancelled = finish(token)
+        return taskCancelled || entryCancelled ? .failure(CancellationError()) : result
       }
-      // Cancelled before the operation returned: by the caller (the task's flag) or through the registry
-      // (the entry's flag, read as the entry is removed).
-      let taskCancelled = Task.isCancelled
-      let entryCancelled = finish(token)
-      return taskCancelled || entryCancelled ? .failure(CancellationError()) : result
+      return (task, state.attach(token, cancel: { task.cancel() }))
     }
-    if !state.withLock({ $0.attach(token, cancel: { task.cancel() }) }) {
+    if !attached {
       task.cancel()
     }
+    let waiter = links == nil ? nil : TaskIdentity.current
+    if let links, let waiter { links.handOff(waiter, token) }
+    defer { if let links, let waiter { links.handOff(waiter, nil) } }
     return try await withTaskCancellationHandler {
       try await task.value.get()
     } onCancel: {
@@ -174,7 +197,11 @@ final class EffectRegistry: Sendable {
       throw CancellationError()
     case .storeShutDown:
       throw StoreError.storeShutDown
-    case .hold(let waiter):
+    case .hold(let waiter, let windowToken):
+      // Held, the call waits for the task that closes the window.
+      let caller = links == nil ? nil : TaskIdentity.current
+      if let links, let caller { links.handOff(caller, windowToken) }
+      defer { if let links, let caller { links.handOff(caller, nil) } }
       return try await state.suspend(
         install: { state, continuation in state.suspendHeld(waiter, on: continuation) },
         cancel: { [self] state in cancelHeld(id, waiter: waiter, in: &state) })
@@ -191,6 +218,13 @@ final class EffectRegistry: Sendable {
     guard !actions.isEmpty else { return nil }
     let pending = PendingActions(actions)
     return { [self] in perform(pending.actions) }
+  }
+
+  /// A `sending` value on its way into the one task that uses it, through a closure the compiler cannot see
+  /// is called once.
+  private struct SentOnce<Value>: @unchecked Sendable {  // Sendable: handed over once, never used by the sender.
+    let value: Value
+    init(_ value: sending Value) { self.value = value }
   }
 
   /// Registry actions carried to after unlocking.

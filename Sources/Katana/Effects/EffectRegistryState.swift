@@ -58,7 +58,7 @@ struct EffectRegistryState<TurnWaiter: Resumable<ThrottleTurn>, CountWaiter: Res
     case drop
     /// A window is open and the mode is `latest`: the call waits for the window's end, as this waiter. The
     /// call it replaced, if any, is dropped (its resumption is in the actions).
-    case hold(waiter: UInt64)
+    case hold(waiter: UInt64, windowToken: UInt64)
     /// The store has shut down.
     case storeShutDown
   }
@@ -143,6 +143,11 @@ struct EffectRegistryState<TurnWaiter: Resumable<ThrottleTurn>, CountWaiter: Res
     return true
   }
 
+  /// Whether the run `token` was cancelled (true for a run that is no longer registered).
+  func isCancelled(_ token: UInt64) -> Bool {
+    runs[token]?.isCancelled ?? true
+  }
+
   /// Removes a finished run. Returns whether it had been cancelled.
   mutating func finish(_ token: UInt64, actions: inout Actions) -> Bool {
     guard let run = runs.removeValue(forKey: token) else { return false }
@@ -221,7 +226,7 @@ struct EffectRegistryState<TurnWaiter: Resumable<ThrottleTurn>, CountWaiter: Res
     window.held = Held(token: token, waiter: waiter)
     windows[id] = window
     takeCountWaiters(&actions)
-    return .hold(waiter: waiter)
+    return .hold(waiter: waiter, windowToken: window.token)
   }
 
   /// The held call `waiter` has suspended; returns its resumption if its outcome is already decided.

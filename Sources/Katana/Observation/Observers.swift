@@ -111,18 +111,6 @@ final class ProjectionMemory<Value: Equatable & Sendable>: @unchecked Sendable {
 struct Observers<S: State> {
   @usableFromInline private(set) var listeners: [ListenerEntry<S>] = []
   @usableFromInline private(set) var subscribers: [StateSubscriber<S>] = []
-  /// Observers of one scope's slice (``SliceEntry``), whom commits through scopes elsewhere do not concern.
-  @usableFromInline private(set) var slices: [SliceEntry<S>] = []
-  /// Changes whenever ``slices`` changes: what a scope's cached answer to ``slices(concernedBy:)`` is checked
-  /// against.
-  @usableFromInline private(set) var sliceEpoch: UInt64 = 1
-  /// Every slice observer's subscriber, for commits that did not come through a scope; nil when there is none.
-  @usableFromInline private(set) var allSlices: SliceList<S>?
-  /// The lists of concerned observers handed out since ``slices`` last changed; nodes refer to them by index,
-  /// so that a cache never keeps an observer alive (it is released outside the lock when it leaves).
-  @usableFromInline private(set) var issued: [SliceList<S>] = []
-  /// ``issued`` by the subscribers' identifiers: scopes concerning the same observers share a list.
-  private var issuedIndex: [[UInt64]: Int] = [:]
   /// Whether a commit must keep a copy of the state before the change.
   @usableFromInline private(set) var needsOldState = false
 
@@ -130,79 +118,7 @@ struct Observers<S: State> {
   init() {}
 
   @inlinable
-  var isEmpty: Bool { listeners.isEmpty && subscribers.isEmpty && slices.isEmpty }
-
-  /// Whether someone observes the whole state (a listener or a stream of the store itself).
-  @inlinable
-  var observesWholeState: Bool { !listeners.isEmpty || !subscribers.isEmpty }
-
-  /// The slice observers that a commit through `scope` may concern (every one of them for a commit that did
-  /// not come through a scope), or nil if none. The answer is cached in the scope's node until the slice
-  /// observers change, so a commit to one feature costs the same however many observers other features have.
-  @inlinable
-  mutating func slices(concernedBy scope: ScopeNode?) -> SliceList<S>? {
-    guard let scope else { return allSlices }
-    guard !slices.isEmpty else { return nil }
-    if scope.epoch == sliceEpoch {
-      return scope.concerned < 0 ? nil : issued[scope.concerned]
-    }
-    return computeSlices(concernedBy: scope)
-  }
-
-  @usableFromInline mutating func computeSlices(concernedBy scope: ScopeNode) -> SliceList<S>? {
-    let concerned = slices.filter { $0.location.mayOverlap(scope.location) && $0.isSubscribed.isSet }
-    scope.epoch = sliceEpoch
-    guard !concerned.isEmpty else {
-      scope.concerned = -1
-      return nil
-    }
-    let ids = concerned.map(\.subscriber.id)
-    if let index = issuedIndex[ids] {
-      scope.concerned = index
-      return issued[index]
-    }
-    let list = SliceList(concerned.map(\.subscriber))
-    issued.append(list)
-    issuedIndex[ids] = issued.count - 1
-    scope.concerned = issued.count - 1
-    return list
-  }
-
-  /// Adds a slice observer; returns what to release after unlocking (slice observers unsubscribed meanwhile
-  /// from inside an updater, and the lists handed out so far).
-  mutating func add(slice: SliceEntry<S>) -> ReleasedSlices<S> {
-    var released = dropUnsubscribedSlices()
-    slices.append(slice)
-    slicesChanged(releasing: &released)
-    return released
-  }
-
-  /// Removes a slice observer; returns what to release after unlocking.
-  mutating func removeSlice(_ id: UInt64) -> ReleasedSlices<S> {
-    var released = dropUnsubscribedSlices()
-    if let index = slices.firstIndex(where: { $0.subscriber.id == id }) {
-      released.entries.append(slices.remove(at: index))
-    }
-    slicesChanged(releasing: &released)
-    return released
-  }
-
-  private mutating func dropUnsubscribedSlices() -> ReleasedSlices<S> {
-    guard slices.contains(where: { !$0.isSubscribed.isSet }) else { return ReleasedSlices() }
-    var released = ReleasedSlices<S>()
-    released.entries = slices.filter { !$0.isSubscribed.isSet }
-    slices.removeAll { !$0.isSubscribed.isSet }
-    return released
-  }
-
-  private mutating func slicesChanged(releasing released: inout ReleasedSlices<S>) {
-    sliceEpoch &+= 1
-    released.lists += issued
-    if let allSlices { released.lists.append(allSlices) }
-    issued = []
-    issuedIndex = [:]
-    allSlices = slices.isEmpty ? nil : SliceList(slices.map(\.subscriber))
-  }
+  var isEmpty: Bool { listeners.isEmpty && subscribers.isEmpty }
 
   /// Adds a listener; returns the listeners unsubscribed meanwhile from inside an updater, to release.
   mutating func add(_ listener: ListenerEntry<S>) -> [ListenerEntry<S>] {
@@ -237,16 +153,8 @@ struct Observers<S: State> {
 
   /// Removes everyone; returns them, to finish the streams and release everything after unlocking.
   mutating func removeAll() -> (listeners: [ListenerEntry<S>], subscribers: [StateSubscriber<S>]) {
-    let removed = (listeners, subscribers + slices.map(\.subscriber))
-    var released = ReleasedSlices<S>()
-    slices = []
-    slicesChanged(releasing: &released)
-    // The lists only hold subscribers returned above; they are released with this function's caller's copy.
-    withExtendedLifetime(released) {}
-    listeners = []
-    subscribers = []
-    needsOldState = false
-    return removed
+    defer { self = Observers() }
+    return (listeners, subscribers)
   }
 
   private mutating func dropUnsubscribed() -> [ListenerEntry<S>] {
@@ -262,12 +170,6 @@ struct Observers<S: State> {
   }
 }
 
-/// What removing slice observers hands back, to release after unlocking.
-struct ReleasedSlices<S: State> {
-  var entries: [SliceEntry<S>] = []
-  var lists: [SliceList<S>] = []
-}
-
 /// A committed change, delivered to its observers after the store's lock is released.
 @usableFromInline
 struct Commit<S: State> {
@@ -275,22 +177,16 @@ struct Commit<S: State> {
   @usableFromInline let new: S
   @usableFromInline let listeners: [ListenerEntry<S>]
   @usableFromInline let subscribers: [StateSubscriber<S>]
-  /// The observers of scopes whose slice the commit may have changed.
-  @usableFromInline let slices: SliceList<S>?
 
   @inlinable
-  init(
-    old: S?, new: S, listeners: [ListenerEntry<S>], subscribers: [StateSubscriber<S>], slices: SliceList<S>? = nil
-  ) {
+  init(old: S?, new: S, listeners: [ListenerEntry<S>], subscribers: [StateSubscriber<S>]) {
     self.old = old
     self.new = new
     self.listeners = listeners
     self.subscribers = subscribers
-    self.slices = slices
   }
 
-  /// Calls the listeners still subscribed, in registration order, then feeds the stream subscribers, then
-  /// the observers of scopes.
+  /// Calls the listeners still subscribed, in registration order, then feeds the stream subscribers.
   @inlinable
   func deliver() {
     if let old {
@@ -300,11 +196,6 @@ struct Commit<S: State> {
     }
     for subscriber in subscribers {
       subscriber.receive(old, new)
-    }
-    if let slices {
-      for subscriber in slices.subscribers {
-        subscriber.receive(nil, new)
-      }
     }
   }
 }

@@ -20,7 +20,7 @@
 /// `store.scope(\.shop.cart, ...)` and `store.scope(\.shop, ...).scope(\.cart, ...)` have equal ids. Scopes
 /// with equal ids share their effect ids (see ``ScopedStore/cancel(id:)``).
 public struct ScopeID: Hashable, Sendable, CustomStringConvertible {
-  @usableFromInline let location: ScopeLocation
+  let location: ScopeLocation
 
   /// The path from the root state, for example `AppState.cart` or `AppState.rooms[id: 3]`.
   public let description: String

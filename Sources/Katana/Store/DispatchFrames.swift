@@ -10,24 +10,28 @@
 class DispatchFrame: @unchecked Sendable {
   // Sendable: subclasses keep their mutable state under a lock (the store's, or their own).
 
+  /// The task-local behind ``current``, declared without the property wrapper so that the inlined
+  /// ``withFrame(_:_:)`` can bind it.
+  @usableFromInline static let local = TaskLocal<DispatchFrame?>(wrappedValue: nil)
+
   /// The frame of the chain running in the current task, if any.
-  @usableFromInline @TaskLocal static var current: DispatchFrame?
+  @usableFromInline static var current: DispatchFrame? { local.get() }
 
   /// The store whose chain this frame belongs to.
   @usableFromInline let storeID: ObjectIdentifier
   /// Whether this is an ``UpdaterFrame`` (otherwise a ``SideEffectFrame``).
   @usableFromInline let isUpdater: Bool
 
-  init(storeID: ObjectIdentifier, isUpdater: Bool) {
+  @usableFromInline init(storeID: ObjectIdentifier, isUpdater: Bool) {
     self.storeID = storeID
     self.isUpdater = isUpdater
   }
 
   /// Runs `body` with `frame` as the current frame (nil: outside of any).
-  @usableFromInline nonisolated(nonsending) static func withFrame<T>(
-    _ frame: DispatchFrame?, _ body: () async throws -> T
+  @inlinable nonisolated(nonsending) static func withFrame<T>(
+    _ frame: DispatchFrame?, _ body: nonisolated(nonsending) () async throws -> T
   ) async rethrows -> T {
-    try await $current.withValue(frame) { try await body() }
+    try await local.withValue(frame) { try await body() }
   }
 
   /// Runs `body` outside of any frame: what a side effect's body does, so that its dispatches get frames of
@@ -42,38 +46,39 @@ class DispatchFrame: @unchecked Sendable {
 /// The dispatch holds the store's turn, so at most one such frame is active per store: the store keeps it as
 /// its turn frame, and the chain's final `next` checks that the frame it found is that one.
 @usableFromInline
-class UpdaterFrame<S: State>: DispatchFrame, @unchecked Sendable {
+final class UpdaterFrame<S: State>: DispatchFrame, @unchecked Sendable {
   // Sendable: the fields below are only touched under the store's lock.
 
+  /// Applies an item if it has the dispatched updater's type, and returns whether it did: one cast, made by
+  /// specialised code (a function with no captures, so making a frame allocates only the frame).
+  @usableFromInline typealias TypedApply = (any Dispatchable, inout S) -> Bool
+
+  @usableFromInline let applyIfDispatchedType: TypedApply
   /// Items of the other kind handed to `next`; dispatched once the chain has returned.
   @usableFromInline var redirects: [any Dispatchable] = []
   /// Whether a call of `next` is being handled (committed, then delivered to observers): a second call in
   /// the meantime is rejected, so that commits never overlap.
   @usableFromInline var inNext = false
 
-  init(storeID: ObjectIdentifier) {
+  /// A frame for a dispatch of `U`.
+  @inlinable
+  convenience init<U: StateUpdater>(storeID: ObjectIdentifier, dispatching _: U.Type) where U.StateType == S {
+    self.init(storeID: storeID) { item, state in
+      guard let updater = item as? U else { return false }
+      updater.updateState(&state)
+      return true
+    }
+  }
+
+  /// A frame for a type-erased dispatch, whose items all take the store's type-erased path.
+  @inlinable
+  convenience init(storeID: ObjectIdentifier) {
+    self.init(storeID: storeID) { _, _ in false }
+  }
+
+  @usableFromInline init(storeID: ObjectIdentifier, applyIfDispatchedType: @escaping TypedApply) {
+    self.applyIfDispatchedType = applyIfDispatchedType
     super.init(storeID: storeID, isUpdater: true)
-  }
-
-  /// Applies `item` if it has the dispatched item's type, and returns whether it did. The typed subclass
-  /// does this with one cast; the base class leaves every item to the store's type-erased path.
-  @usableFromInline func applyIfDispatchedType(_ item: any Dispatchable, to state: inout S) -> Bool {
-    false
-  }
-}
-
-/// An ``UpdaterFrame`` that knows the dispatched updater's type.
-@usableFromInline
-final class TypedUpdaterFrame<S: State, U: StateUpdater>: UpdaterFrame<S>, @unchecked Sendable
-where U.StateType == S {
-  @usableFromInline override init(storeID: ObjectIdentifier) {
-    super.init(storeID: storeID)
-  }
-
-  override func applyIfDispatchedType(_ item: any Dispatchable, to state: inout S) -> Bool {
-    guard let updater = item as? U else { return false }
-    updater.updateState(&state)
-    return true
   }
 }
 

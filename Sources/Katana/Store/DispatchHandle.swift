@@ -95,16 +95,12 @@ protocol HandleCompletion: AnyObject {
   /// Records that the job starts, and returns true; returns false, after failing the handle with
   /// `CancellationError`, if the handle was cancelled first.
   func markStarted() -> Bool
-  /// Connects the handle to its job, so that cancelling the handle cancels the job.
-  func setControl(_ control: any JobControl)
 }
 
 /// The completion state behind a ``DispatchHandle``: a result set once, whoever waits for it, and the job
 /// to cancel. One allocation, with the lock. Waiting tasks wait with the package's waiter primitive.
 @usableFromInline
-final class HandleStorage<Value: Sendable>: ManagedBuffer<HandleStorage<Value>.State, LockPrimitive.Storage>,
-  HandleCompletion, WaiterLock
-{
+final class HandleStorage<Value: Sendable>: LockedBuffer<HandleStorage<Value>.State>, HandleCompletion, WaiterLock {
   @usableFromInline typealias Waiter = UnsafeContinuation<Result<Value, any Error>, any Error>
   @usableFromInline typealias Protected = State
 
@@ -130,26 +126,10 @@ final class HandleStorage<Value: Sendable>: ManagedBuffer<HandleStorage<Value>.S
     case wait(UInt64)
   }
 
+  /// A handle that has not completed.
   @inlinable
   static func make() -> HandleStorage<Value> {
-    let buffer = create(minimumCapacity: 1) { _ in State() }
-    buffer.withUnsafeMutablePointerToElements { LockPrimitive.initialize($0) }
-    // Internal invariant: `create` on this subclass returns an instance of it.
-    return unsafeDowncast(buffer, to: HandleStorage<Value>.self)
-  }
-
-  @inlinable
-  deinit {
-    withUnsafeMutablePointerToElements { LockPrimitive.deinitialize($0) }
-  }
-
-  @inlinable @inline(__always)
-  func withLock<Result>(_ body: (inout State) throws -> Result) rethrows -> Result {
-    try withUnsafeMutablePointers { state, lock in
-      LockPrimitive.lock(lock)
-      defer { LockPrimitive.unlock(lock) }
-      return try body(&state.pointee)
-    }
+    make(State())
   }
 
   func setControl(_ control: any JobControl) {

@@ -76,8 +76,12 @@ struct Lifecycle<C: Resumable, TaskHandle> where C.Value == Void {
   /// The task running the state initializer, for deadlock detection.
   @usableFromInline private(set) var startupTask: TaskIdentity?
   /// In-flight work, with activity tracking on: awaited dispatches in progress, sent items not yet finished,
-  /// tasks the store owns.
-  private(set) var activeWork = 0
+  /// tasks the store owns; each with the task that carries it, once known.
+  private(set) var activity: [ActivityKey: Carrier] = [:]
+  /// Tasks that wait for work done in another task (a run of an effect tool), by the token that task binds.
+  private(set) var handOffs: [TaskIdentity: UInt64] = [:]
+  /// The task running each bound token.
+  private(set) var tokenCarriers: [UInt64: TaskIdentity] = [:]
   private(set) var readinessWaiters = Waiters<C>()
   private(set) var idleWaiters = Waiters<C>()
   /// Waiters for the end of the store's tasks, each with the owned task it does not wait for (its own).
@@ -141,7 +145,7 @@ struct Lifecycle<C: Resumable, TaskHandle> where C.Value == Void {
   mutating func reserveTask(_ id: UInt64) -> Bool {
     if case .shutDown = phase { return false }
     ownedTasks[id] = OwnedTask()
-    if tracksActivity { activeWork += 1 }
+    if tracksActivity { activity[.task(id)] = Carrier(nil) }
     return true
   }
 
@@ -158,13 +162,14 @@ struct Lifecycle<C: Resumable, TaskHandle> where C.Value == Void {
   /// Owned task `id` has started running, as `identity` (possibly before it is attached).
   mutating func taskStarted(_ id: UInt64, identity: TaskIdentity?) {
     ownedTasks[id]?.identity = identity
+    setCarrier(of: .task(id), to: identity)
   }
 
   /// Owned task `id` has finished.
   mutating func taskFinished(_ id: UInt64) -> Actions {
     var actions = Actions()
     guard ownedTasks.removeValue(forKey: id) != nil else { return actions }
-    if tracksActivity { endActivity(&actions) }
+    if tracksActivity { endActivity(.task(id), &actions) }
     resolveDrainWaiters(&actions)
     return actions
   }
@@ -235,30 +240,86 @@ struct Lifecycle<C: Resumable, TaskHandle> where C.Value == Void {
 
   // MARK: - Activity
 
-  /// One more unit of in-flight work.
-  mutating func beginActivity() {
-    activeWork += 1
+  /// A unit of in-flight work.
+  enum ActivityKey: Hashable {
+    /// An awaited dispatch (any number per task, nested ones included).
+    case dispatch(UInt64)
+    /// A sent item, from `send` until it has finished.
+    case job(UInt64)
+    /// A task the store owns.
+    case task(UInt64)
+  }
+
+  /// The task that carries a unit of work; nil until known (a sent item still queued, a task not yet
+  /// running).
+  struct Carrier {
+    var task: TaskIdentity?
+
+    init(_ task: TaskIdentity?) {
+      self.task = task
+    }
+  }
+
+  /// The amount of in-flight work.
+  var activeWork: Int { activity.count }
+
+  /// One more unit of in-flight work, carried by `carrier` if known.
+  mutating func beginActivity(_ key: ActivityKey, carrier: TaskIdentity?) {
+    activity[key] = Carrier(carrier)
+  }
+
+  /// Unit `key` is now carried by `carrier` (a sent item started running in its task).
+  mutating func setCarrier(of key: ActivityKey, to carrier: TaskIdentity?) {
+    if activity[key] != nil { activity[key] = Carrier(carrier) }
   }
 
   /// One unit of in-flight work finished: wakes idle waiters if it was the last.
-  mutating func endActivity() -> Actions {
+  mutating func endActivity(_ key: ActivityKey) -> Actions {
     var actions = Actions()
-    endActivity(&actions)
+    endActivity(key, &actions)
     return actions
   }
 
-  private mutating func endActivity(_ actions: inout Actions) {
-    activeWork -= 1
+  private mutating func endActivity(_ key: ActivityKey, _ actions: inout Actions) {
     // Internal invariant: every end matches a begin.
-    assert(activeWork >= 0, "Katana internal error: activity count below zero")
-    if activeWork == 0 {
+    assert(activity[key] != nil, "Katana internal error: activity ended twice")
+    activity[key] = nil
+    if activity.isEmpty {
       actions.resumptions += idleWaiters.resolveAll(with: .success(()))
     }
   }
 
+  /// `waiter` waits for the work of the task that binds `token` (nil: no longer waits).
+  mutating func handOff(from waiter: TaskIdentity, to token: UInt64?) {
+    handOffs[waiter] = token
+  }
+
+  /// `token` is run by `task` (nil: no longer).
+  mutating func bind(_ token: UInt64, to task: TaskIdentity?) {
+    tokenCarriers[token] = task
+  }
+
+  /// The tasks that carry the in-flight work, each followed through the hand-offs to the task doing the
+  /// work, without duplicates; nil if some unit has no known carrier, or a hand-off leads to a token no task
+  /// has bound yet.
+  func carriers() -> [TaskIdentity]? {
+    var found: Set<TaskIdentity> = []
+    for carrier in activity.values {
+      guard var task = carrier.task else { return nil }
+      var steps = 0
+      while let token = handOffs[task] {
+        guard let next = tokenCarriers[token], steps < 64 else { return nil }
+        task = next
+        steps += 1
+      }
+      found.insert(task)
+    }
+    return Array(found)
+  }
+
   /// What a caller of `waitUntilIdle()` does: proceed if nothing is in flight, or wait as the returned waiter.
   mutating func waitUntilIdle() -> Admission<Void> {
-    activeWork == 0 ? .proceed(()) : .wait(idleWaiters.add())
+    activity.isEmpty ? .proceed(()) : .wait(idleWaiters.add())
   }
 
   mutating func suspendIdleWaiter(_ id: UInt64, on continuation: C) -> Resumption<C>? {

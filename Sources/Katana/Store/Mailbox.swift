@@ -248,6 +248,19 @@ struct Mailbox<C: Resumable, Job: MailboxItem> where C.Value == Void {
     return advance(byPump: byPump)
   }
 
+  /// Releases the turn if nothing waits behind it, and returns true; otherwise changes nothing and returns
+  /// false (the caller then calls ``releaseTurn(byPump:)``). The common case of a commit with observers,
+  /// without building an empty ``Actions``.
+  @inlinable
+  mutating func releaseTurnIfNothingWaits() -> Bool {
+    // Internal invariant: only the holder releases the turn.
+    precondition(turnHeld, "Katana internal error: turn released but not held")
+    guard entries.isEmpty else { return false }
+    turnHeld = false
+    turnHolder = nil
+    return true
+  }
+
   /// Starts the entries at the head of the mailbox, up to and including the first updater.
   @inlinable
   mutating func advance(byPump: Bool) -> Actions {

@@ -58,6 +58,7 @@ extension Store {
   /// - Throws: ``StoreError/ambiguousDispatchable(_:)``, ``StoreError/unsupportedDispatchable(_:)``,
   ///   ``StoreError/wrongStateType(expected:actual:)``, ``StoreError/wrongContextType(expected:actual:)``,
   ///   and what the typed dispatch throws.
+  @discardableResult
   public nonisolated(nonsending) func anyDispatch(_ dispatchable: any Dispatchable) async throws -> any Sendable {
     try await core.anyDispatch(dispatchable)
   }

@@ -49,4 +49,11 @@ extension StoreCore: StoreContextInternals {
   package func sentItemsQuery() -> @Sendable (SentItemOrigin?) -> [SentItemOrigin] {
     { [weak self] origin in self?.liveSentItems(before: origin) ?? [] }
   }
+
+  package func carrierLinks() -> CarrierLinks? {
+    guard tracksActivity else { return nil }
+    return CarrierLinks(
+      handOff: { [weak self] waiter, token in self?.handOff(from: waiter, to: token) },
+      bind: { [weak self] token, task in self?.bind(token, to: task) })
+  }
 }

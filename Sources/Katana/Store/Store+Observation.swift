@@ -28,6 +28,9 @@ extension Store {
 
   /// The store's state: the current one when iteration starts, then each committed state.
   ///
+  /// Started before the store is ready, it begins with `S()` and gets the initial state once start-up is
+  /// done.
+  ///
   /// Each `for await` loop is an independent subscriber. With the default `.latest` buffering, a slow
   /// consumer skips intermediate states and always gets the most recent one.
   ///
@@ -84,7 +87,9 @@ extension Store {
   /// A projection keeps only the projected value, never the state, so observing one field does not make
   /// updates of other fields copy anything. The projection runs once per committed change, outside the
   /// store's lock; keep it cheap. Each `for await` loop is an independent subscriber; with the default
-  /// `.latest` buffering a slow consumer skips to the most recent value.
+  /// `.latest` buffering a slow consumer skips to the most recent value. Started before the store is ready,
+  /// it begins with the projection of `S()` and gets the initial state's once start-up is done (if it
+  /// differs).
   @inlinable
   public nonisolated func values<Value: Equatable & Sendable>(
     of projection: @escaping @Sendable (S) -> Value, buffering: StreamBuffering = .latest

@@ -64,6 +64,7 @@ public actor Store<S: State, D: SideEffectDependencyContainer> {
   ///   - dependenciesInitializer: Builds the dependency container, synchronously, here in `init`. It may
   ///     keep the `dispatch` closure and use it, including right away from a task it starts.
   ///   - configuration: Other settings.
+  @inlinable
   public init(
     interceptors: [StoreInterceptor] = [],
     stateInitializer: @escaping StateInitializer,
@@ -81,12 +82,16 @@ public actor Store<S: State, D: SideEffectDependencyContainer> {
     core.setDependencies(dependencies)
     self.core = core
     self.dependencies = dependencies
-    core.start(stateInitializer: stateInitializer, interceptors: interceptors)
+    // The chain's final `next` is made here, where this initializer is specialised for the client's types,
+    // so that what interceptors hand on is handled by specialised code (made inside the module, it ran
+    // unspecialised: about 1.6 µs more per intercepted dispatch).
+    core.start(stateInitializer: stateInitializer, interceptors: interceptors, chainEnd: core.makeChainEnd())
   }
 
   /// Creates a store whose dependency container is built with its required initializer.
   ///
   /// See ``init(interceptors:stateInitializer:dependenciesInitializer:configuration:)``.
+  @inlinable
   public init(
     interceptors: [StoreInterceptor] = [],
     stateInitializer: @escaping StateInitializer,
@@ -102,6 +107,7 @@ public actor Store<S: State, D: SideEffectDependencyContainer> {
   /// Creates a store that starts from `initialState`.
   ///
   /// See ``init(interceptors:stateInitializer:dependenciesInitializer:configuration:)``.
+  @inlinable
   public init(
     initialState: S,
     interceptors: [StoreInterceptor] = [],
@@ -110,17 +116,45 @@ public actor Store<S: State, D: SideEffectDependencyContainer> {
     self.init(interceptors: interceptors, stateInitializer: { initialState }, configuration: configuration)
   }
 
+  /// Creates a store that starts from `initialState`, with a dependency container built beforehand.
+  ///
+  /// For tests and previews, which hand the store a container of stubs:
+  ///
+  /// ```swift
+  /// let store = Store(initialState: AppState(), dependencies: AppDependencies(api: StubAPI()))
+  /// ```
+  ///
+  /// The container's required `init(dispatch:getState:)` is not called, so the container has no `dispatch`
+  /// closure of this store: its side effects dispatch through their context. See
+  /// ``init(interceptors:stateInitializer:dependenciesInitializer:configuration:)``.
+  @inlinable
+  public init(
+    initialState: S,
+    dependencies: D,
+    interceptors: [StoreInterceptor] = [],
+    configuration: Configuration = .init()
+  ) {
+    self.init(
+      interceptors: interceptors,
+      stateInitializer: { initialState },
+      dependenciesInitializer: { _, _ in dependencies },
+      configuration: configuration)
+  }
+
   /// Creates a store with the given interceptors that starts from the empty state `S()`.
+  @inlinable
   public init(interceptors: [StoreInterceptor]) {
     self.init(interceptors: interceptors, stateInitializer: { S() })
   }
 
   /// Creates a store with the given interceptors and configuration that starts from the empty state `S()`.
+  @inlinable
   public init(interceptors: [StoreInterceptor] = [], configuration: Configuration) {
     self.init(interceptors: interceptors, stateInitializer: { S() }, configuration: configuration)
   }
 
   /// Creates a store with no interceptors that starts from the empty state `S()`.
+  @inlinable
   public init() {
     self.init(interceptors: [])
   }
@@ -195,6 +229,12 @@ extension Store {
   /// The amount of in-flight work; requires `StoreConfiguration.tracksActivity`.
   package nonisolated var activeWork: Int {
     core.activeWork
+  }
+
+  /// The tasks that carry the in-flight work, followed through the effect tools' hand-offs; nil if some piece
+  /// of work has no known carrier yet. Requires `StoreConfiguration.tracksActivity`.
+  package nonisolated var activityCarriers: [TaskIdentity]? {
+    core.activityCarriers
   }
 
   /// The number of tasks the store owns and has not seen finish.

@@ -41,6 +41,11 @@ public struct StoreConfiguration: Sendable {
   @usableFromInline package var ownedTaskStarter:
     (@Sendable (_ operation: @escaping @Sendable () async -> Void) -> Task<Void, Never>)?
 
+  /// Starts the tasks that run sent side effects, when set, instead of ``ownedTaskStarter``: KatanaPromises
+  /// starts them where a Katana 6 side-effect body may block in place.
+  package var sideEffectTaskStarter:
+    (@Sendable (_ operation: @escaping @Sendable () async -> Void) -> Task<Void, Never>)?
+
   /// Calls listeners through this function, when set, instead of directly on the committing thread:
   /// KatanaPromises hands each call to Katana 6's `listenersAsyncProvider` (the main queue by default).
   /// Calls must run in the order they are handed over; a call that has not started when its listener is

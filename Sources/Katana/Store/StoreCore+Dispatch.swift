@@ -11,17 +11,31 @@ extension StoreCore {
   /// taken from the task allocator; in this synchronous function they live on the thread's stack.
   @inlinable @inline(never)
   func dispatchWithoutWaiting<U: StateUpdater>(_ updater: U) throws -> Bool where U.StateType == S {
-    if Task.isCancelled { throw CancellationError() }
     guard !hasInterceptors else { return false }
-    return applyIfIdle { updater.updateState(&$0) }
+    return try applyIfIdle {
+      // Read under the store's lock: see ``checkCancellationAtArrival()``.
+      try Self.checkCancellationAtArrival()
+      updater.updateState(&$0)
+    }
   }
 
   /// ``dispatchWithoutWaiting(_:)`` for a type-erased updater.
   @inline(never)
   func dispatchWithoutWaiting(erased updater: any AnyStateUpdater) throws -> Bool {
-    if Task.isCancelled { throw CancellationError() }
     guard !hasInterceptors else { return false }
-    return try applyIfIdle { try Self.applyErased(updater, to: &$0) }
+    return try applyIfIdle {
+      try Self.checkCancellationAtArrival()
+      try Self.applyErased(updater, to: &$0)
+    }
+  }
+
+  /// Throws `CancellationError` if the calling task is cancelled. Called under the store's lock, where an
+  /// awaited updater arrives (applied at once, or queued): whoever cancelled the task before dispatching
+  /// something of its own then always finds the cancelled updater withdrawn, never applied after its own
+  /// item. (Checked before taking the lock, a cancellation landing in between would let the updater in.)
+  @inlinable
+  static func checkCancellationAtArrival() throws {
+    if Task.isCancelled { throw CancellationError() }
   }
 
   /// The slow path of an updater dispatch: waits for the turn, runs the interceptor chain.
@@ -29,7 +43,7 @@ extension StoreCore {
   nonisolated(nonsending) func dispatchWaitingForTurn<U: StateUpdater>(_ updater: U) async throws
   where U.StateType == S {
     try await dispatchUpdaterWaitingForTurn(
-      updater, frame: TypedUpdaterFrame<S, U>(storeID: id), apply: { updater.updateState(&$0) }, depth: 0)
+      updater, frame: UpdaterFrame<S>(storeID: id, dispatching: U.self), apply: { updater.updateState(&$0) }, depth: 0)
   }
 
   /// Dispatches a state updater and returns once it is committed and observers have seen it.
@@ -182,7 +196,7 @@ extension StoreCore {
   /// updaters and side effects that return nothing).
   ///
   /// - Parameter depth: How many items of the other kind interceptors substituted on the way here.
-  nonisolated(nonsending) func anyDispatch(_ item: any Dispatchable, depth: Int = 0) async throws
+  @usableFromInline nonisolated(nonsending) func anyDispatch(_ item: any Dispatchable, depth: Int = 0) async throws
     -> any Sendable
   {
     if tracksActivity {

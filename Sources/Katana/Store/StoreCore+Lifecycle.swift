@@ -8,8 +8,13 @@ extension StoreCore {
   ///
   /// Detached, so that it inherits neither the caller's actor nor its task-locals (in particular no
   /// dispatch frame).
+  ///
+  /// - Parameter runsSideEffect: Whether the task runs a sent side effect (started with
+  ///   `StoreConfiguration.sideEffectTaskStarter` when set).
   @discardableResult
-  func startOwnedTask(id: UInt64, _ body: @escaping @Sendable () async -> Void) -> Bool {
+  func startOwnedTask(id: UInt64, runsSideEffect: Bool = false, _ body: @escaping @Sendable () async -> Void)
+    -> Bool
+  {
     guard withLock({ $0.lifecycle.reserveTask(id) }) else { return false }
     let operation: @Sendable () async -> Void = { [self] in
       let identity = TaskIdentity.current
@@ -17,8 +22,8 @@ extension StoreCore {
       await body()
       perform(withLock { $0.lifecycle.taskFinished(id) })
     }
-    let task =
-      configuration.ownedTaskStarter?(operation) ?? Task.detached(priority: Task.currentPriority, operation: operation)
+    let starter = (runsSideEffect ? configuration.sideEffectTaskStarter : nil) ?? configuration.ownedTaskStarter
+    let task = starter?(operation) ?? Task.detached(priority: Task.currentPriority, operation: operation)
     // A cancellation that arrived while the task was only reserved (or a shutdown) applies now.
     withLock { $0.lifecycle.attachTask(id, task) }?.cancel()
     return true
@@ -36,6 +41,8 @@ extension StoreCore {
       var count = core.lifecycle.ownedTasks.values.filter { $0.identity != nil }.count
       if core.lifecycle.startupTask != nil { count += 1 }
       if core.mailbox.turnHolder != nil { count += 1 }
+      count += core.lifecycle.activity.values.filter { $0.task != nil }.count
+      count += core.lifecycle.handOffs.count + core.lifecycle.tokenCarriers.count
       for offset in 0..<core.mailbox.entries.count {
         if case .updater(_, let holder?) = core.mailbox.entries[offset] {
           _ = holder
@@ -62,7 +69,7 @@ extension StoreCore {
     withLock { $0.makeID() }
   }
 
-  func setDependencies(_ dependencies: D) {
+  @usableFromInline func setDependencies(_ dependencies: D) {
     withLock { $0.dependencies = dependencies }
   }
 
@@ -75,7 +82,12 @@ extension StoreCore {
 
   /// Runs the state initializer in a store-owned task, then initialises the interceptors and opens the
   /// mailbox.
-  func start(stateInitializer: @escaping Store<S, D>.StateInitializer, interceptors: [StoreInterceptor]) {
+  ///
+  /// - Parameter chainEnd: The interceptor chain's final `next`; see ``makeChainEnd()``.
+  @usableFromInline func start(
+    stateInitializer: @escaping Store<S, D>.StateInitializer, interceptors: [StoreInterceptor],
+    chainEnd: @escaping StoreInterceptorNext
+  ) {
     startOwnedTask(id: makeID()) { [self, runner = configuration.stateInitializerRunner] in
       let identity = TaskIdentity.current
       withLock { $0.lifecycle.startupBegan(identity) }
@@ -87,29 +99,33 @@ extension StoreCore {
         } else {
           state = try await stateInitializer()
         }
-        finishStartup(state: state, interceptors: interceptors)
+        finishStartup(state: state, interceptors: interceptors, chainEnd: chainEnd)
       } catch {
         failStartup(error)
       }
     }
   }
 
-  func finishStartup(state: S, interceptors: [StoreInterceptor]) {
+  func finishStartup(state: S, interceptors: [StoreInterceptor], chainEnd: @escaping StoreInterceptorNext) {
     var replaced = state
-    let dependencies = withLock { core -> D? in
+    let started = withLock { core -> (D?, [StateSubscriber<S>])? in
       guard case .starting = core.lifecycle.phase else { return nil }
       swap(&core.state, &replaced)
-      return core.dependencies
+      return (core.dependencies, core.observers.subscribers.filter { !$0.needsOldState })
     }
     // `replaced` (the state before start-up) is released here, outside the lock.
-    guard let dependencies else { return }
+    guard let (dependencies, stateStreams) = started, let dependencies else { return }
+    // Streams of states (`states()`, `values(of:)`) that started before the store was ready began with `S()`:
+    // they get the initial state now, before any commit can happen (the mailbox opens below). Listeners and
+    // `changes()` report changes made by dispatches, which this is not.
+    for subscriber in stateStreams {
+      subscriber.receive(nil, state)
+    }
     var chain: StoreInterceptorNext = CoreState<S, D>.noChain
     if !interceptors.isEmpty {
       // User code (the interceptors' outer and middle closures) runs here, outside the lock.
       let context = SideEffectContext(core: self, dependencies: dependencies)
-      chain = composeInterceptors(interceptors, context: context) { [self] item in
-        try await handleFromChain(item)
-      }
+      chain = composeInterceptors(interceptors, context: context, final: chainEnd)
     }
     let opened = withLock { core -> (LifecycleActions, Mailbox<CoreState<S, D>.Waiter, MailboxJob>.Actions)? in
       guard let actions = core.lifecycle.finishStartup() else { return nil }

@@ -75,7 +75,6 @@ extension StoreCore {
   var observerCount: Int {
     withLock { core in
       core.observers.listeners.filter { $0.isSubscribed.isSet }.count + core.observers.subscribers.count
-        + core.observers.slices.filter { $0.isSubscribed.isSet }.count
     }
   }
 
@@ -87,14 +86,30 @@ extension StoreCore {
   /// nested dispatch counts while its outer one does too, which costs a little and changes nothing, while a
   /// dispatch from a task that a side effect started (and did not wait for) keeps the store busy on its own.
   @usableFromInline nonisolated(nonsending) func withActivity<T>(_ body: () async throws -> T) async rethrows -> T {
-    withLock { $0.lifecycle.beginActivity() }
-    defer { endActivity() }
+    let carrier = TaskIdentity.current
+    let key = withLock { core in
+      let key = Lifecycle<CoreState<S, D>.Waiter, Task<Void, Never>>.ActivityKey.dispatch(core.makeID())
+      core.lifecycle.beginActivity(key, carrier: carrier)
+      return key
+    }
+    defer { perform(withLock { $0.lifecycle.endActivity(key) }) }
     return try await body()
   }
 
-  /// Marks one unit of in-flight work finished, waking whoever waits for the store to be idle.
-  func endActivity() {
-    perform(withLock { $0.lifecycle.endActivity() })
+  /// The tasks that carry the store's in-flight work, followed through hand-offs; nil if some piece of work
+  /// has no known carrier yet. Requires ``StoreConfiguration/tracksActivity``.
+  var activityCarriers: [TaskIdentity]? {
+    withLock { $0.lifecycle.carriers() }
+  }
+
+  /// Records that `waiter` waits for the task that binds `token` (nil: no longer).
+  func handOff(from waiter: TaskIdentity, to token: UInt64?) {
+    withLock { $0.lifecycle.handOff(from: waiter, to: token) }
+  }
+
+  /// Records that `token` is run by `task` (nil: no longer).
+  func bind(_ token: UInt64, to task: TaskIdentity?) {
+    withLock { $0.lifecycle.bind(token, to: task) }
   }
 
   /// The amount of in-flight work (with activity tracking on).

@@ -9,7 +9,8 @@ extension StoreCore {
       return succeededHandle
     }
     return enqueueUpdater(
-      updater, value: (), apply: { updater.updateState(&$0) }, frame: { [id] in TypedUpdaterFrame<S, U>(storeID: id) })
+      updater, value: (), apply: { updater.updateState(&$0) },
+      frame: { [id] in UpdaterFrame<S>(storeID: id, dispatching: U.self) })
   }
 
   /// Whether a sent updater may be applied on the sending thread if the store is idle: no interceptor
@@ -78,11 +79,9 @@ extension StoreCore {
   /// Enqueues a sent updater. Without interceptors it is committed synchronously (`apply`); with them,
   /// `applyThroughChain` runs while the pump holds the turn and returns the items of the other kind that
   /// interceptors substituted.
-  ///
-  /// - Parameter scope: The scope `apply` comes through, if any (see ``CoreState/commitIfApplies(at:_:)``).
   @usableFromInline func enqueueUpdater<Value: Sendable>(
     _ item: any Dispatchable, value: Value, apply: @escaping @Sendable (inout S) throws -> Void,
-    frame: @escaping @Sendable () -> UpdaterFrame<S>, at scope: ScopeNode? = nil
+    frame: @escaping @Sendable () -> UpdaterFrame<S>
   ) -> DispatchHandle<Value> {
     let handle = DispatchHandle(storage: HandleStorage<Value>.make())
     guard hasInterceptors else {
@@ -90,7 +89,7 @@ extension StoreCore {
         item, isUpdater: true, handle: handle.storage,
         work: .synchronous({ [self] in
           do {
-            try commitHoldingTurn(at: scope, apply)
+            try commitHoldingTurn(apply)
             handle.storage.complete(.success(value))
           } catch {
             handle.storage.complete(.failure(error))
@@ -146,7 +145,9 @@ extension StoreCore {
   }
 
   /// Puts a job into the mailbox, or starts it right away if nothing is ahead of it.
-  func enqueue(_ item: any Dispatchable, isUpdater: Bool, handle: any HandleCompletion, work: MailboxJob.Work) {
+  func enqueue<Value: Sendable>(
+    _ item: any Dispatchable, isUpdater: Bool, handle: HandleStorage<Value>, work: MailboxJob.Work
+  ) {
     guard !owner.isCurrentThread else {
       handle.fail(StoreError.dispatchFromStateUpdater(typeName(of: item)))
       return
@@ -155,7 +156,7 @@ extension StoreCore {
       let job = MailboxJob(
         id: core.makeID(), isUpdater: isUpdater, store: self, handle: handle, work: work,
         tracksActivity: tracksActivity)
-      if tracksActivity { core.lifecycle.beginActivity() }
+      if tracksActivity { core.lifecycle.beginActivity(.job(job.id), carrier: nil) }
       let (arrival, decision) = core.mailbox.arriveJob(job)
       if case .queued(let position, _) = decision { job.position = position }
       if case .fail = decision { return (job, decision) }
@@ -183,7 +184,11 @@ extension StoreCore {
   /// Starts a sent side effect in a store-owned task of its own, which carries the item's origin
   /// (``SentItemOrigin``).
   func startSideEffectJob(_ job: MailboxJob) {
-    let started = startOwnedTask(id: job.id) {
+    let started = startOwnedTask(id: job.id, runsSideEffect: true) { [self] in
+      if job.tracksActivity {
+        let carrier = TaskIdentity.current
+        withLock { $0.lifecycle.setCarrier(of: .job(job.id), to: carrier) }
+      }
       await SentItemOrigin.$current.withValue(job.origin) { await job.run() }
     }
     if !started {
@@ -217,7 +222,7 @@ extension StoreCore {
   @usableFromInline func jobFinished(_ job: MailboxJob) {
     let actions = withLock { core -> LifecycleActions? in
       if let origin = job.origin { core.liveSentItems[origin.arrival] = nil }
-      return job.tracksActivity ? core.lifecycle.endActivity() : nil
+      return job.tracksActivity ? core.lifecycle.endActivity(.job(job.id)) : nil
     }
     if let actions { perform(actions) }
   }

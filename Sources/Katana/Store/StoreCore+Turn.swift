@@ -1,57 +1,44 @@
 extension StoreCore {
   // MARK: - The turn
 
-  @usableFromInline
-  enum InlineOutcome {
-    /// Applied; nobody observes the store.
-    case applied
-    /// Applied; the caller holds the turn and must deliver the commit, then release the turn.
-    case appliedHoldingTurn(Commit<S>)
-    /// The store is busy, not ready, or gone: take the slow path.
-    case mustWait
-  }
-
   /// Applies `mutate` right away if the store is ready and nothing is ahead in the mailbox, delivers the
   /// change to observers, and returns true: the hot path, one lock acquisition without observers. Returns
   /// false if the caller must wait.
-  ///
-  /// - Parameter scope: The scope the mutation comes through, if any (see ``CoreState/commitIfApplies(at:_:)``).
   @inlinable @inline(__always)
-  func applyIfIdle(at scope: ScopeNode? = nil, _ mutate: (inout S) throws -> Void) rethrows -> Bool {
-    let outcome = try withLockRunningUpdater { core -> InlineOutcome in
-      guard core.canTakeTurnNow else { return .mustWait }
-      guard let commit = try core.commit(at: scope, mutate) else { return .applied }
-      core.mailbox.takeTurn(holder: nil)
-      return .appliedHoldingTurn(commit)
-    }
-    switch outcome {
-    case .applied:
+  func applyIfIdle(_ mutate: (inout S) throws -> Void) rethrows -> Bool {
+    // The commit comes out through a captured variable rather than an enum payload: an enum with a generic
+    // payload is destroyed through its value witness, which cost the listener case about 5%.
+    var commit: Commit<S>?
+    let applied = try withLockRunningUpdater { core -> Bool in
+      guard core.canTakeTurnNow else { return false }
+      commit = try core.commit(mutate)
+      // With a delivery to make, hold the turn until it is done, so that deliveries never overlap.
+      if commit != nil { core.mailbox.takeTurn(holder: nil) }
       return true
-    case .appliedHoldingTurn(let commit):
+    }
+    if let commit {
       commit.deliver()
       releaseTurn()
-      return true
-    case .mustWait:
-      return false
     }
+    return applied
   }
 
   /// The slow path of an updater dispatch: takes the turn (waiting for it if needed), applies the updater
   /// (through the interceptor chain if there is one), releases the turn, then dispatches any substituted
   /// items. Only waiting and the chain itself are asynchronous.
-  ///
-  /// - Parameter scope: The scope `apply` comes through, if any (see ``CoreState/commitIfApplies(at:_:)``).
   @inlinable
   nonisolated(nonsending) func dispatchUpdaterWaitingForTurn(
-    _ item: any Dispatchable, frame: UpdaterFrame<S>, apply: (inout S) throws -> Void, depth: Int,
-    at scope: ScopeNode? = nil
+    _ item: any Dispatchable, frame: UpdaterFrame<S>, apply: (inout S) throws -> Void, depth: Int
   ) async throws {
     let holder = TaskIdentity.current
-    // With interceptors, taking the turn also installs the frame (one critical section instead of two).
-    let frameInstalled = try await acquireTurn(holder: holder, installing: hasInterceptors ? frame : nil)
+    // With interceptors, taking the turn at once also installs the frame and reads the chain (one critical
+    // section instead of two).
+    var chain = CoreState<S, D>.noChain
+    let frameInstalled = try await acquireTurn(
+      holder: holder, installing: hasInterceptors ? frame : nil, chain: &chain)
     guard hasInterceptors else {
       do {
-        try commitHoldingTurn(at: scope, apply)
+        try commitHoldingTurn(apply)
       } catch {
         releaseTurn()
         throw error
@@ -60,7 +47,11 @@ extension StoreCore {
       return
     }
     do {
-      try await runChainHoldingTurn(item, frame: frame, holder: holder, frameInstalled: frameInstalled)
+      if frameInstalled {
+        try await DispatchFrame.withFrame(frame) { try await chain(item) }
+      } else {
+        try await runChainHoldingTurn(item, frame: frame, holder: holder)
+      }
     } catch {
       releaseTurn()
       throw error
@@ -81,49 +72,55 @@ extension StoreCore {
   /// Does not release the turn.
   @inlinable
   nonisolated(nonsending) func runChainHoldingTurn(
-    _ item: any Dispatchable, frame: UpdaterFrame<S>, holder: TaskIdentity?, frameInstalled: Bool = false
+    _ item: any Dispatchable, frame: UpdaterFrame<S>, holder: TaskIdentity?
   ) async throws {
     let chain = try withLock { core -> StoreInterceptorNext in
       if let error = core.lifecycle.phase.dispatchError { throw error }
-      if !frameInstalled {
-        core.turnFrame = frame
-        core.mailbox.turnHolder = holder
-      }
+      core.turnFrame = frame
+      core.mailbox.turnHolder = holder
       return core.chain
     }
     try await DispatchFrame.withFrame(frame) { try await chain(item) }
   }
 
   /// Commits `mutate` while holding the turn, and delivers the change to observers.
-  @usableFromInline func commitHoldingTurn(at scope: ScopeNode? = nil, _ mutate: (inout S) throws -> Void) throws {
+  @usableFromInline func commitHoldingTurn(_ mutate: (inout S) throws -> Void) throws {
     let commit = try withLockRunningUpdater { core in
       if let error = core.lifecycle.phase.dispatchError { throw error }
-      return try core.commit(at: scope, mutate)
+      return try core.commit(mutate)
     }
     commit?.deliver()
   }
 
   /// Waits until the calling task holds the turn.
   ///
-  /// - Parameter frame: A chain frame to install if the turn is granted at once, in the same critical
-  ///   section.
-  /// - Returns: Whether `frame` was installed.
+  /// - Parameters:
+  ///   - frame: A chain frame to install if the turn is granted at once, in the same critical section.
+  ///   - chain: Set to the interceptor chain when `frame` is installed.
+  /// - Returns: Whether `frame` was installed (the chain may then run at once).
   /// - Throws: `CancellationError` if the caller is cancelled before its turn comes (the updater is then
   ///   withdrawn), ``StoreError/deadlock(_:)`` if the caller is the one holding the turn or running the
   ///   state initializer, the phase's error once the store has failed or shut down.
   @inlinable @inline(__always)
-  nonisolated(nonsending) func acquireTurn(holder: TaskIdentity?, installing frame: UpdaterFrame<S>? = nil)
-    async throws -> Bool
-  {
-    let (arrival, waitingCount) = withLock { core -> (Mailbox<CoreState<S, D>.Waiter, MailboxJob>.Arrival, Int) in
+  nonisolated(nonsending) func acquireTurn(
+    holder: TaskIdentity?, installing frame: UpdaterFrame<S>?, chain: inout StoreInterceptorNext
+  ) async throws -> Bool {
+    var installed = false
+    let (arrival, waitingCount) = try withLock {
+      core throws -> (Mailbox<CoreState<S, D>.Waiter, MailboxJob>.Arrival, Int) in
+      try Self.checkCancellationAtArrival()
       let runsStartup = holder != nil && holder == core.lifecycle.startupTask
       let arrival = core.mailbox.arriveUpdater(holder: holder, runsStartup: runsStartup)
-      if case .proceed = arrival { core.turnFrame = frame }
+      if case .proceed = arrival, let frame, core.lifecycle.phase.dispatchError == nil {
+        core.turnFrame = frame
+        chain = core.chain
+        installed = true
+      }
       return (arrival, core.mailbox.waitingCount)
     }
     switch arrival {
     case .proceed:
-      return frame != nil
+      return installed
     case .wait(let waiter, let position):
       try await waitInMailbox(waiter, at: position, waitingCount: waitingCount)
       return false
@@ -163,6 +160,18 @@ extension StoreCore {
   /// Releases the turn held by an awaited dispatch.
   @inlinable
   func releaseTurn() {
+    let released = withLock { core -> Bool in
+      guard core.mailbox.releaseTurnIfNothingWaits() else { return false }
+      core.turnFrame = nil
+      return true
+    }
+    if !released {
+      releaseTurnStartingWhatWaits()
+    }
+  }
+
+  /// ``releaseTurn()`` when something waits in the mailbox: starts it.
+  @usableFromInline func releaseTurnStartingWhatWaits() {
     let actions = withLock { $0.releaseTurn(byPump: false) }
     if !actions.isEmpty {
       perform(actions)
@@ -210,6 +219,13 @@ extension StoreCore {
   }
 
   // MARK: - The chain's final `next`
+
+  /// The interceptor chain's final `next`, made by ``Store``'s inlinable initializer so that it is
+  /// specialised for the client's state type. It keeps the core alive until shutdown releases the chain.
+  @inlinable
+  func makeChainEnd() -> StoreInterceptorNext {
+    { [self] item in try await handleFromChain(item) }
+  }
 
   /// The end of the interceptor chain: handles what interceptors hand to `next`, for the dispatch whose
   /// frame the calling task carries.
@@ -268,7 +284,7 @@ extension StoreCore {
   func handleInUpdaterChain(_ item: any Dispatchable, frame: UpdaterFrame<S>) throws {
     let attempt = try withLockRunningUpdater { core -> ChainAttempt in
       try Self.enterNext(item, frame: frame, in: &core)
-      let (applied, commit) = core.commitIfApplies { state in frame.applyIfDispatchedType(item, to: &state) }
+      let (applied, commit) = core.commitIfApplies { state in frame.applyIfDispatchedType(item, &state) }
       guard applied else { return .notDispatchedType }
       // Without a delivery to make, the call is over.
       if commit == nil { frame.inNext = false }
@@ -311,13 +327,11 @@ extension StoreCore {
       }
     case .updater(let updater):
       let commit: Commit<S>?
-      // An item that came through one of this store's scopes only changes that scope's slice.
-      let scope = (updater as? any ScopeRoutedUpdater).flatMap { $0.scopeNode(in: id) }
       do {
         commit = try withLockRunningUpdater { core in
           guard core.turnFrame === frame else { throw StoreError.nextCalledOutOfScope(typeName(of: item)) }
           if let error = core.lifecycle.phase.dispatchError { throw error }
-          return try core.commit(at: scope) { try Self.applyErased(updater, to: &$0) }
+          return try core.commit { try Self.applyErased(updater, to: &$0) }
         }
       } catch {
         withLock { _ in frame.inNext = false }

@@ -56,7 +56,7 @@ final class StoreCore<S: State, D: SideEffectDependencyContainer>: @unchecked Se
   /// `StoreConfiguration.sideEffectRunner`, fixed at initialisation.
   @usableFromInline let sideEffectRunner: (any SideEffectRunner)?
 
-  init(initialState: S, hasInterceptors: Bool, configuration: StoreConfiguration) {
+  @usableFromInline init(initialState: S, hasInterceptors: Bool, configuration: StoreConfiguration) {
     storage = LockedBuffer.make(CoreState(state: initialState, tracksActivity: configuration.tracksActivity))
     self.hasInterceptors = hasInterceptors
     self.configuration = configuration

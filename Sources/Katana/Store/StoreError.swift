@@ -6,7 +6,8 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
   /// The store has shut down (``Store/shutdown()``, or the store was released) and accepts no more
   /// dispatches.
   ///
-  /// Keep a strong reference to a store for as long as you dispatch to it, or create a new one.
+  /// Its `shutdown()` was called, or the store was released. Keep a strong reference to a store for as long as
+  /// you dispatch to it, or create a new one.
   case storeShutDown
 
   /// The store's state initializer threw, so the store never became ready and rejects every dispatch.
@@ -90,8 +91,9 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
   public var description: String {
     switch self {
     case .storeShutDown:
-      "The store has shut down and accepts no more dispatches. Keep a strong reference to a store while you "
-        + "dispatch to it, or create a new one."
+      "The store has shut down and accepts no more dispatches: its shutdown() was called, or it was released. "
+        + "If nothing was meant to shut it down, it was released: keep a strong reference to the store while "
+        + "you dispatch to it."
     case .startupFailed(let error):
       "The store's state initializer threw (\(error)); the store never became ready and rejects every "
         + "dispatch. Fix the initializer or create a new store."

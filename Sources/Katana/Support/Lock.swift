@@ -70,15 +70,18 @@ package enum LockPrimitive {
 /// Access goes through raw pointers, so the hot path pays for neither a second allocation nor Swift's
 /// dynamic exclusivity checks on class properties. Never call code that can re-enter the store from inside
 /// `withLock`.
+///
+/// Not final, so that a type that needs more than a value and a lock (a dispatch handle's storage) can be
+/// one allocation too, by subclassing it; its members are final.
 @usableFromInline
-package final class LockedBuffer<Value>: ManagedBuffer<Value, LockPrimitive.Storage> {
-  /// Creates a buffer holding `value`.
+package class LockedBuffer<Value>: ManagedBuffer<Value, LockPrimitive.Storage> {
+  /// Creates a buffer (of the class it is called on) holding `value`.
   @inlinable
-  package static func make(_ value: Value) -> LockedBuffer<Value> {
-    let buffer = LockedBuffer.create(minimumCapacity: 1) { _ in value }
+  package static func make(_ value: Value) -> Self {
+    let buffer = create(minimumCapacity: 1) { _ in value }
     buffer.withUnsafeMutablePointerToElements { LockPrimitive.initialize($0) }
-    // Internal invariant: `create` on this subclass returns an instance of it.
-    return unsafeDowncast(buffer, to: LockedBuffer<Value>.self)
+    // Internal invariant: `create` called on a class returns an instance of that class.
+    return unsafeDowncast(buffer, to: Self.self)
   }
 
   @inlinable
@@ -89,7 +92,7 @@ package final class LockedBuffer<Value>: ManagedBuffer<Value, LockPrimitive.Stor
 
   /// Runs `body` with exclusive access to the value.
   @inlinable @inline(__always)
-  package func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
+  package final func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
     try withUnsafeMutablePointers { value, lock in
       LockPrimitive.lock(lock)
       defer { LockPrimitive.unlock(lock) }

@@ -63,8 +63,15 @@ struct LegacySideEffectRunner: SideEffectRunner {
     async throws
     -> T
   {
-    // One serial queue per run: the body and its continuations run there, one at a time, on a thread of
-    // `ThreadPool.blocking`, which starts one whenever none is idle.
+    // The task of a sent side effect already runs on `ThreadPool.blocking`, where blocking is allowed
+    // (`BlockingTaskExecutor`): the body runs right there, without two hand-offs between threads.
+    if #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *),
+      BlockingTaskExecutor.isPreferredByCurrentTask
+    {
+      return try await body()
+    }
+    // Otherwise one serial queue per run: the body and its continuations run there, one at a time, on a
+    // thread of `ThreadPool.blocking`, which starts one whenever none is idle.
     let island = ExecutorIsland(executor: ThreadPoolSerialQueue(), allowsBlocking: true)
     return try await ExecutorIsland.run(on: island, body)
   }

@@ -46,6 +46,7 @@ extension StoreConfiguration {
     self.init()
     sideEffectRunner = LegacySideEffectRunner()
     ownedTaskStarter = Self.legacyOwnedTaskStarter
+    sideEffectTaskStarter = Self.legacySideEffectTaskStarter
     stateInitializerRunner = ExecutorRunner(executor: stateInitializerAsyncProvider)
     listenerExecutor = { call in listenersAsyncProvider.execute(call) }
   }
@@ -68,5 +69,15 @@ extension StoreConfiguration {
   fileprivate static let legacyOwnedTaskStarter:
     @Sendable (_ operation: @escaping @Sendable () async -> Void) -> Task<Void, Never> = { operation in
       LegacyTasks.startDetached(operation)
+    }
+
+  /// Starts the tasks of a `.katana6` store's sent side effects on ``BlockingTaskExecutor``, where their
+  /// bodies run in place (see ``LegacySideEffectRunner``); like the other tasks elsewhere.
+  fileprivate static let legacySideEffectTaskStarter:
+    @Sendable (_ operation: @escaping @Sendable () async -> Void) -> Task<Void, Never> = { operation in
+      if #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *) {
+        return BlockingTaskExecutor.startDetached(operation)
+      }
+      return LegacyTasks.startDetached(operation)
     }
 }

@@ -1,8 +1,8 @@
 import Foundation
 
-/// Runs the tasks a `.katana6` store owns (the task that applies sent updaters, the tasks of sent side
-/// effects, start-up), and those of ``promiseDispatch(_:)``, on threads of the package's own, one per core:
-/// legacy code blocking Dispatch's worker threads cannot delay them.
+/// Runs the tasks a `.katana6` store owns (the task that applies sent updaters, start-up; the tasks of sent
+/// side effects run on ``BlockingTaskExecutor``), and those of ``promiseDispatch(_:)``, on threads of the
+/// package's own, one per core: legacy code blocking Dispatch's worker threads cannot delay them.
 ///
 /// On Linux, Swift's global executor runs tasks on libdispatch's global queues, whose worker threads
 /// `DispatchQueue.global()` and `OperationQueue` share: a task started while Katana 6 code blocks all of them in
@@ -41,5 +41,34 @@ enum LegacyTasks {
       return Task.detached(executorPreference: LegacyTaskExecutor.shared, operation: operation)
     }
     return Task.detached(priority: Task.currentPriority, operation: operation)
+  }
+}
+
+/// Runs the tasks of a `.katana6` store's sent side effects on ``ThreadPool/blocking``, with blocking allowed:
+/// a Katana 6 side-effect body (which may block in `Hydra.await`) then runs in place in its task, instead of
+/// being handed to another thread and back (``LegacySideEffectRunner``). The pool starts a thread whenever
+/// none is idle, so a body that blocks never holds up another.
+@available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+final class BlockingTaskExecutor: TaskExecutor {
+  static let shared = BlockingTaskExecutor()
+
+  func enqueue(_ job: consuming ExecutorJob) {
+    let job = UnownedJob(job)
+    ThreadPool.blocking.execute { [self] in
+      LegacyBlocking.allowingBlocking { job.runSynchronously(on: asUnownedTaskExecutor()) }
+    }
+  }
+
+  /// Whether the calling code runs in a task that prefers this executor, and so may block where it runs.
+  static var isPreferredByCurrentTask: Bool {
+    let own = shared.asUnownedTaskExecutor()
+    return withUnsafeCurrentTask { task in task?.unownedTaskExecutor == own }
+  }
+
+  /// Starts `operation` as `Task.detached(priority: Task.currentPriority)` does, preferring this executor
+  /// where the platform has task executors (and on Swift's cooperative pool elsewhere, where bodies then run
+  /// through ``LegacySideEffectRunner``'s own threads).
+  static func startDetached(_ operation: sending @escaping @isolated(any) () async -> Void) -> Task<Void, Never> {
+    Task.detached(executorPreference: shared, operation: operation)
   }
 }

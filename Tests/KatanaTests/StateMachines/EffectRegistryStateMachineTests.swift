@@ -176,7 +176,7 @@ struct EffectRegistryModel: ExplorableModel {
             case .runNow(let windowToken):
               model.throttleCalls[call] = .running(model.throttleTokens[call])
               model.windowToken = windowToken
-            case .hold(let waiter): model.throttleCalls[call] = .holding(waiter: waiter, suspended: false)
+            case .hold(let waiter, _): model.throttleCalls[call] = .holding(waiter: waiter, suspended: false)
             case .drop, .storeShutDown: model.throttleCalls[call] = .done
             }
             model.perform(actions)

@@ -203,9 +203,9 @@ struct LifecycleModel: ExplorableModel {
       events.append(
         ModelEvent(name: workPhase == 0 ? "work begins" : "work ends") { model in
           if model.workPhase == 0 {
-            model.machine.beginActivity()
+            model.machine.beginActivity(.dispatch(99), carrier: model.identity)
           } else {
-            model.perform(model.machine.endActivity())
+            model.perform(model.machine.endActivity(.dispatch(99)))
           }
           model.workPhase += 1
         })

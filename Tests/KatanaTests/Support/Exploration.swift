@@ -40,14 +40,21 @@ struct ExplorationSummary {
 /// first violations found (with the order that led to each).
 ///
 /// The search runs on a thread of its own: it takes seconds of CPU, which on the cooperative pool (two threads
-/// on these machines) would starve the tests running beside it.
+/// on these machines) would starve the tests running beside it. One search runs at a time, at a lower
+/// scheduling priority, so that the explorations never take the machine from the tests that wait for events.
 @discardableResult
 func exploreEveryOrder<Model: ExplorableModel>(
   _ initial: Model, maxDepth: Int = 40, sourceLocation: SourceLocation = #_sourceLocation
 ) async -> ExplorationSummary {
   let search = UncheckedBox({ explore(initial, maxDepth: maxDepth) })
   let summary = await withCheckedContinuation { continuation in
-    Thread { continuation.resume(returning: search.value()) }.start()
+    Thread {
+      lowerThisThreadsPriority()
+      explorationTurn.wait()
+      let summary = search.value()
+      explorationTurn.signal()
+      continuation.resume(returning: summary)
+    }.start()
   }
   for failure in summary.failures {
     Issue.record("\(failure)", sourceLocation: sourceLocation)
@@ -56,6 +63,17 @@ func exploreEveryOrder<Model: ExplorableModel>(
     print("[exploration] \(Model.self) at \(sourceLocation.line): \(summary.orders) orders, \(summary.events) events")
   }
   return summary
+}
+
+/// Lets one exploration search run at a time.
+private let explorationTurn = DispatchSemaphore(value: 1)
+
+/// Makes the calling thread yield the CPU to the other threads of the test run (Linux's nice value is per
+/// thread, and `who` 0 names the calling thread). Best effort: elsewhere, or if refused, the thread keeps its priority.
+private func lowerThisThreadsPriority() {
+  #if os(Linux)
+    _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 10)
+  #endif
 }
 
 /// A value handed to one other thread, which alone uses it afterwards.

@@ -1,42 +1,117 @@
 import Hummingbird
+import HummingbirdCore
 import Katana
 import Logging
+import PostgresNIO
 import ServiceLifecycle
 
-/// Builds the server: the JSON API in front of `store`, with the store's lifetime tied to the server's.
+/// One server instance's store and database, with the long-running work they need, ready to be put behind
+/// HTTP by ``makeTodoApplication(backend:configuration:logger:)``.
+public struct TodoBackend: Sendable {
+  /// The store every request shares.
+  public let store: TodoStore
+  /// Where the to-dos live.
+  public let database: any TodoDatabase
+  /// What must run for as long as the backend is used, in this order; shutdown goes in reverse order.
+  let services: [any Service]
+
+  /// The embedded default: SQLite in the file at `path` (created if missing).
+  ///
+  /// - Throws: GRDB's `DatabaseError` if the file cannot be opened or is not an SQLite database.
+  public static func sqlite(
+    path: String, instrumentation: TodoInstrumentation = TodoInstrumentation(), logger: Logger
+  ) throws -> TodoBackend {
+    let database = try SQLiteTodoDatabase(path: path)
+    let store = makeTodoStore(database: database, interceptors: instrumentation.interceptors)
+    return TodoBackend(
+      store: store, database: database, services: [StoreService(store: store, database: database, logger: logger)])
+  }
+
+  /// Several instances on one PostgreSQL database: the connection pool and the ``ChangeFeed`` run as services.
+  ///
+  /// - Parameters:
+  ///   - configuration: The pool's configuration.
+  ///   - feedConnection: The configuration of the change feed's own connection; nil for the pool's server
+  ///     without TLS. ``DatabaseURL`` gives both.
+  public static func postgres(
+    configuration: PostgresClient.Configuration,
+    feedConnection: PostgresConnection.Configuration? = nil,
+    instrumentation: TodoInstrumentation = TodoInstrumentation(),
+    logger: Logger,
+    options: PostgresTodoDatabase.Options = PostgresTodoDatabase.Options()
+  ) -> TodoBackend {
+    let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
+    let database = PostgresTodoDatabase(
+      client: client,
+      feedConnection: feedConnection
+        ?? PostgresConnection.Configuration(
+          host: configuration.host ?? "127.0.0.1", port: configuration.port ?? 5432,
+          username: configuration.username, password: configuration.password, database: configuration.database,
+          tls: .disable),
+      options: options, logger: logger)
+    let store = makeTodoStore(database: database, interceptors: instrumentation.interceptors)
+    return TodoBackend(
+      store: store, database: database,
+      services: [
+        // Stops last: the store service and the feed still use the pool while they stop.
+        PostgresClientService(database: database),
+        StoreService(store: store, database: database, logger: logger),
+        // Stops first (after the HTTP server): the requests have drained, nothing waits for the feed.
+        FeedService(feed: database.feed, store: store, logger: logger),
+      ])
+  }
+}
+
+/// The most bytes the HTTP decoder takes for the request line or one header, and for all headers together.
+let maximumHeaderFieldSize = 8 * 1024
+let maximumHeadersSize = 32 * 1024
+
+/// Builds the server: the JSON API in front of `backend`'s store, with the backend's lifetime tied to the
+/// server's.
 ///
-/// - The server starts listening only once the store is ready (its state restored from the journal); if the
-///   journal cannot be loaded, running the application throws the store's start-up error.
+/// - The server starts listening only once the store is ready (its state loaded from the database); if the
+///   database cannot be loaded, running the application throws the store's start-up error.
 /// - On graceful shutdown (SIGTERM or SIGINT with `runService()`), the HTTP server stops first and finishes
-///   the requests in flight; then the journal is closed and the store shut down.
+///   the requests in flight; then the database is closed and the store shut down.
 ///
 /// - Parameters:
-///   - store: The store every request shares; see ``makeTodoStore(journal:)``.
+///   - backend: The store and its database; see ``TodoBackend``.
 ///   - configuration: Address, server name and other Hummingbird settings.
 ///   - logger: The server's logger.
 public func makeTodoApplication(
-  store: TodoStore,
+  backend: TodoBackend,
   configuration: ApplicationConfiguration = .init(),
   logger: Logger = Logger(label: "todo-server")
 ) -> some ApplicationProtocol {
   let router = Router(context: TodoRequestContext.self)
+  // Outermost first: a span and metrics per request (to the process's tracer and metrics backends), then the
+  // error shape, so that the span records the status the client gets.
+  router.add(middleware: TracingMiddleware())
+  router.add(middleware: MetricsMiddleware())
   router.add(middleware: APIErrorMiddleware())
-  TodoAPI(store: store).addRoutes(to: router)
+  TodoAPI(store: backend.store).addRoutes(to: router)
   var application = Application(
     router: router,
+    server: .http1(
+      configuration: HTTP1Channel.Configuration(
+        additionalChannelHandlers: [ParseErrorResponder(maximumFieldSize: maximumHeaderFieldSize)],
+        httpDecoderConfiguration: .init(
+          maxHeaderFieldSize: maximumHeaderFieldSize, maxHeaderListSize: maximumHeadersSize))),
     configuration: configuration,
     // Services shut down in reverse order, and Hummingbird adds the HTTP server last: it stops first.
-    services: [StoreService(store: store, logger: logger)],
+    services: backend.services,
     logger: logger)
+  let store = backend.store
   application.beforeServerStarts {
     try await store.waitUntilReady()
   }
   return application
 }
 
-/// Runs for as long as the service group, then closes the journal and shuts the store down.
+/// Runs for as long as the service group, then closes the database and shuts the store down.
 private struct StoreService: Service, CustomStringConvertible {
   let store: TodoStore
+  let database: any TodoDatabase
   let logger: Logger
 
   var description: String { "TodoStore" }
@@ -44,8 +119,40 @@ private struct StoreService: Service, CustomStringConvertible {
   func run() async throws {
     // Returns on graceful shutdown, and throws if the group is cancelled: either way, it is time to stop.
     try? await gracefulShutdown()
-    await store.dependencies.close()
+    await database.close()
     await store.shutdown()
-    logger.info("Journal closed and store shut down")
+    logger.info("Database closed and store shut down")
+  }
+}
+
+/// Runs the connection pool of a PostgreSQL database.
+private struct PostgresClientService: Service, CustomStringConvertible {
+  let database: PostgresTodoDatabase
+
+  var description: String { "PostgresClient" }
+
+  func run() async {
+    await database.runClient()
+  }
+}
+
+/// Runs the change feed once the store is ready, until graceful shutdown.
+private struct FeedService: Service, CustomStringConvertible {
+  let feed: ChangeFeed
+  let store: TodoStore
+  let logger: Logger
+
+  var description: String { "ChangeFeed" }
+
+  func run() async throws {
+    await cancelWhenGracefulShutdown {
+      do {
+        try await store.waitUntilReady()
+      } catch {
+        // The store failed to start; the application reports it.
+        return
+      }
+      await feed.run(store: store)
+    }
   }
 }

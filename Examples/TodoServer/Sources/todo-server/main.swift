@@ -6,7 +6,6 @@ import TodoServer
 // Settings come from the environment, so that scripts and containers can set them without flags.
 let environment = ProcessInfo.processInfo.environment
 let host = environment["TODO_HOST"] ?? "127.0.0.1"
-let journalPath = environment["TODO_JOURNAL"] ?? "todos.jsonl"
 var logger = Logger(label: "todo-server")
 logger.logLevel = environment["LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .info
 
@@ -15,12 +14,28 @@ guard let port = Int(environment["TODO_PORT"] ?? "8080"), (0...65535).contains(p
   exit(2)
 }
 
-let store = makeTodoStore(journal: TodoJournal(fileURL: URL(fileURLWithPath: journalPath)))
+// PostgreSQL when DATABASE_URL is set (several instances may share it), else SQLite in a file.
+let backend: TodoBackend
+do {
+  if let url = environment["DATABASE_URL"], !url.isEmpty {
+    let databaseURL = try DatabaseURL(url)
+    logger.info("Database: PostgreSQL at \(databaseURL.redacted)")
+    backend = .postgres(
+      configuration: databaseURL.configuration, feedConnection: databaseURL.feedConnection, logger: logger)
+  } else {
+    let path = environment["TODO_DATABASE"] ?? "todos.sqlite"
+    logger.info("Database: SQLite in \(path)")
+    backend = try .sqlite(path: path, logger: logger)
+  }
+} catch {
+  logger.critical("The database cannot be opened: \(error)")
+  exit(1)
+}
+
 let application = makeTodoApplication(
-  store: store,
+  backend: backend,
   configuration: .init(address: .hostname(host, port: port), serverName: "todo-server"),
   logger: logger)
-logger.info("Journal: \(journalPath)")
 do {
   try await application.runService()
 } catch {

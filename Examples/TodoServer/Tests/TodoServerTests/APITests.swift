@@ -4,14 +4,15 @@ import HummingbirdTesting
 import Katana
 import OrderedCollections
 import Testing
-import TodoServer
 
-/// Each endpoint, end to end: a real server on loopback, the shared store, and the journal file.
+@testable import TodoServer
+
+/// Each endpoint, end to end: a real server on loopback, the shared store, and the SQLite file.
 @Suite("To-do API", .timeLimit(.minutes(1)))
 struct APITests {
   @Test func create_withValidTitle_returns201PersistsAndCommits() async throws {
-    try await withJournalURL { url in
-      try await withLiveServer(journalURL: url) { server in
+    try await withDatabasePath { path in
+      try await withLiveServer(databasePath: path) { server in
         let response = try await server.client.execute(
           uri: "/todos", method: .post, body: .json(#"{"title": "  buy milk  "}"#))
 
@@ -22,14 +23,15 @@ struct APITests {
         #expect(response.headers[.location] == "/todos/\(todo.id)")
         #expect(response.headers[.contentType]?.hasPrefix("application/json") == true)
         #expect(server.store.state.todos[todo.id] == todo)
-        #expect(try journalChanges(at: url) == [.created(todo: todo)])
+        #expect(server.store.state.sequence == 1)
+        #expect(try databaseState(at: path) == server.store.state)
       }
     }
   }
 
   @Test func list_returnsEveryTodoInCreationOrder() async throws {
-    try await withJournalURL { url in
-      try await withLiveServer(journalURL: url) { server in
+    try await withDatabasePath { path in
+      try await withLiveServer(databasePath: path) { server in
         let empty = try await server.client.execute(uri: "/todos", method: .get)
         #expect(empty.status == .ok)
         #expect(try empty.decoded(as: [Todo].self) == [])
@@ -47,8 +49,8 @@ struct APITests {
   }
 
   @Test func show_withKnownID_returnsTheTodo() async throws {
-    try await withJournalURL { url in
-      try await withLiveServer(journalURL: url) { server in
+    try await withDatabasePath { path in
+      try await withLiveServer(databasePath: path) { server in
         _ = try await server.client.createTodo("first")
         let todo = try await server.client.createTodo("second")
 
@@ -61,8 +63,8 @@ struct APITests {
   }
 
   @Test func show_withLowercaseID_findsTheTodo() async throws {
-    try await withJournalURL { url in
-      try await withLiveServer(journalURL: url) { server in
+    try await withDatabasePath { path in
+      try await withLiveServer(databasePath: path) { server in
         let todo = try await server.client.createTodo("case does not matter")
 
         let response = try await server.client.execute(
@@ -75,8 +77,8 @@ struct APITests {
   }
 
   @Test func complete_withKnownID_marksItDoneAndPersists() async throws {
-    try await withJournalURL { url in
-      try await withLiveServer(journalURL: url) { server in
+    try await withDatabasePath { path in
+      try await withLiveServer(databasePath: path) { server in
         let todo = try await server.client.createTodo("water the plants")
 
         let response = try await server.client.execute(uri: "/todos/\(todo.id)/complete", method: .post)
@@ -86,30 +88,32 @@ struct APITests {
         done.completed = true
         #expect(try response.decoded(as: Todo.self) == done)
         #expect(server.store.state.todos[todo.id] == done)
-        #expect(try journalChanges(at: url) == [.created(todo: todo), .completed(id: todo.id)])
+        #expect(server.store.state.sequence == 2)
+        #expect(try databaseState(at: path) == server.store.state)
       }
     }
   }
 
   @Test func complete_whenAlreadyDone_returnsItAndWritesNothing() async throws {
-    try await withJournalURL { url in
-      try await withLiveServer(journalURL: url) { server in
+    try await withDatabasePath { path in
+      try await withLiveServer(databasePath: path) { server in
         let todo = try await server.client.createTodo("once is enough")
         _ = try await server.client.execute(uri: "/todos/\(todo.id)/complete", method: .post)
-        let journalBefore = try Data(contentsOf: url)
+        let databaseBefore = try databaseState(at: path)
 
         let response = try await server.client.execute(uri: "/todos/\(todo.id)/complete", method: .post)
 
         #expect(response.status == .ok)
         #expect(try response.decoded(as: Todo.self).completed)
-        #expect(try Data(contentsOf: url) == journalBefore)
+        #expect(try databaseState(at: path) == databaseBefore)
+        #expect(databaseBefore.sequence == 2)
       }
     }
   }
 
-  @Test func delete_withKnownID_returns204AndRemovesItFromStateAndJournal() async throws {
-    try await withJournalURL { url in
-      try await withLiveServer(journalURL: url) { server in
+  @Test func delete_withKnownID_returns204AndRemovesItFromStateAndDatabase() async throws {
+    try await withDatabasePath { path in
+      try await withLiveServer(databasePath: path) { server in
         let kept = try await server.client.createTodo("keep me")
         let deleted = try await server.client.createTodo("delete me")
 
@@ -120,9 +124,30 @@ struct APITests {
         #expect(Array(server.store.state.todos.values) == [kept])
         let show = try await server.client.execute(uri: "/todos/\(deleted.id)", method: .get)
         #expect(show.status == .notFound)
-        #expect(
-          try journalChanges(at: url) == [.created(todo: kept), .created(todo: deleted), .deleted(id: deleted.id)])
+        #expect(try databaseState(at: path) == TodoState(todos: [kept], sequence: 3))
       }
     }
   }
+
+  @Test(arguments: TodoAPI.routes.map { RouteCase(method: $0.method, path: $0.path) })
+  func everyListedRoute_isServed(_ route: RouteCase) async throws {
+    try await withDatabasePath { path in
+      try await withLiveServer(databasePath: path) { server in
+        let todo = try await server.client.createTodo("exists")
+        let response = try await server.client.execute(
+          uri: route.path.replacingOccurrences(of: ":id", with: todo.id.uuidString), method: route.method,
+          body: route.method == .post ? .json(#"{"title": "new"}"#) : nil)
+
+        #expect(![.notFound, .methodNotAllowed].contains(response.status), "\(String(buffer: response.body))")
+      }
+    }
+  }
+}
+
+/// A route of ``TodoAPI/routes``, as a test argument.
+struct RouteCase: Sendable, CustomTestStringConvertible {
+  let method: HTTPRequest.Method
+  let path: String
+
+  var testDescription: String { "\(method) \(path)" }
 }

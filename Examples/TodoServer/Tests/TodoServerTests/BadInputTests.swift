@@ -68,22 +68,28 @@ struct BadRequest: Sendable, CustomTestStringConvertible {
       name: "unknown route", method: .post, path: "/todos/{id}/archive", body: nil, status: .notFound,
       code: "noSuchRoute"),
     .init(
-      name: "unsupported method", method: .put, path: "/todos/{id}", body: #"{"title": "milk"}"#,
-      status: .notFound, code: "noSuchRoute"),
+      name: "unsupported method on a to-do", method: .put, path: "/todos/{id}", body: #"{"title": "milk"}"#,
+      status: .methodNotAllowed, code: "methodNotAllowed"),
+    .init(
+      name: "unsupported method on the list", method: .delete, path: "/todos", body: nil,
+      status: .methodNotAllowed, code: "methodNotAllowed"),
+    .init(
+      name: "path longer than the limit", method: .get, path: "/todos/" + String(repeating: "x", count: 9 * 1024),
+      body: nil, status: .requestHeaderFieldsTooLarge, code: "requestTooLarge"),
   ]
 }
 
 /// Every kind of bad input gets a clear 4xx with a JSON error body, and changes neither the state nor the
-/// journal.
+/// database.
 @Suite("Bad input", .timeLimit(.minutes(1)))
 struct BadInputTests {
   @Test(arguments: BadRequest.all)
   func badRequest_isRefusedWithJSONErrorAndChangesNothing(_ bad: BadRequest) async throws {
-    try await withJournalURL { url in
-      try await withLiveServer(journalURL: url) { server in
+    try await withDatabasePath { databasePath in
+      try await withLiveServer(databasePath: databasePath) { server in
         let existing = try await server.client.createTodo("existing")
         let stateBefore = server.store.state
-        let journalBefore = try Data(contentsOf: url)
+        let databaseBefore = try databaseState(at: databasePath)
         let path = bad.path
           .replacingOccurrences(of: "{id}", with: existing.id.uuidString)
           .replacingOccurrences(of: "{unknown}", with: UUID().uuidString)
@@ -95,18 +101,72 @@ struct BadInputTests {
         #expect(response.errorCode == bad.code, "body: \(String(buffer: response.body))")
         #expect(response.headers[.contentType]?.hasPrefix("application/json") == true)
         #expect(server.store.state == stateBefore)
-        #expect(try Data(contentsOf: url) == journalBefore)
+        #expect(try databaseState(at: databasePath) == databaseBefore)
       }
     }
   }
 
-  @Test func errorMessage_namesTheWrongField() async throws {
-    try await withJournalURL { url in
-      try await withLiveServer(journalURL: url) { server in
+  @Test func errorMessage_namesTheWrongFieldAndItsJSONKind() async throws {
+    try await withDatabasePath { path in
+      try await withLiveServer(databasePath: path) { server in
         let response = try await server.client.execute(
           uri: "/todos", method: .post, body: .json(#"{"title": 42}"#))
 
-        #expect(String(buffer: response.body).contains("`title` field"))
+        #expect(response.apiError?.message == "The `title` field must be a string.")
+      }
+    }
+  }
+
+  @Test func arrayBody_isRefusedWithoutSwiftTypeNames() async throws {
+    try await withDatabasePath { path in
+      try await withLiveServer(databasePath: path) { server in
+        let response = try await server.client.execute(uri: "/todos", method: .post, body: .json(#"["milk"]"#))
+
+        #expect(response.apiError?.message == "The body must be an object.")
+        #expect(!String(buffer: response.body).contains("Dictionary"))
+      }
+    }
+  }
+
+  @Test func knownPathWithWrongMethod_answers405WithAllowHeader() async throws {
+    try await withDatabasePath { path in
+      try await withLiveServer(databasePath: path) { server in
+        let todo = try await server.client.createTodo("exists")
+
+        let onList = try await server.client.execute(uri: "/todos", method: .patch)
+        let onTodo = try await server.client.execute(uri: "/todos/\(todo.id)", method: .post)
+        let onComplete = try await server.client.execute(uri: "/todos/\(todo.id)/complete", method: .get)
+
+        #expect(onList.status == .methodNotAllowed)
+        #expect(onList.headers[.allow] == "GET, POST")
+        #expect(onTodo.headers[.allow] == "GET, DELETE")
+        #expect(onComplete.headers[.allow] == "POST")
+        #expect(onComplete.errorCode == "methodNotAllowed")
+      }
+    }
+  }
+
+  @Test func oversizedHeader_getsTheJSONErrorShape() async throws {
+    try await withDatabasePath { path in
+      try await withLiveServer(databasePath: path) { server in
+        let response = try await server.client.execute(
+          uri: "/todos", method: .get, headers: [.init("X-Padding")!: String(repeating: "x", count: 9 * 1024)])
+
+        #expect(response.status == .requestHeaderFieldsTooLarge)
+        #expect(response.headers[.contentType]?.hasPrefix("application/json") == true)
+        #expect(response.errorCode == "requestTooLarge")
+      }
+    }
+  }
+
+  @Test func unknownPath_echoesAtMostAHundredCharactersOfIt() async throws {
+    try await withDatabasePath { path in
+      try await withLiveServer(databasePath: path) { server in
+        let response = try await server.client.execute(
+          uri: "/" + String(repeating: "y", count: 4000), method: .get)
+
+        #expect(response.errorCode == "noSuchRoute")
+        #expect((response.apiError?.message.count ?? .max) < 200)
       }
     }
   }

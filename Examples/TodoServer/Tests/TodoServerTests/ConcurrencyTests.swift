@@ -6,8 +6,8 @@ import OrderedCollections
 import Testing
 import TodoServer
 
-/// Requests that race on the same to-dos: whatever the interleaving, each change is validated against the
-/// state its predecessors left, and the journal and the state agree.
+/// Requests that race on the same to-dos: whatever the interleaving, each change is checked against the
+/// database as its predecessors left it, and the database and the state agree.
 @Suite("Concurrent changes", .timeLimit(.minutes(1)))
 struct ConcurrencyTests {
   /// The outcome of one racing request.
@@ -17,16 +17,18 @@ struct ConcurrencyTests {
     case notFound
   }
 
-  @Test func racingCompletesAndDeletes_onTheSameTodos_keepJournalAndStateInAgreement() async throws {
+  @Test func racingCompletesAndDeletes_onTheSameTodos_keepDatabaseAndStateInAgreement() async throws {
     let todoCount = 50
     let completesPerTodo = 4
     let deletesPerTodo = 3
-    try await withJournalURL { url in
-      let store = makeTodoStore(journal: TodoJournal(fileURL: url))
+    try await withDatabasePath { path in
+      let backend = try TodoBackend.sqlite(path: path, logger: quietLogger())
+      let store = backend.store
       var ids: [UUID] = []
       for index in 0..<todoCount {
         ids.append(try await store.dispatch(CreateTodo(title: "todo \(index)")).id)
       }
+      let recorder = CommitRecorder(store)
 
       let outcomes = try await withThrowingTaskGroup(of: (UUID, Outcome).self) { group in
         for id in ids {
@@ -54,33 +56,33 @@ struct ConcurrencyTests {
         return try await group.reduce(into: [UUID: [Outcome]]()) { $0[$1.0, default: []].append($1.1) }
       }
       let finalState = store.state
-      await store.dependencies.close()
+      await backend.database.close()
       await store.shutdown()
 
-      let changes = try journalChanges(at: url)
       for id in ids {
         // Exactly one delete wins; every request after it finds nothing.
         #expect(outcomes[id]?.filter { $0 == .deleted }.count == 1)
-        let changesOfID = changes.filter { $0.id == id }
-        #expect(changesOfID.filter { $0 == .deleted(id: id) }.count == 1)
-        // Completing is written at most once, and never after the delete.
-        #expect(changesOfID.filter { $0 == .completed(id: id) }.count <= 1)
-        #expect(changesOfID.last == .deleted(id: id))
       }
       #expect(finalState.todos.isEmpty)
-      #expect(try restoredState(from: url).todos.isEmpty)
+      #expect(try databaseState(at: path) == finalState)
+      // Every change the database numbered changed the to-dos: no complete was written twice or after the
+      // delete (the state would have taken the number without changing).
+      #expect(recorder.coversEveryNumberOnce(from: Int64(todoCount), to: finalState.sequence))
+      #expect(recorder.commits.allSatisfy { $0.changedTodos })
+      #expect(finalState.sequence <= Int64(todoCount * 3))
     }
   }
 
   @Test func racingRequests_overHTTP_oneDeleteWinsPerTodoAndNothingFollowsIt() async throws {
     let todoCount = 8
     let requestsPerTodo = 8
-    try await withJournalURL { url in
-      let (outcomes, todos) = try await withLiveServer(journalURL: url) { server in
+    try await withDatabasePath { path in
+      try await withLiveServer(databasePath: path) { server in
         var todos: [Todo] = []
         for index in 0..<todoCount {
           todos.append(try await server.client.createTodo("contested \(index)"))
         }
+        let recorder = CommitRecorder(server.store)
         let requests = todoCount * requestsPerTodo
         let barrier = Barrier(count: requests)
         let outcomes = try await withThrowingTaskGroup(of: (UUID, HTTPRequest.Method, HTTPResponse.Status).self) {
@@ -104,24 +106,23 @@ struct ConcurrencyTests {
           }
           return try await group.reduce(into: []) { $0.append($1) }
         }
-        return (outcomes, todos)
-      }
 
-      let changes = try journalChanges(at: url)
-      #expect(outcomes.allSatisfy { [.ok, .noContent, .notFound].contains($0.2) })
-      for todo in todos {
-        #expect(outcomes.filter { $0.0 == todo.id && $0.1 == .delete && $0.2 == .noContent }.count == 1)
-        let changesOfTodo = changes.filter { $0.id == todo.id }
-        #expect(changesOfTodo.filter { $0 == .deleted(id: todo.id) }.count == 1)
-        #expect(changesOfTodo.filter { $0 == .completed(id: todo.id) }.count <= 1)
-        #expect(changesOfTodo.last == .deleted(id: todo.id))
+        #expect(outcomes.allSatisfy { [.ok, .noContent, .notFound].contains($0.2) })
+        for todo in todos {
+          #expect(outcomes.filter { $0.0 == todo.id && $0.1 == .delete && $0.2 == .noContent }.count == 1)
+        }
+        #expect(server.store.state.todos.isEmpty)
+        #expect(recorder.commits.allSatisfy { $0.changedTodos })
+        #expect(recorder.coversEveryNumberOnce(from: Int64(todoCount), to: server.store.state.sequence))
+        #expect(try databaseState(at: path) == server.store.state)
       }
     }
   }
 
   @Test func mixedConcurrentChanges_restoreToTheServedState() async throws {
-    try await withJournalURL { url in
-      let store = makeTodoStore(journal: TodoJournal(fileURL: url))
+    try await withDatabasePath { path in
+      let backend = try TodoBackend.sqlite(path: path, logger: quietLogger())
+      let store = backend.store
       try await withThrowingTaskGroup(of: Void.self) { group in
         for task in 0..<16 {
           group.addTask {
@@ -136,39 +137,32 @@ struct ConcurrencyTests {
         try await group.waitForAll()
       }
       let finalState = store.state
-      await store.dependencies.close()
+      await backend.database.close()
       await store.shutdown()
 
       #expect(finalState.todos.count == 16 * 25)
       #expect(finalState.todos.values.filter(\.completed).count == 16 * 13)
-      let restoredEqualsServed = try restoredState(from: url) == finalState
-      #expect(restoredEqualsServed, "the journal replays to a different state (contents or order)")
+      #expect(finalState.sequence == Int64(16 * 25 + 16 * 13))
+      let restored = try await SQLiteTodoDatabase(path: path).loadState()
+      let restoredEqualsServed = restored == finalState
+      #expect(restoredEqualsServed, "the database loads to a different state (contents or order)")
     }
   }
 
-  @Test func change_afterClose_isRefusedBeforeTouchingJournalOrState() async throws {
-    try await withJournalURL { url in
-      let store = makeTodoStore(journal: TodoJournal(fileURL: url))
+  @Test func change_afterClose_isRefusedBeforeTouchingDatabaseOrState() async throws {
+    try await withDatabasePath { path in
+      let backend = try TodoBackend.sqlite(path: path, logger: quietLogger())
+      let store = backend.store
       let todo = try await store.dispatch(CreateTodo(title: "before close"))
-      let journalBefore = try Data(contentsOf: url)
-      await store.dependencies.close()
+      let databaseBefore = try databaseState(at: path)
+      await backend.database.close()
 
-      await #expect(throws: JournalError.notOpen) { try await store.dispatch(CompleteTodo(id: todo.id)) }
-      await #expect(throws: JournalError.notOpen) { try await store.dispatch(CreateTodo(title: "after close")) }
+      await #expect(throws: TodoDatabaseError.closed) { try await store.dispatch(CompleteTodo(id: todo.id)) }
+      await #expect(throws: TodoDatabaseError.closed) { try await store.dispatch(CreateTodo(title: "after close")) }
 
       #expect(Array(store.state.todos.values) == [todo])
-      #expect(try Data(contentsOf: url) == journalBefore)
+      #expect(try databaseState(at: path) == databaseBefore)
       await store.shutdown()
-    }
-  }
-}
-
-extension TodoChange {
-  /// The id of the to-do this change is about.
-  fileprivate var id: UUID {
-    switch self {
-    case .created(let todo): todo.id
-    case .completed(let id), .deleted(let id): id
     }
   }
 }

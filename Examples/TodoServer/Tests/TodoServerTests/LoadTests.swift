@@ -7,15 +7,15 @@ import OrderedCollections
 import Testing
 import TodoServer
 
-/// Many clients creating at once over loopback: no lost update, in the state or in the journal.
-@Suite("Load", .timeLimit(.minutes(1)))
+/// Many clients creating at once over loopback: no lost update, in the state or in the database.
+@Suite("Load", .timeLimit(.minutes(2)))
 struct LoadTests {
   static let connections = 128
   static let createsPerConnection = 16
 
-  @Test func concurrentCreates_fromManyConnections_stateAndJournalCountEverySuccess() async throws {
-    try await withJournalURL { url in
-      let (created, stateAtEnd) = try await withLiveServer(journalURL: url) { server in
+  @Test func concurrentCreates_fromManyConnections_stateAndDatabaseCountEverySuccess() async throws {
+    try await withDatabasePath { path in
+      let (created, stateAtEnd) = try await withLiveServer(databasePath: path) { server in
         let created = try await withThrowingTaskGroup(of: [UUID].self) { group in
           for connection in 0..<Self.connections {
             group.addTask {
@@ -37,18 +37,20 @@ struct LoadTests {
         }
         return (created, server.store.state)
       }
-      // The server has shut down gracefully: the journal is closed and holds everything it acknowledged.
-      let restored = try restoredState(from: url)
+      // The server has shut down gracefully: the database is closed and holds everything it acknowledged.
+      let restored = try await SQLiteTodoDatabase(path: path).loadState()
 
       #expect(created.count == Self.connections * Self.createsPerConnection)
       #expect(Set(created).count == created.count)
       #expect(stateAtEnd.todos.count == created.count)
+      #expect(stateAtEnd.sequence == Int64(created.count))
       #expect(restored.todos.count == created.count)
       // Booleans, so that a failure prints a line rather than thousands of to-dos.
       let restoredHoldsEverySuccess = Set(restored.todos.keys) == Set(created)
       let restoredEqualsServed = restored == stateAtEnd
       #expect(restoredHoldsEverySuccess)
-      #expect(restoredEqualsServed, "the journal replays to a different state (contents or order)")
+      #expect(restoredEqualsServed, "the database loads to a different state (contents or order)")
+      #expect(try integrityCheck(at: path) == ["ok"])
     }
   }
 }

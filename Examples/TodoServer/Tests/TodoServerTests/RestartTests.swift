@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import Hummingbird
 import HummingbirdTesting
 import Katana
@@ -6,90 +7,91 @@ import OrderedCollections
 import Testing
 import TodoServer
 
-/// The state survives a restart: the next server restores it from the journal through the store's async
+/// The state survives a restart: the next server restores it from the database through the store's async
 /// state initializer.
 @Suite("Restart", .timeLimit(.minutes(1)))
 struct RestartTests {
   @Test func restart_restoresTheStateTheServerHad() async throws {
-    try await withJournalURL { url in
-      let before = try await withLiveServer(journalURL: url) { server in
+    try await withDatabasePath { path in
+      let (before, stateBefore) = try await withLiveServer(databasePath: path) { server in
         let milk = try await server.client.createTodo("milk")
         let eggs = try await server.client.createTodo("eggs")
         _ = try await server.client.createTodo("bread")
         _ = try await server.client.execute(uri: "/todos/\(milk.id)/complete", method: .post)
         _ = try await server.client.execute(uri: "/todos/\(eggs.id)", method: .delete)
-        return try await server.client.execute(uri: "/todos", method: .get).decoded(as: [Todo].self)
+        return (
+          try await server.client.execute(uri: "/todos", method: .get).decoded(as: [Todo].self), server.store.state
+        )
       }
       #expect(before.map(\.title) == ["milk", "bread"])
 
-      let after = try await withLiveServer(journalURL: url) { server in
-        try await server.client.execute(uri: "/todos", method: .get).decoded(as: [Todo].self)
+      let (after, stateAfter) = try await withLiveServer(databasePath: path) { server in
+        (try await server.client.execute(uri: "/todos", method: .get).decoded(as: [Todo].self), server.store.state)
       }
 
       #expect(after == before)
+      #expect(stateAfter == stateBefore)
+      #expect(stateAfter.sequence == 5)
     }
   }
 
-  @Test func restart_compactsTheJournalToOneLinePerLiveTodo() async throws {
-    try await withJournalURL { url in
-      let todos = try await withLiveServer(journalURL: url) { server in
-        let first = try await server.client.createTodo("first")
-        let second = try await server.client.createTodo("second")
-        _ = try await server.client.execute(uri: "/todos/\(first.id)/complete", method: .post)
-        _ = try await server.client.execute(uri: "/todos/\(second.id)", method: .delete)
-        return Array(server.store.state.todos.values)
-      }
-      #expect(try journalChanges(at: url).count == 4)
-
-      try await withLiveServer(journalURL: url) { server in
-        #expect(Array(server.store.state.todos.values) == todos)
+  @Test func restart_continuesTheSequence() async throws {
+    try await withDatabasePath { path in
+      try await withLiveServer(databasePath: path) { server in
+        _ = try await server.client.createTodo("first")
       }
 
-      #expect(try journalChanges(at: url) == todos.map { .created(todo: $0) })
-    }
-  }
-
-  @Test func restart_afterCrashMidWrite_dropsTheTornLastLineAndKeepsWorking() async throws {
-    try await withJournalURL { url in
-      let saved = Todo(id: UUID(), title: "saved", completed: false)
-      let torn = try journalLine(.created(todo: Todo(id: UUID(), title: "never acknowledged", completed: false)))
-      try writeJournal([journalLine(.created(todo: saved))], tail: String(torn.prefix(20)), to: url)
-
-      try await withLiveServer(journalURL: url) { server in
-        #expect(Array(server.store.state.todos.values) == [saved])
-        let added = try await server.client.createTodo("after the crash")
-        #expect(try journalChanges(at: url) == [.created(todo: saved), .created(todo: added)])
+      try await withLiveServer(databasePath: path) { server in
+        _ = try await server.client.createTodo("second")
+        #expect(server.store.state.sequence == 2)
+        #expect(server.store.state.todos.values.map(\.title) == ["first", "second"])
       }
     }
   }
 
-  @Test func start_withCorruptJournal_failsWithTheLineAndLeavesTheFileAlone() async throws {
-    try await withJournalURL { url in
-      let todo = Todo(id: UUID(), title: "fine", completed: false)
-      try writeJournal(
-        [journalLine(.created(todo: todo)), "{not json}", journalLine(.completed(id: todo.id))], to: url)
-      let contents = try Data(contentsOf: url)
-      let store = makeTodoStore(journal: TodoJournal(fileURL: url))
+  @Test func open_withAFileThatIsNotADatabase_throwsAndLeavesTheFileAlone() async throws {
+    try await withDatabasePath { path in
+      let contents = Data("this is not an SQLite database, just text that is long enough to have a header".utf8)
+      try contents.write(to: URL(fileURLWithPath: path))
 
-      let error = await #expect(throws: StoreError.self) { try await store.waitUntilReady() }
+      #expect(throws: DatabaseError.self) { try TodoBackend.sqlite(path: path, logger: quietLogger()) }
+      #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == contents)
+    }
+  }
 
-      guard case .startupFailed(let cause) = error, case JournalError.corrupt(_, let line, _) = cause else {
-        Issue.record("expected a corrupt-journal start-up failure, got \(String(describing: error))")
+  @Test func start_withARowTheServerCannotRead_failsTheStoreWithTheReason() async throws {
+    try await withDatabasePath { path in
+      try await withLiveServer(databasePath: path) { server in
+        _ = try await server.client.createTodo("fine")
+      }
+      let queue = try DatabaseQueue(path: path)
+      try await queue.write { db in
+        try db.execute(sql: "INSERT INTO todos (id, title, completed, position) VALUES ('not-a-uuid', 'x', 0, 99)")
+      }
+      try queue.close()
+      let backend = try TodoBackend.sqlite(path: path, logger: quietLogger())
+
+      let error = await #expect(throws: StoreError.self) { try await backend.store.waitUntilReady() }
+
+      guard case .startupFailed(let cause) = error, case TodoDatabaseError.corrupt(let reason) = cause else {
+        Issue.record("expected a corrupt-database start-up failure, got \(String(describing: error))")
         return
       }
-      #expect(line == 2)
-      await #expect(throws: StoreError.self) { try await store.dispatch(CreateTodo(title: "refused")) }
-      #expect(try Data(contentsOf: url) == contents)
-      await store.shutdown()
+      #expect(reason.contains("not-a-uuid"))
+      await #expect(throws: StoreError.self) { try await backend.store.dispatch(CreateTodo(title: "refused")) }
+      await backend.store.shutdown()
     }
   }
 
-  @Test func application_withCorruptJournal_failsBeforeListening() async throws {
-    try await withJournalURL { url in
-      try writeJournal(["garbage"], to: url)
-      let store = makeTodoStore(journal: TodoJournal(fileURL: url))
+  @Test func application_withUnreadableDatabase_failsBeforeListening() async throws {
+    try await withDatabasePath { path in
+      try await withLiveServer(databasePath: path) { _ in }
+      let queue = try DatabaseQueue(path: path)
+      try await queue.write { db in try db.execute(sql: "DELETE FROM todo_sequence") }
+      try queue.close()
+      let backend = try TodoBackend.sqlite(path: path, logger: quietLogger())
       let application = makeTodoApplication(
-        store: store, configuration: .init(address: .hostname("127.0.0.1", port: 0)), logger: quietLogger())
+        backend: backend, configuration: .init(address: .hostname("127.0.0.1", port: 0)), logger: quietLogger())
 
       // The server waits for the store before it binds its port; the store's start-up error ends the run.
       await #expect(throws: StoreError.self) { try await application.run() }
@@ -97,22 +99,21 @@ struct RestartTests {
   }
 }
 
-/// Graceful shutdown: the HTTP server stops first, then the journal is closed and the store shut down.
+/// Graceful shutdown: the HTTP server stops first, then the database is closed and the store shut down.
 @Suite("Shutdown", .timeLimit(.minutes(1)))
 struct ShutdownTests {
-  @Test func gracefulShutdown_closesTheJournalAndShutsTheStoreDown() async throws {
-    try await withJournalURL { url in
-      let (store, todo) = try await withLiveServer(journalURL: url) { server in
-        (server.store, try await server.client.createTodo("last words"))
+  @Test func gracefulShutdown_closesTheDatabaseAndShutsTheStoreDown() async throws {
+    try await withDatabasePath { path in
+      let (backend, todo) = try await withLiveServer(databasePath: path) { server in
+        (server.backend, try await server.client.createTodo("last words"))
       }
 
-      #expect(!store.isReady)
-      #expect(Array(store.state.todos.values) == [todo])
-      await #expect(throws: StoreError.storeShutDown) { try await store.dispatch(CreateTodo(title: "too late")) }
-      #expect(throws: JournalError.notOpen) {
-        try store.dependencies.journal.append(.deleted(id: todo.id))
+      #expect(!backend.store.isReady)
+      #expect(Array(backend.store.state.todos.values) == [todo])
+      await #expect(throws: StoreError.storeShutDown) {
+        try await backend.store.dispatch(CreateTodo(title: "too late"))
       }
-      #expect(try journalChanges(at: url) == [.created(todo: todo)])
+      #expect(try databaseState(at: path) == TodoState(todos: [todo], sequence: 1))
     }
   }
 }

@@ -1,41 +1,65 @@
+import Foundation
 import Katana
 
 /// The store of the to-do server.
 public typealias TodoStore = Store<TodoState, TodoDependencies>
 
-/// What the side effects of the to-do server use: the journal, and the lock that makes them one writer.
+/// What the side effects of the to-do server use: the database.
 public final class TodoDependencies: SideEffectDependencyContainer {
-  /// Where changes are persisted.
-  public let journal: TodoJournal
-  let writeLock = WriteLock()
+  /// Where changes are persisted, and where they come from.
+  public let database: any TodoDatabase
 
-  /// Dependencies that persist to `journal`.
-  public init(journal: TodoJournal) {
-    self.journal = journal
+  /// Dependencies that persist to `database`.
+  public init(database: any TodoDatabase) {
+    self.database = database
   }
 
-  /// Dependencies with an in-memory journal (``TodoJournal/inMemory()``): nothing is persisted.
+  /// Dependencies with an in-memory SQLite database: nothing survives the process.
   ///
-  /// The server builds its store with ``makeTodoStore(journal:)`` instead, which passes the real journal.
+  /// The server builds its store with ``makeTodoStore(database:interceptors:)`` instead, which passes the
+  /// real database.
+  /// If SQLite cannot allocate it, the store fails to start with that error.
   public convenience init(dispatch: @escaping AnyDispatch, getState: @escaping GetState) {
-    self.init(journal: .inMemory())
-  }
-
-  /// Waits for the change being written, if any, then closes the journal: later changes fail with
-  /// ``JournalError/notOpen`` before they touch the journal or the state.
-  public func close() async {
-    await writeLock.withLock { journal.close() }
+    do {
+      let database = try SQLiteTodoDatabase.inMemory()
+      self.init(database: database)
+    } catch {
+      self.init(database: UnavailableDatabase(error: error))
+    }
   }
 }
 
-/// Creates the store of the to-do server: its state is restored from `journal` by the store's async state
-/// initializer, and its side effects append every change to `journal` before committing it.
+/// A database that could not be opened: every use throws the error that prevented it.
+private struct UnavailableDatabase: TodoDatabase {
+  let error: any Error
+
+  func loadState() async throws -> TodoState {
+    throw error
+  }
+
+  func write<Result: Sendable>(
+    todoID: UUID?,
+    decide: @escaping @Sendable (Todo?) throws -> (change: TodoChange?, result: Result),
+    context: SideEffectContext<TodoState, TodoDependencies>
+  ) async throws -> Result {
+    throw error
+  }
+
+  func close() async {}
+}
+
+/// Creates the store of the to-do server: its state is restored from `database` by the store's async state
+/// initializer, and its side effects write every change to `database` before the store applies it.
 ///
-/// Dispatches made while the journal loads wait for it. If loading fails (a corrupt journal), the store never
-/// becomes ready and every dispatch throws `StoreError.startupFailed`.
-public func makeTodoStore(journal: TodoJournal) -> TodoStore {
+/// Dispatches made while the state loads wait for it. If loading fails, the store never becomes ready and
+/// every dispatch throws `StoreError.startupFailed`.
+///
+/// - Parameters:
+///   - database: Where the to-dos live.
+///   - interceptors: The store's interceptors, for example ``TodoInstrumentation/interceptors``.
+public func makeTodoStore(database: any TodoDatabase, interceptors: [StoreInterceptor] = []) -> TodoStore {
   TodoStore(
-    interceptors: [],
-    stateInitializer: { try journal.load() },
-    dependenciesInitializer: { _, _ in TodoDependencies(journal: journal) })
+    interceptors: interceptors,
+    stateInitializer: { try await database.loadState() },
+    dependenciesInitializer: { _, _ in TodoDependencies(database: database) })
 }

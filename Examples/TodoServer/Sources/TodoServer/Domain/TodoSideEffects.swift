@@ -1,14 +1,15 @@
 import Foundation
 import Katana
-import OrderedCollections
 
-// Every change takes the same path, in a side effect, one writer at a time (`write(_:)` below):
-// 1. decide, against the latest committed state: validate, and pick the change (or none);
-// 2. append the change to the journal;
-// 3. commit it to the store through `CommitChange`, and wait until it is committed;
-// then the next writer starts. So the journal and the state see the same changes in the same order, and
-// each change is validated against the state its predecessors left: the state restored from the journal is
-// always the state the server had, whatever the interleaving of requests.
+// Every change takes the same path, in a side effect (`write(todoID:_:)` below), inside one database
+// transaction:
+// 1. read the to-do the change is about, locked until the transaction ends (the database checks conflicts:
+//    the store of this instance may not have seen another instance's change yet);
+// 2. decide: validate, and pick the change (or none);
+// 3. store the change and give it the next sequence number;
+// then, once the transaction has committed, the store applies the change in sequence order, and the side
+// effect returns only after that, so a client that got a 2xx reads its own change from this instance.
+// How the committed change reaches the store depends on the engine: see `TodoDatabase`.
 
 /// Creates a to-do with a validated title, persists it, commits it, and returns it.
 public struct CreateTodo: ReturningSideEffect {
@@ -22,11 +23,12 @@ public struct CreateTodo: ReturningSideEffect {
 
   /// Returns the new to-do.
   ///
-  /// - Throws: ``TodoError/invalidTitle(_:)``; ``JournalError`` if the change cannot be saved.
+  /// - Throws: ``TodoError/invalidTitle(_:)``; ``TodoDatabaseError`` or the database's error if the change
+  ///   cannot be saved.
   public func sideEffect(_ context: any AnySideEffectContext) async throws -> Todo {
     let title = try Todo.validatedTitle(title)
     let todo = Todo(id: UUID(), title: title, completed: false)
-    return try await context.typed(TodoState.self, TodoDependencies.self).write { _ in
+    return try await context.typed(TodoState.self, TodoDependencies.self).write(todoID: nil) { _ in
       (.created(todo: todo), todo)
     }
   }
@@ -44,10 +46,12 @@ public struct CompleteTodo: ReturningSideEffect {
 
   /// Returns the to-do, done.
   ///
-  /// - Throws: ``TodoError/notFound(_:)``; ``JournalError`` if the change cannot be saved.
+  /// - Throws: ``TodoError/notFound(_:)`` if the database has no such to-do (on every instance, as soon as
+  ///   the delete has committed); ``TodoDatabaseError`` or the database's error if the change cannot be saved.
   public func sideEffect(_ context: any AnySideEffectContext) async throws -> Todo {
-    try await context.typed(TodoState.self, TodoDependencies.self).write { state in
-      guard var todo = state.todos[id] else { throw TodoError.notFound(id) }
+    let id = id
+    return try await context.typed(TodoState.self, TodoDependencies.self).write(todoID: id) { current in
+      guard var todo = current else { throw TodoError.notFound(id) }
       guard !todo.completed else { return (nil, todo) }
       todo.completed = true
       return (.completed(id: id), todo)
@@ -67,10 +71,12 @@ public struct DeleteTodo: SideEffect {
 
   /// Deletes the to-do.
   ///
-  /// - Throws: ``TodoError/notFound(_:)``; ``JournalError`` if the change cannot be saved.
+  /// - Throws: ``TodoError/notFound(_:)``; ``TodoDatabaseError`` or the database's error if the change cannot
+  ///   be saved.
   public func sideEffect(_ context: SideEffectContext<TodoState, TodoDependencies>) async throws {
-    try await context.write { state in
-      guard state.todos[id] != nil else { throw TodoError.notFound(id) }
+    let id = id
+    try await context.write(todoID: id) { current in
+      guard current != nil else { throw TodoError.notFound(id) }
       return (.deleted(id: id), ())
     }
   }
@@ -79,24 +85,13 @@ public struct DeleteTodo: SideEffect {
 extension SideEffectContext<TodoState, TodoDependencies> {
   /// The write path of every change (see the top of this file).
   ///
-  /// - Parameter decide: Validates against the latest committed state and returns the change to make (nil
-  ///   for none) and the result for the caller. It throws to refuse the change.
+  /// - Parameters:
+  ///   - todoID: The to-do the change is about, which the database reads and locks; nil for a new to-do.
+  ///   - decide: Given that to-do as the database has it (nil if there is none), returns the change to make
+  ///     (nil for none) and the result for the caller. It throws to refuse the change: nothing is written.
   nonisolated(nonsending) func write<Result: Sendable>(
-    _ decide: (TodoState) throws -> (change: TodoChange?, result: Result)
+    todoID: UUID?, _ decide: @escaping @Sendable (Todo?) throws -> (change: TodoChange?, result: Result)
   ) async throws -> Result {
-    try await dependencies.writeLock.withLock {
-      let (change, result) = try decide(getState())
-      guard let change else { return result }
-      // A request cancelled while it waited for the lock changes nothing.
-      try Task.checkCancellation()
-      try dependencies.journal.append(change)
-      // Once the change is in the journal it must reach the state, even if the request is cancelled now:
-      // `send` hands the updater to the store, which applies it whatever happens to this task, and waiting
-      // for its handle is not cancelled with the task. (`dispatch` would withdraw it on cancellation.) Only a
-      // store shut down in between (a forced shutdown: a graceful one closes the journal first, under this
-      // lock) fails it; the change is then applied at the next start, from the journal.
-      try await send(CommitChange(change: change)).value
-      return result
-    }
+    try await dependencies.database.write(todoID: todoID, decide: decide, context: self)
   }
 }

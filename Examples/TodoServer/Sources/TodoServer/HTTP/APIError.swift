@@ -11,11 +11,14 @@ struct APIError: Error, HTTPResponseError {
   let status: HTTPResponse.Status
   let code: String
   let message: String
+  /// Headers the response needs besides `Content-Type` (`Allow` for a 405).
+  let headers: HTTPFields
 
-  init(_ status: HTTPResponse.Status, code: String, message: String) {
+  init(_ status: HTTPResponse.Status, code: String, message: String, headers: HTTPFields = [:]) {
     self.status = status
     self.code = code
     self.message = message
+    self.headers = headers
   }
 
   /// The JSON body.
@@ -28,12 +31,16 @@ struct APIError: Error, HTTPResponseError {
   }
 
   func response(from request: Request, context: some RequestContext) throws -> Response {
+    var headers = headers
+    headers[.contentType] = "application/json; charset=utf-8"
+    return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: try jsonBody())))
+  }
+
+  /// The JSON body, `{"error": {"code": "…", "message": "…"}}`.
+  func jsonBody() throws -> Data {
     let encoder = JSONEncoder()
     encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-    let data = try encoder.encode(Body(error: .init(code: code, message: message)))
-    var headers = HTTPFields()
-    headers[.contentType] = "application/json; charset=utf-8"
-    return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    return try encoder.encode(Body(error: .init(code: code, message: message)))
   }
 }
 
@@ -55,15 +62,34 @@ extension APIError {
         message: "The body is larger than \(context.maxUploadSize) bytes.")
     case is CancellationError:
       self.init(.serviceUnavailable, code: "cancelled", message: "The request was cancelled; nothing was changed.")
-    case JournalError.notOpen, StoreError.storeShutDown:
+    case TodoDatabaseError.closed, StoreError.storeShutDown:
       self.init(.serviceUnavailable, code: "unavailable", message: "The server is shutting down; retry later.")
+    case TodoDatabaseError.notApplied(let sequence):
+      self.init(
+        .serviceUnavailable, code: "notYetApplied", message: TodoDatabaseError.notApplied(sequence).description)
     case let error as HTTPError where error.status == .notFound:
-      self.init(.notFound, code: "noSuchRoute", message: "No endpoint for \(request.method) \(request.uri.path).")
+      let path = request.uri.path
+      let allowed = TodoAPI.allowedMethods(forPath: path)
+      if allowed.isEmpty {
+        self.init(
+          .notFound, code: "noSuchRoute", message: "No endpoint for \(request.method) \(Self.shortened(path)).")
+      } else {
+        let list = allowed.map(\.rawValue).joined(separator: ", ")
+        self.init(
+          .methodNotAllowed, code: "methodNotAllowed",
+          message: "\(Self.shortened(path)) does not take \(request.method); it takes \(list).",
+          headers: [.allow: list])
+      }
     case let error as HTTPError:
       self.init(error.status, code: "httpError", message: error.body ?? error.status.reasonPhrase)
     default:
       self.init(.internalServerError, code: "internal", message: "The server failed to handle the request.")
     }
+  }
+
+  /// `path`, cut to a length fit for a message.
+  private static func shortened(_ path: String) -> String {
+    path.count <= 100 ? path : path.prefix(100) + "…"
   }
 
   /// A 400 for a body that does not decode, saying which field is wrong.
@@ -80,13 +106,26 @@ extension APIError {
       case .keyNotFound(let key, let context):
         "The \(path(context.codingPath + [key])) is missing."
       case .typeMismatch(let type, let context):
-        "The \(path(context.codingPath)) must be of type \(type)."
+        "The \(path(context.codingPath)) must be \(jsonKind(type))."
       case .valueNotFound(let type, let context):
-        "The \(path(context.codingPath)) must be a \(type), not null."
+        "The \(path(context.codingPath)) must be \(jsonKind(type)), not null."
       @unknown default:
         "The body does not match the expected JSON."
       }
     return APIError(.badRequest, code: "malformedBody", message: message)
+  }
+
+  /// The JSON kind a decoder expected, in JSON's words (a client never needs Swift's type names).
+  private static func jsonKind(_ type: Any.Type) -> String {
+    // JSONDecoder reports a container it could not open as `[String: Any]` or `[Any]`.
+    if type == [String: Any].self { return "an object" }
+    if type == [Any].self { return "an array" }
+    switch type {
+    case is String.Type, is UUID.Type: return "a string"
+    case is Bool.Type: return "a boolean"
+    case is any BinaryInteger.Type, is any BinaryFloatingPoint.Type, is Decimal.Type: return "a number"
+    default: return "a value of another kind"
+    }
   }
 
   /// A 400 for a path segment that is not a to-do id.

@@ -16,12 +16,32 @@ struct TodoAPI {
   let store: TodoStore
 
   func addRoutes(to router: Router<TodoRequestContext>) {
+    // Keep in step with `routes` (a test checks that each of them is served).
     router.group("todos")
       .post(use: create)
       .get(use: list)
       .get(":id", use: show)
       .post(":id/complete", use: complete)
       .delete(":id", use: delete)
+  }
+
+  /// Every route: its method and its path, `:id` standing for any one segment.
+  static let routes: [(method: HTTPRequest.Method, path: String)] = [
+    (.get, "/todos"),
+    (.post, "/todos"),
+    (.get, "/todos/:id"),
+    (.delete, "/todos/:id"),
+    (.post, "/todos/:id/complete"),
+  ]
+
+  /// The methods the API takes at `path` (empty if no route has that path), for `405` and its `Allow` header.
+  static func allowedMethods(forPath path: String) -> [HTTPRequest.Method] {
+    let segments = path.split(separator: "/", omittingEmptySubsequences: true)
+    return routes.filter { route in
+      let pattern = route.path.split(separator: "/")
+      return pattern.count == segments.count
+        && zip(pattern, segments).allSatisfy { pattern, segment in pattern == ":id" || pattern == segment }
+    }.map(\.method)
   }
 
   /// The body of `POST /todos`.

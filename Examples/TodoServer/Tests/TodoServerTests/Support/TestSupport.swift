@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import Hummingbird
 import HummingbirdTesting
 import Katana
@@ -7,37 +8,47 @@ import NIOCore
 import OrderedCollections
 import TodoServer
 
-/// Runs `body` with the URL of a journal file in a fresh directory, and removes the directory afterwards.
-func withJournalURL<Result>(_ body: (URL) async throws -> Result) async throws -> Result {
+/// Runs `body` with the path of an SQLite database file in a fresh directory, and removes the directory
+/// afterwards.
+func withDatabasePath<Result>(_ body: (String) async throws -> Result) async throws -> Result {
   let directory = FileManager.default.temporaryDirectory
     .appendingPathComponent("todo-server-tests-\(UUID().uuidString)", isDirectory: true)
   try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
   defer { try? FileManager.default.removeItem(at: directory) }
-  return try await body(directory.appendingPathComponent("todos.jsonl"))
+  return try await body(directory.appendingPathComponent("todos.sqlite").path)
 }
 
-/// A running server: a client connected to it over loopback, and the store behind it.
+/// A running server: a client connected to it over loopback, and the backend behind it.
 struct LiveServer: Sendable {
   let client: any TestClientProtocol
-  let store: TodoStore
+  let backend: TodoBackend
 
+  /// The store every request of this server shares.
+  var store: TodoStore { backend.store }
   /// The server's port on loopback, for extra connections.
   var port: Int { client.port! }
 }
 
-/// Starts the real application on a free loopback port with a journal at `journalURL`, runs `body`, and stops
-/// the server gracefully: when this returns, the journal is closed and the store shut down.
+/// Starts the real application for `backend` on a free loopback port, runs `body`, and stops the server
+/// gracefully: when this returns, the database is closed and the store shut down.
 func withLiveServer<Result: Sendable>(
-  journalURL: URL, _ body: @Sendable (LiveServer) async throws -> Result
+  backend: TodoBackend, _ body: @Sendable (LiveServer) async throws -> Result
 ) async throws -> Result {
-  let store = makeTodoStore(journal: TodoJournal(fileURL: journalURL))
+  let application = makeTodoApplication(backend: backend, logger: quietLogger())
+  return try await application.test(.live) { client in
+    try await body(LiveServer(client: client, backend: backend))
+  }
+}
+
+/// ``withLiveServer(backend:_:)`` on SQLite in the file at `path`.
+func withLiveServer<Result: Sendable>(
+  databasePath path: String, _ body: @Sendable (LiveServer) async throws -> Result
+) async throws -> Result {
+  let backend = try TodoBackend.sqlite(path: path, logger: quietLogger())
   // HummingbirdTesting's live mode waits for the server's port without a bound, and a store that fails to
   // start keeps the server from binding one: fail here instead.
-  try await store.waitUntilReady()
-  let application = makeTodoApplication(store: store, logger: quietLogger())
-  return try await application.test(.live) { client in
-    try await body(LiveServer(client: client, store: store))
-  }
+  try await backend.store.waitUntilReady()
+  return try await withLiveServer(backend: backend, body)
 }
 
 /// A logger that prints only warnings and errors.
@@ -47,28 +58,27 @@ func quietLogger() -> Logger {
   return logger
 }
 
-/// Reads every change in the journal file, in order, without changing the file.
-func journalChanges(at url: URL) throws -> [TodoChange] {
-  let data = try Data(contentsOf: url)
-  return try data.split(separator: UInt8(ascii: "\n")).map { try JSONDecoder().decode(TodoChange.self, from: $0) }
+/// The state stored in the SQLite database at `path`, read with a connection of its own (read-only, so it
+/// does not disturb a server using the file).
+func databaseState(at path: String) throws -> TodoState {
+  var configuration = Configuration()
+  configuration.readonly = true
+  let queue = try DatabaseQueue(path: path, configuration: configuration)
+  defer { try? queue.close() }
+  return try queue.read { db in
+    let sequence = try Int64.fetchOne(db, sql: "SELECT last_sequence FROM todo_sequence") ?? -1
+    let todos = try Row.fetchAll(db, sql: "SELECT id, title, completed FROM todos ORDER BY position").map { row in
+      Todo(id: UUID(uuidString: row["id"])!, title: row["title"], completed: row["completed"])
+    }
+    return TodoState(todos: todos, sequence: sequence)
+  }
 }
 
-/// The state a restarted server would have: a fresh journal's `load()` (which compacts the file).
-func restoredState(from url: URL) throws -> TodoState {
-  let journal = TodoJournal(fileURL: url)
-  defer { journal.close() }
-  return try journal.load()
-}
-
-/// Writes `lines` to the file at `url`, each followed by a line break, plus `tail` with no line break.
-func writeJournal(_ lines: [String], tail: String = "", to url: URL) throws {
-  let text = lines.map { $0 + "\n" }.joined() + tail
-  try Data(text.utf8).write(to: url)
-}
-
-/// The JSON of a change, as the journal writes it.
-func journalLine(_ change: TodoChange) throws -> String {
-  String(decoding: try JSONEncoder().encode(change), as: UTF8.self)
+/// What `PRAGMA integrity_check` says of the SQLite database at `path` (`["ok"]` when it is sound).
+func integrityCheck(at path: String) throws -> [String] {
+  let queue = try DatabaseQueue(path: path)
+  defer { try? queue.close() }
+  return try queue.read { db in try String.fetchAll(db, sql: "PRAGMA integrity_check") }
 }
 
 extension ByteBuffer {
@@ -84,8 +94,8 @@ extension TestResponse {
     try JSONDecoder().decode(T.self, from: Data(body.readableBytesView))
   }
 
-  /// The `code` of an error body, or nil if the body is not an API error.
-  var errorCode: String? {
+  /// The error body, or nil if the body is not an API error.
+  var apiError: (code: String, message: String)? {
     struct ErrorBody: Decodable {
       struct Detail: Decodable {
         let code: String
@@ -93,8 +103,11 @@ extension TestResponse {
       }
       let error: Detail
     }
-    return (try? decoded(as: ErrorBody.self))?.error.code
+    return (try? decoded(as: ErrorBody.self)).map { ($0.error.code, $0.error.message) }
   }
+
+  /// The `code` of an error body, or nil if the body is not an API error.
+  var errorCode: String? { apiError?.code }
 }
 
 extension TestClientProtocol {
@@ -115,4 +128,29 @@ struct UnexpectedResponse: Error, CustomStringConvertible {
   let body: String
 
   var description: String { "Unexpected response \(status.code): \(body)" }
+}
+
+/// Runs `body`, failing with ``TimedOut`` if it has not finished after `limit` (it is then cancelled): the
+/// failsafe of waits that could hang.
+func withFailsafe<Result: Sendable>(
+  _ limit: Duration, _ what: String, _ body: @escaping @Sendable () async throws -> Result
+) async throws -> Result {
+  try await withThrowingTaskGroup(of: Result?.self) { group in
+    group.addTask { try await body() }
+    group.addTask {
+      try await Task.sleep(for: limit)
+      return nil
+    }
+    defer { group.cancelAll() }
+    guard let first = try await group.next(), let result = first else { throw TimedOut(what: what, limit: limit) }
+    return result
+  }
+}
+
+/// A failsafe expired.
+struct TimedOut: Error, CustomStringConvertible {
+  let what: String
+  let limit: Duration
+
+  var description: String { "Timed out after \(limit): \(what)" }
 }

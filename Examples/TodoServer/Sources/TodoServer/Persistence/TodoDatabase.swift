@@ -1,0 +1,74 @@
+import Foundation
+import Katana
+
+/// Where the to-dos live: the store's state is restored from it, and every change is written to it before
+/// the store applies it.
+///
+/// Two engines implement it:
+/// - ``SQLiteTodoDatabase``, the embedded default: one server process owns the file. The database's writer
+///   runs one transaction at a time and hands each committed change to the store before the next
+///   transaction starts, so the store applies changes in commit order.
+/// - ``PostgresTodoDatabase``, for several server instances on one database. Each committed change gets a
+///   sequence number from the database; every instance's ``ChangeFeed`` applies all changes (its own
+///   included) in that order, exactly once.
+public protocol TodoDatabase: Sendable {
+  /// Reads the state: every to-do in creation order, and the sequence number of the last change. The store's
+  /// state initializer calls it (see ``makeTodoStore(database:interceptors:)``).
+  func loadState() async throws -> TodoState
+
+  /// Writes one change in a transaction and returns once the store has applied it.
+  ///
+  /// In the transaction: reads the to-do `todoID` (locking it until the transaction ends), calls `decide`
+  /// with it, and stores the change `decide` returns with the next sequence number. `decide` throwing, or
+  /// returning no change, writes nothing.
+  ///
+  /// - Throws: What `decide` throws; ``TodoDatabaseError/closed`` after ``close()``; the engine's error if
+  ///   the database fails.
+  func write<Result: Sendable>(
+    todoID: UUID?,
+    decide: @escaping @Sendable (Todo?) throws -> (change: TodoChange?, result: Result),
+    context: SideEffectContext<TodoState, TodoDependencies>
+  ) async throws -> Result
+
+  /// Refuses later writes with ``TodoDatabaseError/closed`` before they touch the database or the state.
+  /// Calling it again does nothing.
+  ///
+  /// The server calls it at shutdown, once the HTTP server has drained its requests. SQLite also waits for
+  /// the write in progress, if any, and closes the file.
+  func close() async
+}
+
+/// What a ``TodoDatabase`` reports when it cannot do its job.
+public enum TodoDatabaseError: Error, Equatable, Sendable, CustomStringConvertible {
+  /// The database was closed (the server is shutting down): the change was not written.
+  case closed
+  /// The database's history has a hole: the change numbered `expected` is missing. A change was removed by
+  /// hand, or the database was restored from a backup older than this instance's state: restart the
+  /// instance (it then reloads its state).
+  case missingChange(expected: Int64)
+  /// The database holds something this server cannot read; `reason` says what.
+  case corrupt(reason: String)
+  /// The database did not answer in time at start-up; `reason` says more.
+  case unreachable(String)
+  /// The change numbered `sequence` was committed, but this instance did not apply it in time (its change feed
+  /// is cut off from the database): other instances have it, and this one will once its feed reconnects.
+  case notApplied(Int64)
+
+  /// What happened and what to do about it.
+  public var description: String {
+    switch self {
+    case .closed:
+      "The database is closed: the server is shutting down, and takes no more changes."
+    case .missingChange(let expected):
+      "The database's change \(expected) is missing, so this instance cannot apply later ones. Restart it to "
+        + "reload its state from the database."
+    case .corrupt(let reason):
+      "The database holds data this server cannot read: \(reason)"
+    case .notApplied(let sequence):
+      "The change was saved (number \(sequence)), but this server has not caught up with the database yet: "
+        + "read it back in a moment; do not repeat it."
+    case .unreachable(let reason):
+      "The database did not answer (\(reason)): check that it runs and that the server's database URL is right."
+    }
+  }
+}

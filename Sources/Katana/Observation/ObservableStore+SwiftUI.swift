@@ -1,0 +1,22 @@
+// Compiled on Apple platforms only; the platform-neutral part, `fieldBinding(_:send:)`, is tested on Linux.
+#if canImport(SwiftUI) && canImport(Observation)
+  import SwiftUI
+
+  @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+  extension ObservableStore {
+    /// A SwiftUI binding to one field: it reads `keyPath` through the model and sends the updater that
+    /// `makeUpdater` builds from each new value.
+    ///
+    /// ```swift
+    /// TextField("Search", text: model.binding(\.query) { SetQuery(text: $0) })
+    /// ```
+    ///
+    /// See ``fieldBinding(_:send:)``.
+    public func binding<T, U: StateUpdater>(
+      _ keyPath: KeyPath<S, T>, send makeUpdater: @escaping @Sendable (T) -> U
+    ) -> Binding<T> where U.StateType == S {
+      let field = fieldBinding(keyPath, send: makeUpdater)
+      return Binding(get: { field.get() }, set: { field.set($0) })
+    }
+  }
+#endif

@@ -1,0 +1,110 @@
+/// An item that was dispatched through a scope, as the root store's interceptors see it.
+///
+/// A feature's items reach the root store's interceptor chain wrapped in a value of this protocol, so an
+/// interceptor can tell which feature an item came from:
+///
+/// ```swift
+/// let audit: StoreInterceptor = { _ in
+///   { next in
+///     { item in
+///       if let scoped = item as? any ScopedDispatchable, scoped.scope == cart.id {
+///         print("cart:", scoped.base)
+///       }
+///       try await next(item)
+///     }
+///   }
+/// }
+/// ```
+///
+/// Hand the wrapper itself to `next`: it knows where in the state the feature's item applies. Handing
+/// `base` on instead dispatches the feature's item to the root store, where its state type does not match.
+public protocol ScopedDispatchable: Dispatchable {
+  /// The scope the item was dispatched through.
+  var scope: ScopeID { get }
+  /// The feature's item, as the feature dispatched it.
+  var base: any Dispatchable { get }
+}
+
+/// A state updater that applies at a scope's place in a root state whose type it only knows generically.
+protocol ScopeRoutedUpdater: AnyStateUpdater {
+  /// Applies the feature's updater at the scope's slice of `state`, in place.
+  ///
+  /// - Throws: ``ScopeError`` if the slice is missing; ``StoreError/wrongStateType(expected:actual:)`` if
+  ///   `state` is not the root state of the scope's store.
+  func applyRouted<Root: State>(to state: inout Root) throws
+}
+
+/// A feature's state updater, dispatched through a scope of a store with state `Root`.
+struct ScopedStateUpdater<Root: State, Slice: State>: ScopedDispatchable, ScopeRoutedUpdater {
+  let scope: ScopeID
+  let base: any Dispatchable
+  let path: ScopePath<Root, Slice>
+  let apply: @Sendable (inout Slice) throws -> Void
+
+  func applyRouted<R: State>(to state: inout R) throws {
+    guard R.self == Root.self else {
+      throw StoreError.wrongStateType(expected: String(reflecting: Root.self), actual: String(reflecting: R.self))
+    }
+    // `R` and `Root` are the same type: viewing the state through a pointer to `Root` keeps it in place.
+    try withUnsafeMutablePointer(to: &state) { pointer in
+      try pointer.withMemoryRebound(to: Root.self, capacity: 1) { try path.modify(&$0.pointee, apply) }
+    }
+  }
+
+  func updatedState(currentState: any State) throws -> any State {
+    guard var root = currentState as? Root else {
+      throw StoreError.wrongStateType(
+        expected: String(reflecting: Root.self), actual: String(reflecting: type(of: currentState)))
+    }
+    try path.modify(&root, apply)
+    return root
+  }
+}
+
+/// A feature's side effect, dispatched through a scope: it runs with the feature's context wherever the
+/// root store runs it.
+struct ScopedSideEffect<Base: SideEffect>: ScopedDispatchable, SideEffect {
+  let scope: ScopeID
+  let effect: Base
+  let context: SideEffectContext<Base.StateType, Base.Dependencies>
+
+  var base: any Dispatchable { effect }
+
+  nonisolated(nonsending) func sideEffect(_ context: SideEffectContext<Base.StateType, Base.Dependencies>) async throws {
+    try await effect.sideEffect(context)
+  }
+
+  /// Runs with the feature's context, whatever context the store passes (its own, on type-erased paths).
+  nonisolated(nonsending) func anySideEffect(_: any AnySideEffectContext) async throws -> any Sendable {
+    try await effect.sideEffect(context)
+    return ()
+  }
+}
+
+/// A feature's returning side effect, dispatched through a scope, with the feature's context.
+struct ScopedReturningSideEffect<Base: ReturningSideEffect, S: State, D: SideEffectDependencyContainer>:
+  ScopedDispatchable, ReturningSideEffect
+{
+  let scope: ScopeID
+  let effect: Base
+  let context: SideEffectContext<S, D>
+
+  var base: any Dispatchable { effect }
+
+  nonisolated(nonsending) func sideEffect(_: any AnySideEffectContext) async throws -> Base.ReturnValue {
+    try await effect.sideEffect(context)
+  }
+}
+
+/// A type-erased feature side effect, dispatched through a scope, with the feature's context.
+struct ScopedAnySideEffect<S: State, D: SideEffectDependencyContainer>: ScopedDispatchable, AnySideEffect {
+  let scope: ScopeID
+  let effect: any AnySideEffect
+  let context: SideEffectContext<S, D>
+
+  var base: any Dispatchable { effect }
+
+  nonisolated(nonsending) func anySideEffect(_: any AnySideEffectContext) async throws -> any Sendable {
+    try await effect.anySideEffect(context)
+  }
+}

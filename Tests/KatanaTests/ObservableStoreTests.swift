@@ -1,0 +1,440 @@
+#if canImport(Observation)
+  import KatanaTestSupport
+  import Observation
+  import Testing
+
+  @testable import Katana
+
+  // MARK: - Fixtures
+
+  struct ShopState: State, Equatable {
+    struct Cart: Equatable, Sendable {
+      var items: [String] = []
+      var total = 0
+    }
+
+    var cart = Cart()
+    var title = ""
+    var counter = 0
+    var log: [Int] = []
+  }
+
+  typealias ShopStore = Store<ShopState, EmptySideEffectDependencyContainer>
+  @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+  typealias ShopModel = ObservableStore<ShopState, EmptySideEffectDependencyContainer>
+
+  struct AddToCart: StateUpdater {
+    let name: String
+    let price: Int
+    func updateState(_ state: inout ShopState) {
+      state.cart.items.append(name)
+      state.cart.total += price
+    }
+  }
+
+  struct SetTotal: StateUpdater {
+    let total: Int
+    func updateState(_ state: inout ShopState) { state.cart.total = total }
+  }
+
+  struct SetTitle: StateUpdater {
+    let title: String
+    func updateState(_ state: inout ShopState) { state.title = title }
+  }
+
+  struct Bump: StateUpdater {
+    func updateState(_ state: inout ShopState) { state.counter += 1 }
+  }
+
+  struct Record: StateUpdater {
+    let token: Int
+    func updateState(_ state: inout ShopState) { state.log.append(token) }
+  }
+
+  /// Commits without changing anything.
+  struct Touch: StateUpdater {
+    func updateState(_ state: inout ShopState) {}
+  }
+
+  struct BumpTwice: SideEffect {
+    func sideEffect(_ context: SideEffectContext<ShopState, EmptySideEffectDependencyContainer>) async throws {
+      try await context.dispatch(Bump())
+      try await context.dispatch(Bump())
+    }
+  }
+
+  struct ReadCounter: ReturningSideEffect {
+    func sideEffect(_ context: any AnySideEffectContext) async throws -> Int {
+      (context.getAnyState() as? ShopState)?.counter ?? -1
+    }
+  }
+
+  /// A value that is not `Equatable`.
+  struct Blob: Sendable {
+    var id = 0
+  }
+
+  /// A state that is not `Equatable`, with a field that is and one that is not.
+  struct LooseState: State {
+    var count = 0
+    var blob = Blob()
+  }
+
+  struct LooseBump: StateUpdater {
+    func updateState(_ state: inout LooseState) { state.count += 1 }
+  }
+
+  struct LooseTouch: StateUpdater {
+    func updateState(_ state: inout LooseState) {}
+  }
+
+  /// An `Equatable` state with a field that is not.
+  struct TaggedState: State, Equatable {
+    var count = 0
+    var blob = Blob()
+
+    static func == (lhs: TaggedState, rhs: TaggedState) -> Bool {
+      lhs.count == rhs.count && lhs.blob.id == rhs.blob.id
+    }
+  }
+
+  struct TaggedBump: StateUpdater {
+    func updateState(_ state: inout TaggedState) { state.count += 1 }
+  }
+
+  struct TaggedTouch: StateUpdater {
+    func updateState(_ state: inout TaggedState) {}
+  }
+
+  func makeShopStore(_ initial: ShopState = ShopState()) async throws -> ShopStore {
+    let store = ShopStore(initialState: initial)
+    try await store.waitUntilReady()
+    return store
+  }
+
+  /// Counts how often `read`'s observations fire: once at most, since observation tracking is one-shot.
+  @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+  @MainActor
+  func track(_ read: @MainActor () -> Void) -> EventCounter {
+    let fired = EventCounter()
+    withObservationTracking {
+      read()
+    } onChange: {
+      fired.increment()
+    }
+    return fired
+  }
+
+  /// Waits until `condition` holds for `model`, re-checking whenever the model shows a new state; false if it
+  /// does not hold within the failsafe.
+  @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+  @MainActor
+  func waitUntil<S, D>(
+    _ model: ObservableStore<S, D>, _ condition: @escaping @MainActor @Sendable (ObservableStore<S, D>) -> Bool
+  ) async -> Bool {
+    let reached = await withFailsafe(seconds: 30) { @MainActor in
+      while !condition(model) {
+        if Task.isCancelled { return false }
+        let changed = EventCounter()
+        withObservationTracking {
+          _ = model.state
+        } onChange: {
+          changed.increment()
+        }
+        await changed.wait(for: 1)
+      }
+      return true
+    }
+    return reached == true
+  }
+
+  /// Counts the states `model` receives (applied, or found unchanged).
+  @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+  @MainActor
+  func countApplied<S, D>(_ model: ObservableStore<S, D>) -> EventCounter {
+    let applied = EventCounter()
+    model.didApply = { _ in applied.increment() }
+    return applied
+  }
+
+  /// Waits until `counter` reaches `target`; false if it does not within the failsafe.
+  func reaches(_ counter: EventCounter, _ target: Int) async -> Bool {
+    await withFailsafe(seconds: 30) { await counter.wait(for: target) } != nil
+  }
+
+  /// Waits for `task` to end; false if it does not within the failsafe.
+  func ends(_ task: Task<Void, Never>?) async -> Bool {
+    guard let task else { return false }
+    return await withFailsafe(seconds: 30) { await task.value } != nil
+  }
+
+  // MARK: - Field-level tracking
+
+  @Suite("ObservableStore: field-level tracking", .timeLimit(.minutes(1)))
+  @MainActor
+  struct ObservableStoreTrackingTests {
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+    @Test func changeToAReadField_firesTheTrackerOnce() async throws {
+      let store = try await makeShopStore()
+      let model = ShopModel(store: store)
+      let fired = track { _ = model.counter }
+      try await store.dispatch(Bump())
+      #expect(await waitUntil(model) { $0.counter == 1 })
+      try await store.dispatch(Bump())
+      #expect(await waitUntil(model) { $0.counter == 2 })
+      #expect(fired.count == 1)
+    }
+
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+    @Test func changeToAnotherField_doesNotFireTheTracker() async throws {
+      let store = try await makeShopStore()
+      let model = ShopModel(store: store)
+      let counter = track { _ = model.counter }
+      let cart = track { _ = model.cart }
+      try await store.dispatch(SetTitle(title: "shop"))
+      try await store.dispatch(Touch())
+      #expect(await waitUntil(model) { $0.title == "shop" })
+      #expect(counter.count == 0)
+      #expect(cart.count == 0)
+      try await store.dispatch(AddToCart(name: "milk", price: 2))
+      #expect(await waitUntil(model) { $0.cart.items == ["milk"] })
+      #expect(counter.count == 0)
+      #expect(cart.count == 1)
+    }
+
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+    @Test func subscriptKeyPath_tracksTheNestedFieldOnly() async throws {
+      let store = try await makeShopStore()
+      let model = ShopModel(store: store)
+      let items = track { _ = model[\.cart.items] }
+      let total = track { _ = model[\.cart.total] }
+      let wholeCart = track { _ = model.cart.items }
+      try await store.dispatch(SetTotal(total: 5))
+      #expect(await waitUntil(model) { $0[\.cart.total] == 5 })
+      #expect(items.count == 0)
+      #expect(total.count == 1)
+      // `model.cart.items` reads `\.cart` through the model: a change anywhere in the cart notifies it.
+      #expect(wholeCart.count == 1)
+
+      let itemsAgain = track { _ = model[\.cart.items] }
+      try await store.dispatch(AddToCart(name: "eggs", price: 3))
+      #expect(await waitUntil(model) { $0[\.cart.items] == ["eggs"] })
+      #expect(items.count == 1)
+      #expect(itemsAgain.count == 1)
+    }
+
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+    @Test func wholeState_tracksEveryChange_butNotACommitThatChangesNothing() async throws {
+      let store = try await makeShopStore()
+      let model = ShopModel(store: store)
+      let applied = countApplied(model)
+      #expect(await reaches(applied, 1))  // the state at subscription
+      let whole = track { _ = model.state }
+      try await store.dispatch(Touch())
+      #expect(await reaches(applied, 2))
+      #expect(whole.count == 0)
+      try await store.dispatch(Record(token: 1))
+      #expect(await reaches(applied, 3))
+      #expect(whole.count == 1)
+    }
+
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+    @Test func notEquatableField_firesOnEveryNewState_equatableFieldOnlyWhenChanged() async throws {
+      let store = Store<LooseState, EmptySideEffectDependencyContainer>(initialState: LooseState())
+      try await store.waitUntilReady()
+      let model = ObservableStore(store: store)
+      let applied = countApplied(model)
+      #expect(await reaches(applied, 1))
+      let blob = track { _ = model.blob }
+      let count = track { _ = model.count }
+      let whole = track { _ = model.state }
+      try await store.dispatch(LooseTouch())
+      #expect(await reaches(applied, 2))
+      // The state is not Equatable: a commit that changes nothing notifies the non-Equatable field and the
+      // whole state, not the Equatable field.
+      #expect(blob.count == 1)
+      #expect(whole.count == 1)
+      #expect(count.count == 0)
+      try await store.dispatch(LooseBump())
+      #expect(await reaches(applied, 3))
+      #expect(count.count == 1)
+    }
+
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+    @Test func notEquatableField_isNotNotifiedWhenTheEquatableWholeStateIsUnchanged() async throws {
+      let store = Store<TaggedState, EmptySideEffectDependencyContainer>(initialState: TaggedState())
+      try await store.waitUntilReady()
+      let model = ObservableStore(store: store)
+      let applied = countApplied(model)
+      #expect(await reaches(applied, 1))
+      let blob = track { _ = model.blob }
+      try await store.dispatch(TaggedTouch())
+      #expect(await reaches(applied, 2))
+      #expect(blob.count == 0)
+      try await store.dispatch(TaggedBump())
+      #expect(await reaches(applied, 3))
+      #expect(blob.count == 1)
+    }
+  }
+
+  // MARK: - Updates, ordering and lifetime
+
+  @Suite("ObservableStore: updates and lifetime", .timeLimit(.minutes(1)))
+  @MainActor
+  struct ObservableStoreUpdateTests {
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+    @Test(arguments: [UInt64(1), 2, 3])
+    func commitsFromSeveralTasks_reachTheModelOnTheMainActor_inCommitOrder(seed: UInt64) async throws {
+      let store = try await makeShopStore()
+      let model = ShopModel(store: store)
+      let applied = Recorder<[Int]>()
+      model.didApply = { state in applied.append(state.log) }
+      let tasks = 4
+      let perTask = 50 * soakFactor
+      // Per task and step: send (fixing the position now) or await dispatch, and whether to yield after.
+      var generator = SeededGenerator(seed: seed)
+      let plans = (0..<tasks).map { _ in
+        (0..<perTask).map { _ in (send: Bool.random(using: &generator), yield: Bool.random(using: &generator)) }
+      }
+      await withTaskGroup(of: Void.self) { group in
+        for (task, plan) in plans.enumerated() {
+          group.addTask {
+            var handles: [DispatchHandle<Void>] = []
+            for (step, choice) in plan.enumerated() {
+              let item = Record(token: task * 10_000 + step)
+              if choice.send {
+                handles.append(store.send(item))
+              } else {
+                try? await store.dispatch(item)
+              }
+              if choice.yield { await Task.yield() }
+            }
+            for handle in handles { try? await handle.value }
+          }
+        }
+        // Meanwhile the main actor sends too, through the model, while the model applies states.
+        var handles: [DispatchHandle<Void>] = []
+        for step in 0..<perTask {
+          handles.append(model.send(Record(token: tasks * 10_000 + step)))
+          await Task.yield()
+        }
+        for handle in handles { try? await handle.value }
+        await group.waitForAll()
+      }
+      let final = store.state.log
+      #expect(final.count == (tasks + 1) * perTask)
+      for task in 0...tasks {
+        #expect(final.filter { $0 / 10_000 == task } == (0..<perTask).map { task * 10_000 + $0 })
+      }
+      #expect(await waitUntil(model) { $0.log == final })
+      // Every state the model applied is a commit's state, in commit order: a prefix of the final log, each
+      // longer than the one before.
+      let seen = applied.values
+      #expect(seen.last == final)
+      #expect(seen.allSatisfy { final.starts(with: $0) })
+      #expect(zip(seen, seen.dropFirst()).allSatisfy { $0.count < $1.count })
+    }
+
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+    @Test func releasingTheModel_endsItsSubscription() async throws {
+      let store = try await makeShopStore()
+      var model: ShopModel? = ShopModel(store: store)
+      let applied = countApplied(model!)
+      #expect(await reaches(applied, 1))
+      #expect(store.core.observerCount == 1)
+      let updates = model?.updates
+      weak let released = model
+      model = nil
+      #expect(released == nil)
+      #expect(await ends(updates))
+      #expect(store.core.observerCount == 0)
+      try await store.dispatch(Bump())
+      #expect(applied.count == 1)
+    }
+
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+    @Test func releasingTheModel_releasesTheStore() async throws {
+      var store: ShopStore? = try await makeShopStore()
+      weak let releasedStore = store
+      var model: ShopModel? = ShopModel(store: store!)
+      store = nil
+      let applied = countApplied(model!)
+      #expect(await reaches(applied, 1))
+      #expect(releasedStore != nil)
+      let updates = model?.updates
+      model = nil
+      #expect(await ends(updates))
+      #expect(releasedStore == nil)
+    }
+
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+    @Test func storeShutdown_endsTheUpdates_andTheModelKeepsItsLastState() async throws {
+      let store = try await makeShopStore()
+      let model = ShopModel(store: store)
+      try await store.dispatch(Bump())
+      #expect(await waitUntil(model) { $0.counter == 1 })
+      let counter = track { _ = model.counter }
+      await store.shutdown()
+      #expect(await ends(model.updates))
+      #expect(store.core.observerCount == 0)
+      await #expect(throws: StoreError.storeShutDown) { try await model.send(Bump()).value }
+      #expect(model.counter == 1)
+      #expect(counter.count == 0)
+    }
+
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+    @Test func modelCreatedBeforeTheStoreIsReady_showsTheLoadedState() async throws {
+      let gate = Gate()
+      let store = ShopStore(stateInitializer: {
+        await gate.wait()
+        return ShopState(title: "loaded")
+      })
+      let model = ShopModel(store: store)
+      #expect(model.title == "")
+      let title = track { _ = model.title }
+      gate.open()
+      #expect(await waitUntil(model) { $0.title == "loaded" })
+      #expect(title.count == 1)
+    }
+
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+    @Test func failedStartup_endsTheUpdates_withTheEmptyState() async throws {
+      let store = ShopStore(stateInitializer: { throw TestError(code: 1) })
+      let model = ShopModel(store: store)
+      #expect(await ends(model.updates))
+      #expect(model.state == ShopState())
+    }
+  }
+
+  // MARK: - Sending and bindings
+
+  @Suite("ObservableStore: sending and bindings", .timeLimit(.minutes(1)))
+  @MainActor
+  struct ObservableStoreSendingTests {
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+    @Test func send_forwardsEveryKindToTheStore_withoutAwait() async throws {
+      let store = try await makeShopStore()
+      let model = ShopModel(store: store)
+      model.send(Bump())
+      try await model.send(BumpTwice()).value
+      #expect(try await model.send(ReadCounter()).value == 3)
+      #expect(await waitUntil(model) { $0.counter == 3 })
+    }
+
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+    @Test func fieldBinding_readsThroughTheModel_andSendsTheUpdater() async throws {
+      let store = try await makeShopStore(ShopState(title: "a"))
+      let model = ShopModel(store: store)
+      let title = model.fieldBinding(\.title) { SetTitle(title: $0) }
+      #expect(title.get() == "a")
+      let tracked = track { _ = title.get() }
+      let counter = track { _ = model.counter }
+      title.set("b")
+      #expect(store.state.title == "b")
+      #expect(await waitUntil(model) { $0.title == "b" })
+      #expect(title.get() == "b")
+      #expect(tracked.count == 1)
+      #expect(counter.count == 0)
+    }
+  }
+#endif
