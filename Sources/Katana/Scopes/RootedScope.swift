@@ -171,8 +171,7 @@ final class RootedScope<Root: State, RootDependencies: SideEffectDependencyConta
     }
   }
 
-  override func anySend<D>(_ item: any Dispatchable, context: SideEffectContext<S, D>) -> DispatchHandle<any Sendable>
-  {
+  override func anySend<D>(_ item: any Dispatchable, context: SideEffectContext<S, D>) -> DispatchHandle<any Sendable> {
     if item is any ScopedDispatchable {
       return core.anySend(item)
     }

@@ -70,7 +70,8 @@ struct ScopedSideEffect<Base: SideEffect>: ScopedDispatchable, SideEffect {
 
   var base: any Dispatchable { effect }
 
-  nonisolated(nonsending) func sideEffect(_ context: SideEffectContext<Base.StateType, Base.Dependencies>) async throws {
+  nonisolated(nonsending) func sideEffect(_ context: SideEffectContext<Base.StateType, Base.Dependencies>) async throws
+  {
     try await effect.sideEffect(context)
   }
 

@@ -131,7 +131,8 @@ public final class ScopedStore<S: State, D: SideEffectDependencyContainer>: Send
   public func scope<Child: State, ChildDependencies: SideEffectDependencyContainer>(
     _ keyPath: WritableKeyPath<S, Child>, dependencies: KeyPath<D, ChildDependencies>
   ) -> ScopedStore<Child, ChildDependencies> {
-    ScopedStore<Child, ChildDependencies>(core: core.child(keyPath), dependencies: self.dependencies[keyPath: dependencies])
+    ScopedStore<Child, ChildDependencies>(
+      core: core.child(keyPath), dependencies: self.dependencies[keyPath: dependencies])
   }
 
   /// Mounts a child feature at an optional field of this feature's state; see
@@ -145,7 +146,9 @@ public final class ScopedStore<S: State, D: SideEffectDependencyContainer>: Send
 
   /// Mounts a feature on one element of an identified collection of this feature's state; see
   /// ``Store/scope(_:id:dependencies:)``.
-  public func scope<Elements: MutableCollection & RandomAccessCollection, ChildDependencies: SideEffectDependencyContainer>(
+  public func scope<
+    Elements: MutableCollection & RandomAccessCollection, ChildDependencies: SideEffectDependencyContainer
+  >(
     _ keyPath: WritableKeyPath<S, Elements>, id: Elements.Element.ID, dependencies: KeyPath<D, ChildDependencies>
   ) -> ScopedStore<Elements.Element, ChildDependencies>
   where Elements.Element: State & Identifiable, Elements.Element.ID: Sendable {
