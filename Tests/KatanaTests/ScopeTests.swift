@@ -116,6 +116,19 @@ struct ScopeDispatchTests {
     #expect(cart.state.items[0] == 4)
   }
 
+  /// Through interceptors the chain's final `next` applies the scoped item on the store's type-erased path,
+  /// which must still reach the slice in place (``ScopeRoutedUpdater``), not through a copy of the state.
+  @Test func dispatch_throughScopeAndInterceptors_mutatesALargeArrayInPlace() async throws {
+    let pass: StoreInterceptor = { _ in { next in { item in try await next(item) } } }
+    let store = try await makeFeatureStore(
+      FeatAppState(cart: FeatCartState(items: Array(repeating: 0, count: 100_000))), interceptors: [pass])
+    let cart = store.scope(\.cart, dependencies: \.cart)
+    let addresses = Recorder<UInt>()
+    for _ in 0..<4 { try await cart.dispatch(FeatTouchFirstCartItem(addresses: addresses)) }
+    #expect(Set(addresses.values.dropFirst()).count == 1)
+    #expect(cart.state.items[0] == 4)
+  }
+
   /// Sends from one thread fix the order; seeded random interleaving of the root and two features, through a
   /// randomly suspending interceptor: the commits come in exactly the send order (closed form: the
   /// sequence of tags the root listener sees equals the sequence sent).

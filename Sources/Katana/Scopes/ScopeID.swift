@@ -25,7 +25,6 @@ public struct ScopeID: Hashable, Sendable, CustomStringConvertible {
   /// The path from the root state, for example `AppState.cart` or `AppState.rooms[id: 3]`.
   public let description: String
 
-
   /// Two ids are equal when they stand for the same place in the state.
   public static func == (lhs: ScopeID, rhs: ScopeID) -> Bool {
     lhs.location == rhs.location
