@@ -44,7 +44,13 @@ struct FeatPost: StateUpdater {
   func updateState(_ state: inout FeatRoom) { state.messages.append(text) }
 }
 
+struct FeatShop: State, Equatable {
+  var note = ""
+  var cart = FeatCartState()
+}
+
 struct FeatAppState: State, Equatable {
+  var shop = FeatShop()
   var cart = FeatCartState()
   var wishlist = FeatCartState()
   var rootLog: [Int] = []
@@ -224,6 +230,22 @@ struct ScopeInterceptorTests {
     #expect(store.state.wishlist.items == [2])
     #expect(cart.id != wishlist.id)
     #expect(cart.id == store.scope(\.cart, dependencies: \.wishlist).id)
+  }
+}
+
+@Suite("Scopes: ids", .timeLimit(.minutes(1)))
+struct ScopeIDTests {
+  @Test func id_isThePlaceInTheState_howeverTheScopeWasMade() async throws {
+    let store = try await makeFeatureStore()
+    let direct = store.scope(\.shop.cart, dependencies: \.cart)
+    let nested = store.scope(\.shop, dependencies: \.cart).scope(\.cart, dependencies: \.self)
+    #expect(direct.id == nested.id)
+    #expect(direct.id != store.scope(\.cart, dependencies: \.cart).id)
+    #expect(direct.id != store.scope(\.shop, dependencies: \.cart).id)
+    #expect("\(nested.id)" == "FeatAppState.shop.cart")
+    try await nested.dispatch(FeatAddToCart(value: 1))
+    #expect(direct.state.items == [1])
+    #expect(store.state.shop.cart.items == [1])
   }
 }
 

@@ -67,10 +67,9 @@ extension AnySideEffectContext {
 /// }
 /// ```
 ///
-/// A side effect of a feature mounted with ``Store/scope(_:dependencies:)-(WritableKeyPath<S,Slice>,KeyPath<D,SliceDependencies>)``
-/// gets a context of the feature's own types: `getState()` reads the feature's slice, `dispatch` and `send`
-/// go through the scope to the root store's mailbox, and ids of the effect tools are the scope's own (see
-/// <doc:BuildingFeatures>).
+/// A side effect of a feature mounted with `store.scope(_:dependencies:)` gets a context of the feature's own
+/// types: `getState()` reads the feature's slice, `dispatch` and `send` go through the scope to the root store's
+/// mailbox, and ids of the effect tools are the scope's own (see <doc:BuildingFeatures>).
 ///
 /// The context does not keep the store alive: once the store has shut down, dispatching through it throws
 /// ``StoreError/storeShutDown``.

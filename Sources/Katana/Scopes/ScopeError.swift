@@ -2,7 +2,7 @@
 /// is not there.
 ///
 /// A scope of an element of a collection (``Store/scope(_:id:dependencies:)``) or of an optional child
-/// (``Store/scope(_:dependencies:)-(WritableKeyPath<S,Child?>,_)``) finds its slice when an item's turn
+/// (`store.scope(\.child, dependencies: ...)` on an optional field) finds its slice when an item's turn
 /// comes. If the element has been removed, or the child is nil, the item's dispatch throws this error and
 /// nothing is applied: not to another element, not to the rest of the state. Observers see no change.
 ///

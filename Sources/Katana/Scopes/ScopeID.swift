@@ -30,6 +30,7 @@ public struct ScopeID: Hashable, Sendable, CustomStringConvertible {
     lhs.location == rhs.location
   }
 
+  /// Hashes the place in the state the id stands for.
   public func hash(into hasher: inout Hasher) {
     hasher.combine(location)
   }

@@ -5,8 +5,10 @@
 /// then steps the store cannot see through: an element of a collection, the value of an optional, a key
 /// path with computed parts.
 ///
-/// Two scopes share an effect-id namespace when their locations are equal, and a commit through one scope
-/// concerns observers of another when their locations may overlap (``mayOverlap(_:)``).
+/// Two scopes share an id (``ScopeID``) and an effect-id namespace when their locations are equal.
+///
+/// A stored property is located by its byte range (``MemoryLayout/offset(of:)``): a child that is its
+/// parent's only stored property, with the same size, gets its parent's location.
 @usableFromInline
 struct ScopeLocation: Hashable, @unchecked Sendable {
   // Sendable: segments hold ids and key paths that the scope functions only accept as Sendable values; they
@@ -45,31 +47,5 @@ struct ScopeLocation: Hashable, @unchecked Sendable {
     var result = self
     result.segments.append(segment)
     return result
-  }
-
-  /// Whether a change at one of the two locations may change the value at the other: false only when they
-  /// are provably disjoint (different stored properties, different elements of one collection).
-  ///
-  /// It compares ids and key paths by their hashes only, so that it never runs user code (the store asks it
-  /// under its lock): equal hashes count as "may overlap", which is always safe.
-  func mayOverlap(_ other: ScopeLocation) -> Bool {
-    for (mine, theirs) in zip(segments, other.segments) {
-      switch (mine, theirs) {
-      case (.bytes(let a), .bytes(let b)):
-        if a == b { continue }
-        return a.overlaps(b)
-      case (.element(let a, _), .element(let b, _)):
-        if a != b { return false }
-        // Equal hashes: possibly the same element. Going on could only prove disjointness through later
-        // segments, which is safe only if the ids are equal; stop here.
-        return true
-      case (.some, .some):
-        continue
-      default:
-        return true
-      }
-    }
-    // One location contains the other.
-    return true
   }
 }

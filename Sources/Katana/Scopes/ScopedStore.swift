@@ -1,7 +1,7 @@
 /// A feature's handle on the store it is mounted in: the store's surface, typed to the feature's state `S`
 /// and dependencies `D`.
 ///
-/// Made by ``Store/scope(_:dependencies:)-(WritableKeyPath<S,Child>,_)`` and its variants:
+/// Made by `store.scope(_:dependencies:)` and its variants (see <doc:BuildingFeatures>):
 ///
 /// ```swift
 /// let cart = store.scope(\.cart, dependencies: \.cart)   // ScopedStore<CartState, CartDependencies>
@@ -127,7 +127,7 @@ public final class ScopedStore<S: State, D: SideEffectDependencyContainer>: Send
   // MARK: - Child scopes
 
   /// Mounts a child feature at a field of this feature's state; see
-  /// ``Store/scope(_:dependencies:)-(WritableKeyPath<S,Child>,_)``.
+  /// `Store.scope(_:dependencies:)`.
   public func scope<Child: State, ChildDependencies: SideEffectDependencyContainer>(
     _ keyPath: WritableKeyPath<S, Child>, dependencies: KeyPath<D, ChildDependencies>
   ) -> ScopedStore<Child, ChildDependencies> {
@@ -136,7 +136,7 @@ public final class ScopedStore<S: State, D: SideEffectDependencyContainer>: Send
   }
 
   /// Mounts a child feature at an optional field of this feature's state; see
-  /// ``Store/scope(_:dependencies:)-(WritableKeyPath<S,Child?>,_)``.
+  /// `Store.scope(_:dependencies:)` for optional fields.
   public func scope<Child: State, ChildDependencies: SideEffectDependencyContainer>(
     _ keyPath: WritableKeyPath<S, Child?>, dependencies: KeyPath<D, ChildDependencies>
   ) -> ScopedStore<Child, ChildDependencies> {
