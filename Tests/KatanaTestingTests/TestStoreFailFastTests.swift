@@ -298,4 +298,43 @@ struct TestStoreFailFastTests {
       #expect(store.state.log == delays.sorted().map { "\($0)" })
     }
   }
+
+  /// The same rounds with each sleep inside an effect tool's task of its own (a run under an id, or a
+  /// debounce, chosen by the seed): the work is handed over to that task, which is no longer asleep once
+  /// the clock has moved, so the receive waits for it and never fails early.
+  @Test(arguments: [21, 22, 23] as [UInt64])
+  func advancingAndReceivingAtOnce_withSleepsInEffectTasks_neverFailsEarly(seed: UInt64) async throws {
+    var generator = SeededGenerator(seed: seed)
+    for _ in 0..<15 {
+      let clock = TestClock()
+      let store = makeStore(failsafeClock: failsafeClock, clock: clock)
+      let count = Int.random(in: 1...5, using: &generator)
+      let delays = Array((1...20).shuffled(using: &generator).prefix(count))
+      for delay in delays {
+        let debounced = Bool.random(using: &generator)
+        store.send(
+          Script(name: "\(delay)") { context in
+            if debounced {
+              try await context.debounce(id: delay, for: .milliseconds(delay * 10)) {
+                try await context.dispatch(Log(tag: "\(delay)"))
+              }
+            } else {
+              try await context.run(id: delay) {
+                try await context.clock.sleep(for: .milliseconds(delay * 10))
+                try await context.dispatch(Log(tag: "\(delay)"))
+              }
+            }
+          })
+      }
+      try await clock.waitForSleepers(count: count)
+      var log: [String] = []
+      for delay in delays.sorted() {
+        clock.advance(to: .zero.advanced(by: .milliseconds(delay * 10)))
+        log.append("\(delay)")
+        await store.receive(Log(tag: "\(delay)")) { [log] in $0.log = log }
+      }
+      await store.finish()
+      #expect(store.state.log == delays.sorted().map { "\($0)" })
+    }
+  }
 }
