@@ -278,6 +278,39 @@ struct TestStoreFailFastTests {
   /// order.
   @Test(arguments: [11, 12, 13] as [UInt64])
   func advancingAndReceivingAtOnce_neverFailsEarly(seed: UInt64) async throws {
+    try await advanceAndReceiveRounds(seed: seed) { store, delay, _ in
+      store.send(Nap(duration: .milliseconds(delay * 10), tag: "\(delay)"))
+    }
+  }
+
+  /// The same rounds with each sleep inside an effect tool's task of its own (a run under an id, or a
+  /// debounce, chosen by the seed): the work is handed over to that task, which is no longer asleep once
+  /// the clock has moved, so the receive waits for it and never fails early.
+  @Test(arguments: [21, 22, 23] as [UInt64])
+  func advancingAndReceivingAtOnce_withSleepsInEffectTasks_neverFailsEarly(seed: UInt64) async throws {
+    try await advanceAndReceiveRounds(seed: seed) { store, delay, generator in
+      let debounced = Bool.random(using: &generator)
+      store.send(
+        Script(name: "\(delay)") { context in
+          if debounced {
+            try await context.debounce(id: delay, for: .milliseconds(delay * 10)) {
+              try await context.dispatch(Log(tag: "\(delay)"))
+            }
+          } else {
+            try await context.run(id: delay) {
+              try await context.clock.sleep(for: .milliseconds(delay * 10))
+              try await context.dispatch(Log(tag: "\(delay)"))
+            }
+          }
+        })
+    }
+  }
+
+  /// 15 seeded rounds: `send(store, delay, &generator)` starts work that sleeps `delay` × 10 ms on the
+  /// store's clock and then logs `delay`; the rounds advance to each deadline and receive the log at once.
+  func advanceAndReceiveRounds(
+    seed: UInt64, send: (CounterTestStore, Int, inout SeededGenerator) -> Void
+  ) async throws {
     var generator = SeededGenerator(seed: seed)
     for _ in 0..<15 {
       let clock = TestClock()
@@ -285,7 +318,7 @@ struct TestStoreFailFastTests {
       let count = Int.random(in: 1...5, using: &generator)
       let delays = Array((1...20).shuffled(using: &generator).prefix(count))
       for delay in delays {
-        store.send(Nap(duration: .milliseconds(delay * 10), tag: "\(delay)"))
+        send(store, delay, &generator)
       }
       try await clock.waitForSleepers(count: count)
       var log: [String] = []

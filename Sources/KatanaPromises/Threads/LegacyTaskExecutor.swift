@@ -65,9 +65,9 @@ final class BlockingTaskExecutor: TaskExecutor {
     return withUnsafeCurrentTask { task in task?.unownedTaskExecutor == own }
   }
 
-  /// Starts `operation` as `Task.detached(priority: Task.currentPriority)` does, preferring this executor
-  /// where the platform has task executors (and on Swift's cooperative pool elsewhere, where bodies then run
-  /// through ``LegacySideEffectRunner``'s own threads).
+  /// Starts `operation` in a detached task that prefers this executor (as ``LegacyTasks/startDetached(_:)``
+  /// does with ``LegacyTaskExecutor``). Where the platform has no task executors, `.katana6` stores start
+  /// these tasks with ``LegacyTasks`` instead, and bodies run through ``LegacySideEffectRunner``'s own threads.
   static func startDetached(_ operation: sending @escaping @isolated(any) () async -> Void) -> Task<Void, Never> {
     Task.detached(executorPreference: shared, operation: operation)
   }
