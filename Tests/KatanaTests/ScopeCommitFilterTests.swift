@@ -313,3 +313,36 @@ struct ScopeCommitFilterSeededTests {
     for unsubscribe in unsubscribes { unsubscribe() }
   }
 }
+
+// MARK: - The rest of the observation surface of a scope
+
+@Suite("Scopes: changes() and addAnyListener follow the slice", .timeLimit(.minutes(1)))
+struct ScopeChangesTests {
+  @Test func changes_ofScope_yieldOldAndNewSlice_skippingOtherCommits() async throws {
+    let store = try await makeFeatureStore()
+    let cart = store.scope(\.cart, dependencies: \.cart)
+    let wishlist = store.scope(\.wishlist, dependencies: \.wishlist)
+    // Making the iterator subscribes.
+    var iterator = cart.changes().makeAsyncIterator()
+    try await wishlist.dispatch(FeatAddToCart(value: 1))
+    try await store.dispatch(FeatRootLog(value: 2))
+    try await cart.dispatch(FeatAddToCart(value: 3))
+    let change = await iterator.next()
+    #expect(change?.old == FeatCartState())
+    #expect(change?.new == FeatCartState(items: [3]))
+  }
+
+  @Test func addAnyListener_ofScope_getsTheSlicesAsAnyState() async throws {
+    let store = try await makeFeatureStore()
+    let cart = store.scope(\.cart, dependencies: \.cart)
+    let seen = Recorder<[Int]>()
+    let unsubscribe = cart.addAnyListener { old, new in
+      seen.append((old as? FeatCartState)?.items ?? [-1])
+      seen.append((new as? FeatCartState)?.items ?? [-1])
+    }
+    try await store.dispatch(FeatRootLog(value: 1))
+    try await cart.dispatch(FeatAddToCart(value: 4))
+    #expect(seen.values == [[], [4]])
+    unsubscribe()
+  }
+}

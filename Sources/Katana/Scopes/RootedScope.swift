@@ -25,6 +25,10 @@ final class RootedScope<Root: State, RootDependencies: SideEffectDependencyConta
   override var rootInternals: any StoreContextInternals { core }
   override var clock: any Clock<Duration> { core.configuration.clock }
 
+  override func waitUntilReady() async throws {
+    try await core.waitUntilReady()
+  }
+
   override var stateIfPresent: S? {
     guard !core.owner.isCurrentThread else {
       core.runtimeWarning(

@@ -37,6 +37,8 @@ class ScopeCore<S: State>: @unchecked Sendable {
   /// The root store's clock.
   @usableFromInline
   var clock: any Clock<Duration> { abstract() }
+  /// Returns once the root store is ready; see ``Store/waitUntilReady()``.
+  func waitUntilReady() async throws { abstract() }
   /// The slice in the latest committed state, or nil if it is missing.
   @usableFromInline
   var stateIfPresent: S? { abstract() }

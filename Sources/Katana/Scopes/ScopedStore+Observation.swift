@@ -22,6 +22,32 @@ extension ScopedStore {
     return { unsubscribe() }
   }
 
+  /// Adds a listener that gets the feature's slices as `any State`; see ``addListener(_:)``.
+  @discardableResult
+  public func addAnyListener(_ listener: @escaping AnyStoreListener) -> StoreUnsubscribe {
+    addListener { old, new in listener(old, new) }
+  }
+
+  /// Every committed change of the feature's slice, as the slice before and after it, from when iteration
+  /// starts; commits that leave the slice unchanged are skipped as for ``addListener(_:)``.
+  ///
+  /// Each `for await` loop is an independent subscriber; by default it buffers up to 64 changes and then
+  /// drops the oldest.
+  public func changes(buffering: StreamBuffering = .bufferingNewest(64)) -> StoreStream<StateChange<S>> {
+    StoreStream { [core] in
+      let buffer = StreamBuffer<StateChange<S>>(policy: buffering)
+      let memory = SliceMemory<S>()
+      let unsubscribe = core.observe(
+        initial: { memory.initialize($0) },
+        receive: { new in
+          guard let (old, new) = memory.change(to: new) else { return }
+          buffer.push(StateChange(old: old, new: new))
+        }, finish: { buffer.finish() })
+      buffer.setOnTermination { unsubscribe() }
+      return buffer
+    }
+  }
+
   /// The feature's slice: its current value when iteration starts, then each new value, skipping commits
   /// that leave an `Equatable` slice equal (a slice that is not `Equatable` comes with every commit that may
   /// change it, as for ``addListener(_:)``). While the scope's element or optional child is missing, nothing comes.
