@@ -60,8 +60,10 @@ struct FeatureAppendAndDrop: StateUpdater {
   }
 }
 
-func makeAppStore(_ state: AppBenchState = AppBenchState()) async throws -> AppBenchStore {
-  let store = AppBenchStore(initialState: state)
+func makeAppStore(_ state: AppBenchState = AppBenchState(), interceptors: [StoreInterceptor] = []) async throws
+  -> AppBenchStore
+{
+  let store = AppBenchStore(initialState: state, interceptors: interceptors)
   try await store.waitUntilReady()
   return store
 }
@@ -132,6 +134,32 @@ extension Runner {
           value("scope: dispatch through three nested scopes") ?? 0),
         met: ratio.median <= 2)
     }
+
+    try await measure([
+      BenchmarkCase(
+        name: "scope: root dispatch, 5 interceptors (reference)",
+        explanation: "try await store.dispatch(AppIncrement()) through five pass-through interceptors."
+      ) { operations in
+        let store = try await makeAppStore(interceptors: Array(repeating: passThrough, count: 5))
+        return try await nanosecondsPerOperation(operations: operations) {
+          for _ in 0..<operations { try await store.dispatch(AppIncrement()) }
+        }
+      },
+      BenchmarkCase(
+        name: "scope: dispatch through a scope, 5 interceptors",
+        explanation: "The feature's dispatch through the same interceptors, which see a ScopedDispatchable."
+      ) { operations in
+        let store = try await makeAppStore(interceptors: Array(repeating: passThrough, count: 5))
+        let feature = store.scope(\.feature, dependencies: \.self)
+        let result = try await nanosecondsPerOperation(operations: operations) {
+          for _ in 0..<operations { try await feature.dispatch(FeatureIncrement()) }
+        }
+        guard store.state.feature.counter == operations else {
+          throw CorrectnessError(description: "lost updates: \(store.state.feature.counter) of \(operations)")
+        }
+        return result
+      },
+    ])
 
     let small = scopedAppendCase(size: 10)
     let large = scopedAppendCase(size: 1_000_000)
