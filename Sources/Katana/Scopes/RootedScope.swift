@@ -13,13 +13,10 @@ final class RootedScope<Root: State, RootDependencies: SideEffectDependencyConta
   let core: StoreCore<Root, RootDependencies>
   let path: ScopePath<Root, S>
 
-  init(
-    core: StoreCore<Root, RootDependencies>, id: ScopeID, path: ScopePath<Root, S>,
-    applyIfIdle: @escaping ScopeApplier<S>
-  ) {
+  init(core: StoreCore<Root, RootDependencies>, id: ScopeID, path: ScopePath<Root, S>, routes: ScopeRoutes<S>) {
     self.core = core
     self.path = path
-    super.init(id: id, applyIfIdle: applyIfIdle)
+    super.init(id: id, routes: routes)
   }
 
   override var rootInternals: any StoreContextInternals { core }
@@ -37,46 +34,6 @@ final class RootedScope<Root: State, RootDependencies: SideEffectDependencyConta
       return nil
     }
     return path.read(core.state)
-  }
-
-  // MARK: - State updaters
-
-  override func dispatch<U: StateUpdater>(_ updater: U) async throws where U.StateType == S {
-    if core.tracksActivity {
-      return try await core.withActivity { try await dispatchUpdater(updater, apply: { updater.updateState(&$0) }) }
-    }
-    try await dispatchUpdater(updater, apply: { updater.updateState(&$0) })
-  }
-
-  /// Applies `apply` at the slice: at once if the store is idle and has no interceptors, otherwise when the
-  /// updater's turn comes, through the interceptors (which see a ``ScopedStateUpdater``).
-  func dispatchUpdater(_ updater: any Dispatchable, apply: @escaping @Sendable (inout S) throws -> Void)
-    async throws
-  {
-    let path = self.path
-    if try applyIfIdle(commitFilter, apply) { return }
-    try await core.dispatchUpdaterWaitingForTurn(
-      ScopedStateUpdater(scope: id, base: updater, path: path, apply: apply),
-      frame: UpdaterFrame<Root>(storeID: core.id), apply: { root in try path.modify(&root, apply) }, depth: 0)
-  }
-
-  override func send<U: StateUpdater>(_ updater: U) -> DispatchHandle<Void> where U.StateType == S {
-    sendUpdater(updater, apply: { updater.updateState(&$0) })
-  }
-
-  func sendUpdater(_ updater: any Dispatchable, apply: @escaping @Sendable (inout S) throws -> Void)
-    -> DispatchHandle<Void>
-  {
-    let path = self.path
-    let mutate: @Sendable (inout Root) throws -> Void = { root in try path.modify(&root, apply) }
-    do {
-      if try applyIfIdle(commitFilter, apply) { return succeededHandle }
-    } catch {
-      return .failed(error)
-    }
-    return core.enqueueUpdater(
-      ScopedStateUpdater(scope: id, base: updater, path: path, apply: apply), value: (), apply: mutate,
-      frame: { [id = core.id] in UpdaterFrame<Root>(storeID: id) })
   }
 
   // MARK: - Side effects
@@ -160,11 +117,8 @@ final class RootedScope<Root: State, RootDependencies: SideEffectDependencyConta
     switch try StoreCore<S, D>.classify(item) {
     case .updater(let updater):
       let apply: @Sendable (inout S) throws -> Void = { try StoreCore<S, D>.applyErased(updater, to: &$0) }
-      if core.tracksActivity {
-        try await core.withActivity { try await dispatchUpdater(item, apply: apply) }
-      } else {
-        try await dispatchUpdater(item, apply: apply)
-      }
+      if try routes.applyIfIdle(commitFilter, apply) { return () }
+      try await routes.dispatch(item, id, apply)
       return ()
     case .sideEffect(let effect):
       return try await core.anyDispatch(ScopedAnySideEffect(scope: id, effect: effect, context: context))
@@ -183,7 +137,13 @@ final class RootedScope<Root: State, RootDependencies: SideEffectDependencyConta
     }
     switch kind {
     case .updater(let updater):
-      let handle = sendUpdater(item, apply: { try StoreCore<S, D>.applyErased(updater, to: &$0) })
+      let apply: @Sendable (inout S) throws -> Void = { try StoreCore<S, D>.applyErased(updater, to: &$0) }
+      let handle: DispatchHandle<Void>
+      do {
+        handle = try routes.applyIfIdle(commitFilter, apply) ? succeededHandle : routes.enqueue(item, id, apply)
+      } catch {
+        return .failed(error)
+      }
       let erased = DispatchHandle(storage: HandleStorage<any Sendable>.make())
       handle.whenComplete { result in erased.storage.complete(result.map { () as any Sendable }) }
       return erased
@@ -226,51 +186,76 @@ final class RootedScope<Root: State, RootDependencies: SideEffectDependencyConta
 
   // MARK: - Child scopes
 
-  override func child<C: State>(_ keyPath: WritableKeyPath<S, C>, id: ScopeID, applyIfIdle: @escaping ScopeApplier<C>)
+  override func child<C: State>(_ keyPath: WritableKeyPath<S, C>, id: ScopeID, routes: ScopeRoutes<C>) -> ScopeCore<C> {
+    RootedScope<Root, RootDependencies, C>(
+      core: core, id: id, path: path.appending(keyPath, offset: MemoryLayout<S>.offset(of: keyPath)), routes: routes)
+  }
+
+  override func child<C: State>(optional keyPath: WritableKeyPath<S, C?>, id: ScopeID, routes: ScopeRoutes<C>)
     -> ScopeCore<C>
   {
     RootedScope<Root, RootDependencies, C>(
-      core: core, id: id, path: path.appending(keyPath), applyIfIdle: applyIfIdle)
-  }
-
-  override func child<C: State>(
-    optional keyPath: WritableKeyPath<S, C?>, id: ScopeID, applyIfIdle: @escaping ScopeApplier<C>
-  ) -> ScopeCore<C> {
-    RootedScope<Root, RootDependencies, C>(
-      core: core, id: id, path: path.appending(optional: keyPath, scope: id), applyIfIdle: applyIfIdle)
+      core: core, id: id, path: path.appending(optional: keyPath, offset: MemoryLayout<S>.offset(of: keyPath)),
+      routes: routes)
   }
 
   override func element<Elements: MutableCollection>(
     _ keyPath: WritableKeyPath<S, Elements>, id elementID: Elements.Element.ID, scopeID: ScopeID,
-    applyIfIdle: @escaping ScopeApplier<Elements.Element>
+    routes: ScopeRoutes<Elements.Element>
   ) -> ScopeCore<Elements.Element> where Elements.Element: State & Identifiable, Elements.Element.ID: Sendable {
     RootedScope<Root, RootDependencies, Elements.Element>(
-      core: core, id: scopeID, path: path.appending(keyPath, id: elementID, scope: scopeID),
-      applyIfIdle: applyIfIdle)
+      core: core, id: scopeID,
+      path: path.appending(keyPath, offset: MemoryLayout<S>.offset(of: keyPath), id: elementID), routes: routes)
   }
 }
 
 extension RootedScope where S == Root {
   /// The scope of a store's whole state, from which the app mounts its features. Inlined into the app's code,
-  /// so that the fast path of every scope mounted from it runs specialised for the app's state.
+  /// so that the routes of every scope mounted from it run specialised for the app's state.
   @inlinable
   convenience init(root core: StoreCore<Root, RootDependencies>) {
     self.init(
       root: core,
-      applyIfIdle: { [core] filter, body in
-        guard core.sendsApplyDirectly else { return false }
-        return try core.applyIfIdle(touching: filter) { root in
-          // Read under the store's lock: see ``StoreCore/checkCancellationAtArrival()``.
-          try StoreCore<Root, RootDependencies>.checkCancellationAtArrival()
-          try body(&root)
-        }
-      })
+      routes: ScopeRoutes(
+        applyIfIdle: { [core] filter, body in
+          guard core.sendsApplyDirectly else { return false }
+          return try core.applyIfIdle(touching: filter) { root in
+            // Read under the store's lock: see ``StoreCore/checkCancellationAtArrival()``.
+            try StoreCore<Root, RootDependencies>.checkCancellationAtArrival()
+            try body(&root)
+          }
+        },
+        dispatch: { [core] base, scope, apply in
+          if core.tracksActivity {
+            try await core.withActivity { try await core.dispatchScopedUpdater(base, scope: scope, apply: apply) }
+          } else {
+            try await core.dispatchScopedUpdater(base, scope: scope, apply: apply)
+          }
+        },
+        enqueue: { [core] base, scope, apply in
+          core.enqueueUpdater(
+            ScopedStateUpdater(scope: scope, base: base, apply: apply), value: (), apply: apply,
+            frame: { [id = core.id] in UpdaterFrame<Root>(storeID: id, scoped: ()) })
+        }))
   }
 
   @usableFromInline
-  convenience init(root core: StoreCore<Root, RootDependencies>, applyIfIdle: @escaping ScopeApplier<Root>) {
+  convenience init(root core: StoreCore<Root, RootDependencies>, routes: ScopeRoutes<Root>) {
     self.init(
       core: core, id: ScopeID(location: .root, description: String(describing: Root.self)),
-      path: ScopePath<Root, Root>.identity(), applyIfIdle: applyIfIdle)
+      path: ScopePath<Root, Root>.identity(), routes: routes)
+  }
+}
+
+extension StoreCore {
+  /// Dispatches a state updater that came through a scope, when its turn comes, through the interceptors
+  /// (which see it as a ``ScopedStateUpdater``); `apply` applies it at the scope's place.
+  @inlinable
+  nonisolated(nonsending) func dispatchScopedUpdater(
+    _ base: any Dispatchable, scope: ScopeID, apply: @escaping @Sendable (inout S) throws -> Void
+  ) async throws {
+    try await dispatchUpdaterWaitingForTurn(
+      ScopedStateUpdater(scope: scope, base: base, apply: apply), frame: UpdaterFrame<S>(storeID: id, scoped: ()),
+      apply: apply, depth: 0)
   }
 }

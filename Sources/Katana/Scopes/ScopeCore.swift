@@ -11,18 +11,38 @@ class ScopeCore<S: State>: @unchecked Sendable {
   /// Which scope this is.
   @usableFromInline
   let id: ScopeID
-  /// The fast path of a state updater dispatched or sent through this scope (see ``ScopeApplier``).
+  /// How state updaters dispatched or sent through this scope reach the root store.
   @usableFromInline
-  let applyIfIdle: ScopeApplier<S>
+  let routes: ScopeRoutes<S>
   /// The observers that a commit made through this scope concerns.
   @usableFromInline
   let commitFilter: ScopeCommitFilter
 
   @usableFromInline
-  init(id: ScopeID, applyIfIdle: @escaping ScopeApplier<S>) {
+  init(id: ScopeID, routes: ScopeRoutes<S>) {
     self.id = id
-    self.applyIfIdle = applyIfIdle
+    self.routes = routes
     self.commitFilter = ScopeCommitFilter(location: id.location)
+  }
+
+  // MARK: - State updaters
+
+  /// Dispatches a state updater of the feature; its fast path is inlined into ``ScopedStore``.
+  @inlinable
+  final func dispatch<U: StateUpdater>(_ updater: U) async throws where U.StateType == S {
+    if try routes.applyIfIdle(commitFilter, { updater.updateState(&$0) }) { return }
+    try await routes.dispatch(updater, id) { updater.updateState(&$0) }
+  }
+
+  /// Sends a state updater of the feature.
+  @inlinable
+  final func send<U: StateUpdater>(_ updater: U) -> DispatchHandle<Void> where U.StateType == S {
+    do {
+      if try routes.applyIfIdle(commitFilter, { updater.updateState(&$0) }) { return succeededHandle }
+    } catch {
+      return .failed(error)
+    }
+    return routes.enqueue(updater, id) { updater.updateState(&$0) }
   }
 
   /// The registry identifier of work this scope runs under `id`: the id within the scope's namespace.
@@ -43,10 +63,6 @@ class ScopeCore<S: State>: @unchecked Sendable {
   @usableFromInline
   var stateIfPresent: S? { abstract() }
 
-  @usableFromInline
-  func dispatch<U: StateUpdater>(_ updater: U) async throws where U.StateType == S { abstract() }
-  @usableFromInline
-  func send<U: StateUpdater>(_ updater: U) -> DispatchHandle<Void> where U.StateType == S { abstract() }
   @usableFromInline
   func dispatch<E: SideEffect, D>(_ effect: E, context: SideEffectContext<S, D>) async throws
   where E.StateType == S, E.Dependencies == D { abstract() }
@@ -79,65 +95,44 @@ class ScopeCore<S: State>: @unchecked Sendable {
 
   /// The scope of the field at `keyPath`, with id `id` (``childID(_:)``) and the fast path `applyIfIdle`.
   @usableFromInline
-  func child<C: State>(_ keyPath: WritableKeyPath<S, C>, id: ScopeID, applyIfIdle: @escaping ScopeApplier<C>)
-    -> ScopeCore<C>
-  { abstract() }
+  func child<C: State>(_ keyPath: WritableKeyPath<S, C>, id: ScopeID, routes: ScopeRoutes<C>) -> ScopeCore<C> {
+    abstract()
+  }
   /// The scope of the value of the optional field at `keyPath` (id: ``optionalChildID(_:)``).
   @usableFromInline
-  func child<C: State>(
-    optional keyPath: WritableKeyPath<S, C?>, id: ScopeID, applyIfIdle: @escaping ScopeApplier<C>
-  ) -> ScopeCore<C> { abstract() }
+  func child<C: State>(optional keyPath: WritableKeyPath<S, C?>, id: ScopeID, routes: ScopeRoutes<C>) -> ScopeCore<C> {
+    abstract()
+  }
   /// The scope of the element with identifier `elementID` of the collection at `keyPath` (id:
   /// ``elementID(_:id:)``).
   @usableFromInline
   func element<Elements: MutableCollection>(
     _ keyPath: WritableKeyPath<S, Elements>, id elementID: Elements.Element.ID, scopeID: ScopeID,
-    applyIfIdle: @escaping ScopeApplier<Elements.Element>
+    routes: ScopeRoutes<Elements.Element>
   ) -> ScopeCore<Elements.Element> where Elements.Element: State & Identifiable, Elements.Element.ID: Sendable {
     abstract()
   }
 
-  // MARK: - Fast paths of child scopes
+  // MARK: - Routes of child scopes
 
-  /// The fast path of the field at `keyPath`: this scope's, one step further.
+  /// The routes of the field at `keyPath`: this scope's, one step further.
   @inlinable
-  final func fieldApplier<C>(_ keyPath: WritableKeyPath<S, C>) -> ScopeApplier<C> {
-    let parent = applyIfIdle
-    let offset = MemoryLayout<S>.offset(of: keyPath)
-    // Key paths are immutable.
-    nonisolated(unsafe) let keyPath = keyPath
-    return { filter, body in
-      try parent(filter) { slice in try ScopeStep.withField(of: &slice, offset: offset, keyPath: keyPath, body) }
-    }
+  final func fieldRoutes<C>(_ keyPath: WritableKeyPath<S, C>) -> ScopeRoutes<C> {
+    routes.appending(FieldStep(keyPath))
   }
 
-  /// The fast path of the value of the optional field at `keyPath`, a scope with id `scope`.
+  /// The routes of the value of the optional field at `keyPath`, a scope with id `scope`.
   @inlinable
-  final func childApplier<C>(_ keyPath: WritableKeyPath<S, C?>, scope: ScopeID) -> ScopeApplier<C> {
-    let parent = applyIfIdle
-    let offset = MemoryLayout<S>.offset(of: keyPath)
-    nonisolated(unsafe) let keyPath = keyPath
-    return { filter, body in
-      try parent(filter) { slice in
-        try ScopeStep.withChild(of: &slice, offset: offset, keyPath: keyPath, scope: scope, body)
-      }
-    }
+  final func childRoutes<C>(_ keyPath: WritableKeyPath<S, C?>, scope: ScopeID) -> ScopeRoutes<C> {
+    routes.appending(OptionalChildStep(keyPath, scope: scope))
   }
 
-  /// The fast path of the element with identifier `id` of the collection at `keyPath`, a scope with id
-  /// `scope`.
+  /// The routes of the element with identifier `id` of the collection at `keyPath`, a scope with id `scope`.
   @inlinable
-  final func elementApplier<Elements: MutableCollection>(
+  final func elementRoutes<Elements: MutableCollection & Sendable>(
     _ keyPath: WritableKeyPath<S, Elements>, id: Elements.Element.ID, scope: ScopeID
-  ) -> ScopeApplier<Elements.Element> where Elements.Element: State & Identifiable, Elements.Element.ID: Sendable {
-    let parent = applyIfIdle
-    let offset = MemoryLayout<S>.offset(of: keyPath)
-    nonisolated(unsafe) let keyPath = keyPath
-    return { filter, body in
-      try parent(filter) { slice in
-        try ScopeStep.withElement(of: &slice, offset: offset, keyPath: keyPath, id: id, scope: scope, body)
-      }
-    }
+  ) -> ScopeRoutes<Elements.Element> where Elements.Element: State & Identifiable, Elements.Element.ID: Sendable {
+    routes.appending(ElementStep(keyPath, id: id, scope: scope))
   }
 
   private func abstract(_ function: StaticString = #function) -> Never {

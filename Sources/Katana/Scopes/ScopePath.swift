@@ -69,68 +69,44 @@ enum ScopeStep {
   }
 }
 
-/// How a scope reaches its slice inside the root state: in place, through the steps it was mounted at (see
-/// ``ScopeStep``).
-///
-/// A step that may find nothing (an element of a collection, an optional child) throws ``ScopeError``
-/// before running the body.
+/// How a scope reads its slice in a root state, through the steps it was mounted at (see ``ScopeStep``).
+/// Mutations go through the scope's ``ScopeRoutes`` instead.
 struct ScopePath<Root, Slice>: @unchecked Sendable {
-  // Sendable: the closures only capture key paths (immutable), offsets, and identifiers made from Sendable
+  // Sendable: the closure only captures key paths (immutable), offsets, and identifiers made from Sendable
   // values.
 
-  /// Runs `body` on the slice inside `root`, in place.
-  ///
-  /// - Throws: ``ScopeError`` if the slice is missing (`body` does not run and nothing changes).
-  let modify: (inout Root, (inout Slice) throws -> Void) throws -> Void
   /// The slice inside `root`, or nil if it is missing.
   let read: (Root) -> Slice?
 
   /// The whole state.
   static func identity() -> ScopePath<Root, Root> {
-    ScopePath<Root, Root>(modify: { root, body in try body(&root) }, read: { $0 })
+    ScopePath<Root, Root>(read: { $0 })
   }
 
   /// The field at `keyPath` of this path's slice.
-  func appending<Child>(_ keyPath: WritableKeyPath<Slice, Child>) -> ScopePath<Root, Child> {
-    let (modify, read) = (self.modify, self.read)
-    let offset = MemoryLayout<Slice>.offset(of: keyPath)
-    return ScopePath<Root, Child>(
-      modify: { root, body in
-        try modify(&root) { slice in try ScopeStep.withField(of: &slice, offset: offset, keyPath: keyPath, body) }
-      },
-      read: { root in read(root).map { ScopeStep.field(of: $0, offset: offset, keyPath: keyPath) } })
+  func appending<Child>(_ keyPath: KeyPath<Slice, Child>, offset: Int?) -> ScopePath<Root, Child> {
+    let read = self.read
+    return ScopePath<Root, Child>(read: { root in
+      read(root).map { ScopeStep.field(of: $0, offset: offset, keyPath: keyPath) }
+    })
   }
 
   /// The value of the optional child at `keyPath` of this path's slice.
-  func appending<Child>(optional keyPath: WritableKeyPath<Slice, Child?>, scope: ScopeID) -> ScopePath<Root, Child> {
-    let (modify, read) = (self.modify, self.read)
-    let offset = MemoryLayout<Slice>.offset(of: keyPath)
-    return ScopePath<Root, Child>(
-      modify: { root, body in
-        try modify(&root) { slice in
-          try ScopeStep.withChild(of: &slice, offset: offset, keyPath: keyPath, scope: scope, body)
-        }
-      },
-      read: { root in read(root).flatMap { ScopeStep.field(of: $0, offset: offset, keyPath: keyPath) } })
+  func appending<Child>(optional keyPath: KeyPath<Slice, Child?>, offset: Int?) -> ScopePath<Root, Child> {
+    let read = self.read
+    return ScopePath<Root, Child>(read: { root in
+      read(root).flatMap { ScopeStep.field(of: $0, offset: offset, keyPath: keyPath) }
+    })
   }
 
   /// The element with identifier `id` of the collection at `keyPath` of this path's slice.
-  func appending<Elements: MutableCollection>(
-    _ keyPath: WritableKeyPath<Slice, Elements>, id: Elements.Element.ID, scope: ScopeID
-  ) -> ScopePath<Root, Elements.Element> where Elements.Element: Identifiable {
-    let (modify, read) = (self.modify, self.read)
-    let offset = MemoryLayout<Slice>.offset(of: keyPath)
-    return ScopePath<Root, Elements.Element>(
-      modify: { root, body in
-        try modify(&root) { slice in
-          try ScopeStep.withElement(of: &slice, offset: offset, keyPath: keyPath, id: id, scope: scope, body)
-        }
-      },
-      read: { root in
-        read(root).flatMap { slice in
-          ScopeStep.field(of: slice, offset: offset, keyPath: keyPath).first { $0.id == id }
-        }
-      })
+  func appending<Elements: Collection>(_ keyPath: KeyPath<Slice, Elements>, offset: Int?, id: Elements.Element.ID)
+    -> ScopePath<Root, Elements.Element>
+  where Elements.Element: Identifiable {
+    let read = self.read
+    return ScopePath<Root, Elements.Element>(read: { root in
+      read(root).flatMap { slice in ScopeStep.field(of: slice, offset: offset, keyPath: keyPath).first { $0.id == id } }
+    })
   }
 }
 
@@ -139,15 +115,130 @@ struct ScopePath<Root, Slice>: @unchecked Sendable {
 /// returns true; returns false, without running the body, otherwise. The commit's observers are those of
 /// `filter`'s location.
 ///
-/// The fast path of a state updater dispatched or sent through a scope. A scope's applier calls its
-/// parent's with one more ``ScopeStep``; the root scope's calls the store's core. Each is made where both
-/// the parent's and the child's types are known (inlined into the app's code), so the whole chain runs
-/// specialised even though a feature does not know the app's state type.
-///
 /// - Throws: ``ScopeError`` if the slice is missing; `CancellationError` if the calling task is cancelled.
 @usableFromInline
 typealias ScopeApplier<Slice> =
   @Sendable (_ filter: ScopeCommitFilter, _ body: (inout Slice) throws -> Void) throws -> Bool
+
+/// One step from a parent's slice to a child's, in place: a ``ScopeStep`` with its arguments bound. A value
+/// of a concrete type, so that the routes made with it call the step directly (specialised and inlined).
+@usableFromInline
+protocol ScopeStepping<Parent, Child>: Sendable {
+  associatedtype Parent
+  associatedtype Child
+  /// Runs `body` on the child inside `parent`, in place.
+  func callAsFunction(_ parent: inout Parent, _ body: (inout Child) throws -> Void) throws
+}
+
+/// The field at a key path.
+@usableFromInline
+struct FieldStep<Parent, Child>: ScopeStepping, @unchecked Sendable {
+  // Sendable: key paths are immutable.
+  @usableFromInline let keyPath: WritableKeyPath<Parent, Child>
+  @usableFromInline let offset: Int?
+
+  @inlinable
+  init(_ keyPath: WritableKeyPath<Parent, Child>) {
+    self.keyPath = keyPath
+    self.offset = MemoryLayout<Parent>.offset(of: keyPath)
+  }
+
+  @inlinable @inline(__always)
+  func callAsFunction(_ parent: inout Parent, _ body: (inout Child) throws -> Void) throws {
+    try ScopeStep.withField(of: &parent, offset: offset, keyPath: keyPath, body)
+  }
+}
+
+/// The value of an optional field.
+@usableFromInline
+struct OptionalChildStep<Parent, Child>: ScopeStepping, @unchecked Sendable {
+  // Sendable: key paths are immutable; `scope` is Sendable.
+  @usableFromInline let keyPath: WritableKeyPath<Parent, Child?>
+  @usableFromInline let offset: Int?
+  @usableFromInline let scope: ScopeID
+
+  @inlinable
+  init(_ keyPath: WritableKeyPath<Parent, Child?>, scope: ScopeID) {
+    self.keyPath = keyPath
+    self.offset = MemoryLayout<Parent>.offset(of: keyPath)
+    self.scope = scope
+  }
+
+  @inlinable @inline(__always)
+  func callAsFunction(_ parent: inout Parent, _ body: (inout Child) throws -> Void) throws {
+    try ScopeStep.withChild(of: &parent, offset: offset, keyPath: keyPath, scope: scope, body)
+  }
+}
+
+/// The element with an identifier of an identified collection.
+@usableFromInline
+struct ElementStep<Parent, Elements: MutableCollection>: ScopeStepping, @unchecked Sendable
+where Elements.Element: Identifiable, Elements.Element.ID: Sendable {
+  // Sendable: key paths are immutable; `id` and `scope` are Sendable.
+  @usableFromInline let keyPath: WritableKeyPath<Parent, Elements>
+  @usableFromInline let offset: Int?
+  @usableFromInline let id: Elements.Element.ID
+  @usableFromInline let scope: ScopeID
+
+  @inlinable
+  init(_ keyPath: WritableKeyPath<Parent, Elements>, id: Elements.Element.ID, scope: ScopeID) {
+    self.keyPath = keyPath
+    self.offset = MemoryLayout<Parent>.offset(of: keyPath)
+    self.id = id
+    self.scope = scope
+  }
+
+  @inlinable @inline(__always)
+  func callAsFunction(_ parent: inout Parent, _ body: (inout Elements.Element) throws -> Void) throws {
+    try ScopeStep.withElement(of: &parent, offset: offset, keyPath: keyPath, id: id, scope: scope, body)
+  }
+}
+
+/// How a state updater dispatched or sent through a scope reaches the root store, with the root store's types
+/// erased: a feature's code knows its own state, not the app's.
+///
+/// The root scope's routes call the store's core; a child scope's call its parent's with one more step. Each
+/// level is made where both the parent's and the child's types are known (inlined into the app's code), so
+/// the whole chain runs specialised.
+@usableFromInline
+struct ScopeRoutes<Slice>: Sendable {
+  /// The fast path: applies at once if the store can (see ``ScopeApplier``).
+  @usableFromInline let applyIfIdle: ScopeApplier<Slice>
+  /// Dispatches `apply` (the feature's item `base`, through the scope with id `scope`) when its turn comes,
+  /// through the root store's interceptors, and returns once it is committed.
+  @usableFromInline let dispatch:
+    @Sendable (_ base: any Dispatchable, _ scope: ScopeID, _ apply: @escaping @Sendable (inout Slice) throws -> Void)
+      async throws -> Void
+  /// Enqueues `apply` in the root store's mailbox.
+  @usableFromInline let enqueue:
+    @Sendable (_ base: any Dispatchable, _ scope: ScopeID, _ apply: @escaping @Sendable (inout Slice) throws -> Void)
+      -> DispatchHandle<Void>
+
+  @inlinable
+  init(
+    applyIfIdle: @escaping ScopeApplier<Slice>,
+    dispatch:
+      @escaping @Sendable (any Dispatchable, ScopeID, @escaping @Sendable (inout Slice) throws -> Void)
+      async throws -> Void,
+    enqueue:
+      @escaping @Sendable (any Dispatchable, ScopeID, @escaping @Sendable (inout Slice) throws -> Void)
+      -> DispatchHandle<Void>
+  ) {
+    self.applyIfIdle = applyIfIdle
+    self.dispatch = dispatch
+    self.enqueue = enqueue
+  }
+
+  /// The routes of a child slice, one `step` further.
+  @inlinable
+  func appending<Step: ScopeStepping>(_ step: Step) -> ScopeRoutes<Step.Child> where Step.Parent == Slice {
+    let (applyIfIdle, dispatch, enqueue) = (self.applyIfIdle, self.dispatch, self.enqueue)
+    return ScopeRoutes<Step.Child>(
+      applyIfIdle: { filter, body in try applyIfIdle(filter) { slice in try step(&slice, body) } },
+      dispatch: { base, scope, apply in try await dispatch(base, scope) { slice in try step(&slice, apply) } },
+      enqueue: { base, scope, apply in enqueue(base, scope) { slice in try step(&slice, apply) } })
+  }
+}
 
 /// Which stream subscribers a commit made through one scope may concern: those whose location may overlap
 /// the scope's (see ``ScopeLocation/mayOverlap(_:)``); the others are not called.

@@ -35,29 +35,59 @@ protocol ScopeRoutedUpdater: AnyStateUpdater {
 }
 
 /// A feature's state updater, dispatched through a scope of a store with state `Root`.
-struct ScopedStateUpdater<Root: State, Slice: State>: ScopedDispatchable, ScopeRoutedUpdater {
-  let scope: ScopeID
-  let base: any Dispatchable
-  let path: ScopePath<Root, Slice>
-  let apply: @Sendable (inout Slice) throws -> Void
+@usableFromInline
+struct ScopedStateUpdater<Root: State>: ScopedDispatchable, ScopeRoutedUpdater {
+  @usableFromInline let scope: ScopeID
+  @usableFromInline let base: any Dispatchable
+  /// Applies the feature's updater at the scope's place in the root state.
+  @usableFromInline let apply: @Sendable (inout Root) throws -> Void
 
+  @inlinable
+  init(scope: ScopeID, base: any Dispatchable, apply: @escaping @Sendable (inout Root) throws -> Void) {
+    self.scope = scope
+    self.base = base
+    self.apply = apply
+  }
+
+  @usableFromInline
   func applyRouted<R: State>(to state: inout R) throws {
     guard R.self == Root.self else {
       throw StoreError.wrongStateType(expected: String(reflecting: Root.self), actual: String(reflecting: R.self))
     }
     // `R` and `Root` are the same type: viewing the state through a pointer to `Root` keeps it in place.
     try withUnsafeMutablePointer(to: &state) { pointer in
-      try pointer.withMemoryRebound(to: Root.self, capacity: 1) { try path.modify(&$0.pointee, apply) }
+      try pointer.withMemoryRebound(to: Root.self, capacity: 1) { try apply(&$0.pointee) }
     }
   }
 
+  @usableFromInline
   func updatedState(currentState: any State) throws -> any State {
     guard var root = currentState as? Root else {
       throw StoreError.wrongStateType(
         expected: String(reflecting: Root.self), actual: String(reflecting: type(of: currentState)))
     }
-    try path.modify(&root, apply)
+    try apply(&root)
     return root
+  }
+}
+
+extension UpdaterFrame {
+  /// A frame for a dispatch through a scope: an item handed on unchanged applies at the scope's place, in
+  /// place; anything else, or a scope whose slice is missing (which throws ``ScopeError`` there), takes the
+  /// type-erased path.
+  @inlinable
+  convenience init(storeID: ObjectIdentifier, scoped _: Void) {
+    self.init(storeID: storeID) { item, state in
+      guard let scoped = item as? ScopedStateUpdater<S> else { return false }
+      do {
+        try scoped.apply(&state)
+        return true
+      } catch {
+        // Thrown before anything changed (the slice is missing, or the task was cancelled): the type-erased
+        // path throws it again.
+        return false
+      }
+    }
   }
 }
 

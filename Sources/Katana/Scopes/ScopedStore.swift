@@ -67,7 +67,6 @@ public final class ScopedStore<S: State, D: SideEffectDependencyContainer>: Send
   @inlinable
   public nonisolated(nonsending) func dispatch<U: StateUpdater>(_ dispatchable: U) async throws
   where U.StateType == S {
-    if try core.applyIfIdle(core.commitFilter, { dispatchable.updateState(&$0) }) { return }
     try await core.dispatch(dispatchable)
   }
 
@@ -97,12 +96,7 @@ public final class ScopedStore<S: State, D: SideEffectDependencyContainer>: Send
   /// with ``ScopeError`` if the scope's slice is missing when the updater's turn comes.
   @inlinable @discardableResult
   public func send<U: StateUpdater>(_ dispatchable: U) -> DispatchHandle<Void> where U.StateType == S {
-    do {
-      if try core.applyIfIdle(core.commitFilter, { dispatchable.updateState(&$0) }) { return succeededHandle }
-    } catch {
-      return .failed(error)
-    }
-    return core.send(dispatchable)
+    core.send(dispatchable)
   }
 
   /// Hands a side effect of the feature to the store now; see ``Store/send(_:)-(E)``.
@@ -142,7 +136,7 @@ public final class ScopedStore<S: State, D: SideEffectDependencyContainer>: Send
     _ keyPath: WritableKeyPath<S, Child>, dependencies: KeyPath<D, ChildDependencies>
   ) -> ScopedStore<Child, ChildDependencies> {
     ScopedStore<Child, ChildDependencies>(
-      core: core.child(keyPath, id: core.childID(keyPath), applyIfIdle: core.fieldApplier(keyPath)),
+      core: core.child(keyPath, id: core.childID(keyPath), routes: core.fieldRoutes(keyPath)),
       dependencies: self.dependencies[keyPath: dependencies])
   }
 
@@ -154,14 +148,14 @@ public final class ScopedStore<S: State, D: SideEffectDependencyContainer>: Send
   ) -> ScopedStore<Child, ChildDependencies> {
     let id = core.optionalChildID(keyPath)
     return ScopedStore<Child, ChildDependencies>(
-      core: core.child(optional: keyPath, id: id, applyIfIdle: core.childApplier(keyPath, scope: id)),
+      core: core.child(optional: keyPath, id: id, routes: core.childRoutes(keyPath, scope: id)),
       dependencies: self.dependencies[keyPath: dependencies])
   }
 
   /// Mounts a feature on one element of an identified collection of this feature's state; see
   /// ``Store/scope(_:id:dependencies:)``.
   public func scope<
-    Elements: MutableCollection & RandomAccessCollection, ChildDependencies: SideEffectDependencyContainer
+    Elements: MutableCollection & RandomAccessCollection & Sendable, ChildDependencies: SideEffectDependencyContainer
   >(
     _ keyPath: WritableKeyPath<S, Elements>, id: Elements.Element.ID, dependencies: KeyPath<D, ChildDependencies>
   ) -> ScopedStore<Elements.Element, ChildDependencies>
@@ -169,7 +163,7 @@ public final class ScopedStore<S: State, D: SideEffectDependencyContainer>: Send
     let scopeID = core.elementID(keyPath, id: id)
     return ScopedStore<Elements.Element, ChildDependencies>(
       core: core.element(
-        keyPath, id: id, scopeID: scopeID, applyIfIdle: core.elementApplier(keyPath, id: id, scope: scopeID)),
+        keyPath, id: id, scopeID: scopeID, routes: core.elementRoutes(keyPath, id: id, scope: scopeID)),
       dependencies: self.dependencies[keyPath: dependencies])
   }
 }
@@ -218,7 +212,7 @@ extension Store {
   /// any other element or anywhere else; ``ScopedStore/state`` is `Element()`.
   @inlinable
   public nonisolated func scope<
-    Elements: MutableCollection & RandomAccessCollection, ChildDependencies: SideEffectDependencyContainer
+    Elements: MutableCollection & RandomAccessCollection & Sendable, ChildDependencies: SideEffectDependencyContainer
   >(
     _ keyPath: WritableKeyPath<S, Elements>, id: Elements.Element.ID, dependencies: KeyPath<D, ChildDependencies>
   ) -> ScopedStore<Elements.Element, ChildDependencies>
