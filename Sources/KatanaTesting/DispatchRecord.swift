@@ -19,8 +19,8 @@ public struct DispatchRecord: Sendable {
     case received
   }
 
-  /// The item. An item dispatched through a scope is the ``ScopedDispatchable`` the store's interceptors saw:
-  /// its ``ScopedDispatchable/base`` is the feature's item.
+  /// The item. An item dispatched through a scope is the `ScopedDispatchable` the store's interceptors saw:
+  /// its `ScopedDispatchable.base` is the feature's item.
   public let item: any Dispatchable
 
   /// Who dispatched it.

@@ -5,12 +5,12 @@ import Testing
 /// `ScopedStore`), as in the app, and everything is checked by the one test store.
 ///
 /// - The test's items are dispatched through the scope; the recorder sees them wrapped in a
-///   ``ScopedDispatchable``.
+///   `ScopedDispatchable`.
 /// - An expected mutation is written against the slice, and applied at the scope's place in the whole state
 ///   before the item: the result is compared with the whole committed state, so a change anywhere else in the
 ///   state is reported as well.
 /// - `receive` matches the received items that came through this scope (the same place in the state), on the
-///   feature's item (``ScopedDispatchable/base``).
+///   feature's item (`ScopedDispatchable.base`).
 /// - Received items, exhaustivity, the items still in flight and the end of the test are the test store's: an
 ///   item another feature dispatched and nobody asserted is still reported.
 final class NestedTestScope<

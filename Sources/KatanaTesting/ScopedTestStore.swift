@@ -20,12 +20,12 @@ import Katana
 /// `some TestStoreProtocol<CartState, CartDependencies>` runs on the feature alone (a ``TestStore`` of
 /// `CartState`) and scoped (this handle). Scoped:
 /// - The test's items go through the store's scope: the root store's one mailbox and its interceptors, which
-///   see them as ``ScopedDispatchable``s; the feature's side effects get the feature's context.
+///   see them as `ScopedDispatchable`s; the feature's side effects get the feature's context.
 /// - Expected mutations are written against the feature's state. The test store applies one at the scope's
 ///   place in the whole state before the item, and compares the result with the whole committed state: a
 ///   change anywhere else in the app's state is reported too, with a diff whose paths start at the app state.
 /// - `receive` matches the items that came through a scope of the same place in the state, on the feature's
-///   item (``ScopedDispatchable/base``), and returns the feature's item.
+///   item (`ScopedDispatchable.base`), and returns the feature's item.
 /// - Everything else is the test store's, shared by all its handles: one queue of received items, asserted in
 ///   the order the store saw them; one ``TestStoreProtocol/exhaustivity``; one end of the test. An item that
 ///   another feature (or the app) dispatched and nobody asserted is reported, whichever handle the test used.

@@ -4,13 +4,13 @@ import Katana
 /// and to apply the test's expected mutation, written against the slice, to the whole state.
 ///
 /// It follows the key paths the scope was mounted at, as the store's own scopes do (an element by its id, an
-/// optional child while it is there), and throws the store's ``ScopeError`` where the slice is missing.
+/// optional child while it is there), and throws the store's `ScopeError` where the slice is missing.
 struct SlicePath<Root, Slice>: @unchecked Sendable {
   // Sendable: the closures only capture key paths (immutable), ids made from Sendable values, and other paths.
 
   /// Runs `body` on the slice inside `root`.
   ///
-  /// - Throws: ``ScopeError`` if the slice is missing (`body` does not run and nothing changes).
+  /// - Throws: `ScopeError` if the slice is missing (`body` does not run and nothing changes).
   let modify: (inout Root, (inout Slice) throws -> Void) throws -> Void
   /// The slice inside `root`, or nil if it is missing.
   let read: (Root) -> Slice?

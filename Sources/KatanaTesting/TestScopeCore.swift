@@ -6,7 +6,7 @@ import Testing
 ///
 /// Two subclasses: ``RootTestScope`` is a ``TestStore`` itself (a feature tested alone: its items go to the
 /// store as they are), ``NestedTestScope`` a scope of a test store (its items go through the store's scope and
-/// reach the test store's recorder wrapped in ``ScopedDispatchable``). Both share the one test store's recorder:
+/// reach the test store's recorder wrapped in `ScopedDispatchable`). Both share the one test store's recorder:
 /// one queue of received items, one exhaustivity, one end of the test. (A class with overridable generic
 /// methods, as Katana's own scopes: the items keep their static types down to the store.)
 class TestScopeCore<S: State, D: SideEffectDependencyContainer>: @unchecked Sendable {

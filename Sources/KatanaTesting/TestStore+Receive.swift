@@ -284,6 +284,11 @@ extension TestStore {
         recorder.removeReceived([next.id])
         let others = pending.steps.dropFirst().filter { !pending.reported.contains($0.id) }.map(\.item)
         var message = "Expected to receive \(expectation), but received \(describe(next.item))."
+        if next.item is any ScopedDispatchable {
+          message +=
+            " A feature's items are received through a handle of the scope they came through (`scope(_:dependencies:)` "
+            + "of the test store)."
+        }
         if !others.isEmpty { message += " Also received, not asserted yet: \(describeList(others))." }
         if case .parked(let sleepers) = settlement {
           message += " Nothing else can arrive until the test clock moves: \(Parking.describe(sleepers))."

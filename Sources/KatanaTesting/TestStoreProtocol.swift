@@ -91,7 +91,7 @@ extension TestStoreProtocol {
   /// issue too, with a diff whose paths start at the app state (`cart.items[0]: expected "A1", actual "B2"`).
   ///
   /// - Throws: What ``TestStore/dispatch(_:_:fileID:filePath:line:column:)-(U,_,_,_,_,_)`` throws; through a
-  ///   scope of an element or optional child that is missing, ``ScopeError`` (the updater is not applied).
+  ///   scope of an element or optional child that is missing, `ScopeError` (the updater is not applied).
   public nonisolated(nonsending) func dispatch<U: StateUpdater>(
     _ updater: U,
     _ mutation: ((inout StateType) throws -> Void)? = nil,
@@ -129,7 +129,7 @@ extension TestStoreProtocol {
   /// once it is applied; see ``TestStore/send(_:_:fileID:filePath:line:column:)``.
   ///
   /// - Returns: A task that finishes once the updater is applied; its `value` throws what the dispatch threw
-  ///   (through a scope of a missing element or optional child, ``ScopeError``).
+  ///   (through a scope of a missing element or optional child, `ScopeError`).
   @discardableResult
   public func send<U: StateUpdater>(
     _ updater: U,
@@ -168,7 +168,7 @@ extension TestStoreProtocol {
   /// see ``TestStore/receive(_:_:fileID:filePath:line:column:)-(I.Type,_,_,_,_,_)``.
   ///
   /// Through a scope, it matches the items that came through a scope of the same place in the state (the
-  /// feature's side effects dispatch through it), by the feature's item (``ScopedDispatchable/base``), and
+  /// feature's side effects dispatch through it), by the feature's item (`ScopedDispatchable.base`), and
   /// returns the feature's item. Received items are asserted in the order the store saw them, whichever
   /// handle of the test store asserts them.
   ///
@@ -345,7 +345,7 @@ extension TestStoreProtocol {
 
   /// Mounts a feature at an optional field of this state (a presented screen).
   ///
-  /// While the field is nil, the handle's `dispatch` and `send` fail with ``ScopeError/missingChild(_:)`` and
+  /// While the field is nil, the handle's `dispatch` and `send` fail with `ScopeError.missingChild` and
   /// apply nothing, as the store's scope does; its `state` is `Child()`.
   public func scope<Child: State, ChildDependencies: SideEffectDependencyContainer>(
     _ keyPath: WritableKeyPath<StateType, Child?>, dependencies: KeyPath<Dependencies, ChildDependencies>
@@ -356,7 +356,7 @@ extension TestStoreProtocol {
   /// Mounts a feature on the element with identifier `id` of an identified collection of this state (a row, a
   /// room).
   ///
-  /// Once the element is gone, the handle's `dispatch` and `send` fail with ``ScopeError/missingElement(_:)``
+  /// Once the element is gone, the handle's `dispatch` and `send` fail with `ScopeError.missingElement`
   /// and apply nothing, as the store's scope does; its `state` is `Element()`.
   public func scope<
     Elements: MutableCollection & RandomAccessCollection, ChildDependencies: SideEffectDependencyContainer
