@@ -221,7 +221,12 @@ struct ScopedTestStoreReceiveTests {
     let app = makeShop(ShopState(cart: CartState(items: ["A1"])))
     let cart = app.scope(\.cart, dependencies: \.cart)
     try await cart.dispatch(Checkout())
-    await expectOneIssue(containing: ["Expected to receive SetCheckingOut, but received", "through ShopState.cart"]) {
+    await expectOneIssue(
+      containing: [
+        "Expected to receive SetCheckingOut, but received SetCheckingOut(value: true) through ShopState.cart.",
+        "received through a handle of the scope they came through",
+      ]
+    ) {
       await app.receive(SetCheckingOut.self)
     }
     app.skipReceivedItems()
