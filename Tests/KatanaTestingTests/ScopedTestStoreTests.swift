@@ -95,6 +95,43 @@ struct ScopedTestStoreReuseTests {
   }
 }
 
+// MARK: - Many handles at once
+
+@Suite("Scoped test store: sends through several handles", .timeLimit(.minutes(1)))
+struct ScopedTestStoreInterleavingTests {
+  /// Seeded random sends through the cart, the catalog and the app's own test store, each with its expected
+  /// mutation: every change is asserted where it was sent, and the final state is the closed form of the
+  /// sends (the test's items reach the store in the order they were sent).
+  @Test(arguments: [1, 2, 3, 42] as [UInt64])
+  func sends_throughTwoScopesAndTheRoot_areEachAsserted_inSendOrder(seed: UInt64) async throws {
+    let app = makeShop()
+    let cart = app.scope(\.cart, dependencies: \.cart)
+    let catalog = app.scope(\.catalog, dependencies: \.catalog)
+    var generator = SeededGenerator(seed: seed)
+    var expected = ShopState()
+    var tasks: [TestStoreTask<Void>] = []
+    for index in 0..<90 {
+      let sku = "\(index)"
+      switch Int.random(in: 0..<3, using: &generator) {
+      case 0:
+        tasks.append(cart.send(AddItem(sku: sku)) { $0.items.append(sku) })
+        expected.cart.items.append(sku)
+      case 1:
+        tasks.append(catalog.send(Select(sku: sku)) { $0.selected.append(sku) })
+        expected.catalog.selected.append(sku)
+      default:
+        tasks.append(app.send(RecordOrder(items: [sku])) { $0.orders.append([sku]) })
+        expected.orders.append([sku])
+      }
+    }
+    for task in tasks { try await task.value }
+    #expect(app.state == expected)
+    #expect(cart.state == expected.cart)
+    #expect(catalog.state == expected.catalog)
+    await app.finish()
+  }
+}
+
 // MARK: - State assertions through a scope
 
 @Suite("Scoped test store: state changes are checked on the whole app state", .timeLimit(.minutes(1)))
