@@ -19,13 +19,15 @@ public struct DispatchRecord: Sendable {
     case received
   }
 
-  /// The item.
+  /// The item. An item dispatched through a scope is the `ScopedDispatchable` the store's interceptors saw:
+  /// its `ScopedDispatchable.base` is the feature's item.
   public let item: any Dispatchable
 
   /// Who dispatched it.
   public let origin: Origin
 
-  /// The name of the item's type, without its module: `SetResults`.
+  /// The name of the item's type, without its module: `SetResults`. For an item dispatched through a scope,
+  /// the name of the feature's item's type.
   public var typeName: String {
     KatanaTesting.typeName(of: item)
   }

@@ -34,13 +34,11 @@ extension TestStore {
     _ mutation: ((inout S) throws -> Void)? = nil,
     fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
   ) async throws where U.StateType == S {
-    let location = sourceLocation(fileID: fileID, filePath: filePath, line: line, column: column)
-    reportUnassertedReceived(before: updater, at: location)
     let store = self.store
-    let own = recorder.startOwnTask(updater, at: location) { try await store.dispatch(updater) }
-    try await value(of: own, at: location)
-    guard let step = own.claim.step as? RecordedStep<S> else { return }
-    assertChange(of: step, mutation: mutation, at: location)
+    try await dispatchOwn(
+      updater, mutation: mutation,
+      at: sourceLocation(fileID: fileID, filePath: filePath, line: line, column: column)
+    ) { try await store.dispatch(updater) }
   }
 
   /// Dispatches a side effect and returns when its body returns, as the store's `dispatch` does.
@@ -62,11 +60,10 @@ extension TestStore {
     _ effect: E,
     fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
   ) async throws where E.StateType == S, E.Dependencies == D {
-    let location = sourceLocation(fileID: fileID, filePath: filePath, line: line, column: column)
-    reportUnassertedReceived(before: effect, at: location)
     let store = self.store
-    let own = recorder.startOwnTask(effect, at: location) { try await store.dispatch(effect) }
-    try await value(of: own, at: location)
+    try await dispatchOwn(effect, at: sourceLocation(fileID: fileID, filePath: filePath, line: line, column: column)) {
+      try await store.dispatch(effect)
+    }
   }
 
   /// Dispatches a returning side effect and returns its value.
@@ -84,11 +81,10 @@ extension TestStore {
     _ effect: R,
     fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
   ) async throws -> R.ReturnValue {
-    let location = sourceLocation(fileID: fileID, filePath: filePath, line: line, column: column)
-    reportUnassertedReceived(before: effect, at: location)
     let store = self.store
-    let own = recorder.startOwnTask(effect, at: location) { try await store.dispatch(effect) }
-    return try await value(of: own, at: location)
+    return try await dispatchOwn(
+      effect, at: sourceLocation(fileID: fileID, filePath: filePath, line: line, column: column)
+    ) { try await store.dispatch(effect) }
   }
 
   /// Hands a state updater to the store without waiting for it, and asserts its state change once it is
@@ -120,15 +116,10 @@ extension TestStore {
     _ mutation: (@Sendable (inout S) throws -> Void)? = nil,
     fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
   ) -> TestStoreTask<Void> where U.StateType == S {
-    let location = sourceLocation(fileID: fileID, filePath: filePath, line: line, column: column)
-    reportUnassertedReceived(before: updater, at: location)
     let store = self.store
-    let own = recorder.startOwnTask(updater, at: location) { [weak self] in
-      try await store.dispatch(updater)
-      guard let self, let step = DispatchClaim.current?.step as? RecordedStep<S> else { return }
-      self.assertChange(of: step, mutation: mutation, at: location)
-    }
-    return TestStoreTask(own: own, recorder: recorder, location: location)
+    return sendOwn(
+      updater, mutation: mutation, at: sourceLocation(fileID: fileID, filePath: filePath, line: line, column: column)
+    ) { try await store.dispatch(updater) }
   }
 
   /// Starts a side effect without waiting for it, and returns a handle to cancel it or wait for it.
@@ -157,11 +148,10 @@ extension TestStore {
     _ effect: E,
     fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
   ) -> TestStoreTask<Void> where E.StateType == S, E.Dependencies == D {
-    let location = sourceLocation(fileID: fileID, filePath: filePath, line: line, column: column)
-    reportUnassertedReceived(before: effect, at: location)
     let store = self.store
-    let own = recorder.startOwnTask(effect, at: location) { try await store.dispatch(effect) }
-    return TestStoreTask(own: own, recorder: recorder, location: location)
+    return sendOwn(effect, at: sourceLocation(fileID: fileID, filePath: filePath, line: line, column: column)) {
+      try await store.dispatch(effect)
+    }
   }
 
   /// Starts a returning side effect without waiting for it; its handle yields the value.
@@ -172,10 +162,58 @@ extension TestStore {
     _ effect: R,
     fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
   ) -> TestStoreTask<R.ReturnValue> {
-    let location = sourceLocation(fileID: fileID, filePath: filePath, line: line, column: column)
-    reportUnassertedReceived(before: effect, at: location)
     let store = self.store
-    let own = recorder.startOwnTask(effect, at: location) { try await store.dispatch(effect) }
+    return sendOwn(effect, at: sourceLocation(fileID: fileID, filePath: filePath, line: line, column: column)) {
+      try await store.dispatch(effect)
+    }
+  }
+
+  // MARK: - The test's items, whatever they go through
+
+  /// Dispatches the test's state updater `item` with `operation` (through the store, or through a scope of it),
+  /// waits for it, and asserts the state change recorded for it against `mutation`, written against the whole
+  /// state.
+  nonisolated(nonsending) func dispatchOwn(
+    _ item: any Dispatchable, mutation: ((inout S) throws -> Void)?, at location: SourceLocation,
+    _ operation: @escaping @Sendable () async throws -> Void
+  ) async throws {
+    reportUnassertedReceived(before: item, at: location)
+    let own = recorder.startOwnTask(item, at: location, operation)
+    try await value(of: own, at: location)
+    guard let step = own.claim.step as? RecordedStep<S> else { return }
+    assertChange(of: step, mutation: mutation, at: location)
+  }
+
+  /// Dispatches the test's side effect `item` with `operation`, waits for it, and returns its value.
+  nonisolated(nonsending) func dispatchOwn<Value: Sendable>(
+    _ item: any Dispatchable, at location: SourceLocation, _ operation: @escaping @Sendable () async throws -> Value
+  ) async throws -> Value {
+    reportUnassertedReceived(before: item, at: location)
+    let own = recorder.startOwnTask(item, at: location, operation)
+    return try await value(of: own, at: location)
+  }
+
+  /// Starts the test's state updater `item` with `operation`, and asserts its state change against `mutation`,
+  /// written against the whole state, once it is applied.
+  func sendOwn(
+    _ item: any Dispatchable, mutation: (@Sendable (inout S) throws -> Void)?, at location: SourceLocation,
+    _ operation: @escaping @Sendable () async throws -> Void
+  ) -> TestStoreTask<Void> {
+    reportUnassertedReceived(before: item, at: location)
+    let own = recorder.startOwnTask(item, at: location) { [weak self] in
+      try await operation()
+      guard let self, let step = DispatchClaim.current?.step as? RecordedStep<S> else { return }
+      self.assertChange(of: step, mutation: mutation, at: location)
+    }
+    return TestStoreTask(own: own, recorder: recorder, location: location)
+  }
+
+  /// Starts the test's side effect `item` with `operation`; the returned task yields its value.
+  func sendOwn<Value: Sendable>(
+    _ item: any Dispatchable, at location: SourceLocation, _ operation: @escaping @Sendable () async throws -> Value
+  ) -> TestStoreTask<Value> {
+    reportUnassertedReceived(before: item, at: location)
+    let own = recorder.startOwnTask(item, at: location, operation)
     return TestStoreTask(own: own, recorder: recorder, location: location)
   }
 

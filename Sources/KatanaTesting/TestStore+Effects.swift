@@ -48,7 +48,11 @@ extension TestStore {
     strict: Bool = true,
     fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
   ) async {
-    let location = sourceLocation(fileID: fileID, filePath: filePath, line: line, column: column)
+    await skipInFlightEffects(
+      strict: strict, at: sourceLocation(fileID: fileID, filePath: filePath, line: line, column: column))
+  }
+
+  nonisolated(nonsending) func skipInFlightEffects(strict: Bool, at location: SourceLocation) async {
     let inFlight = recorder.state.withLock { Array($0.ownWork.values) }
     guard !inFlight.isEmpty else {
       if strict {

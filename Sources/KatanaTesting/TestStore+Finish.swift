@@ -24,7 +24,10 @@ extension TestStore {
   public nonisolated(nonsending) func waitUntilIdle(
     fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
   ) async {
-    let location = sourceLocation(fileID: fileID, filePath: filePath, line: line, column: column)
+    await waitUntilIdle(at: sourceLocation(fileID: fileID, filePath: filePath, line: line, column: column))
+  }
+
+  nonisolated(nonsending) func waitUntilIdle(at location: SourceLocation) async {
     if case .parked(let sleepers) = await settle(at: location, for: "waitUntilIdle()") {
       recordIssue(
         "waitUntilIdle(): the store cannot become idle until the test clock moves: \(Parking.describe(sleepers)). "
@@ -59,7 +62,10 @@ extension TestStore {
   public nonisolated(nonsending) func finish(
     fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
   ) async {
-    let location = sourceLocation(fileID: fileID, filePath: filePath, line: line, column: column)
+    await finish(at: sourceLocation(fileID: fileID, filePath: filePath, line: line, column: column))
+  }
+
+  nonisolated(nonsending) func finish(at location: SourceLocation) async {
     let exhaustivity = self.exhaustivity
     let settlement = await settle(at: location, for: "finish()")
     if case .parked(let sleepers) = settlement {

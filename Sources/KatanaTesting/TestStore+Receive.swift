@@ -117,11 +117,15 @@ extension TestStore {
   public func skipReceivedItems(
     fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
   ) {
+    skipReceivedItems(at: sourceLocation(fileID: fileID, filePath: filePath, line: line, column: column))
+  }
+
+  func skipReceivedItems(at location: SourceLocation) {
     let skipped = recorder.takeReceived()
     guard exhaustivity.showsSkippedAssertions, !skipped.isEmpty else { return }
     showSkippedAssertion(
       "skipReceivedItems() dropped \(counted(skipped.count, "received item")): \(describeList(skipped.map(\.item))).",
-      at: sourceLocation(fileID: fileID, filePath: filePath, line: line, column: column))
+      at: location)
   }
 
   /// Asserts that a side effect of type `E`, handed to the store with `send` by another side effect, threw
@@ -153,13 +157,24 @@ extension TestStore {
     matching matches: (any Error) -> Bool = { _ in true },
     fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
   ) async -> (any Error)? {
-    let location = sourceLocation(fileID: fileID, filePath: filePath, line: line, column: column)
-    let expectation = "an error from \(E.self)"
+    await receiveError(
+      expecting: "an error from \(E.self)", from: { $0 is E }, matching: matches,
+      at: sourceLocation(fileID: fileID, filePath: filePath, line: line, column: column))
+  }
+
+  /// Takes the first recorded error of a sent side effect that `item` accepts and `matches`, waiting for the
+  /// store as `receive` does; records an issue and returns nil if none comes.
+  nonisolated(nonsending) func receiveError(
+    expecting expectation: String,
+    from item: (any Dispatchable) -> Bool,
+    matching matches: (any Error) -> Bool,
+    at location: SourceLocation
+  ) async -> (any Error)? {
     var failsafe: Failsafe?
     defer { failsafe?.cancel() }
     while !Task.isCancelled {
       let generation = recorder.signal.generation
-      if let step = recorder.takeUnhandledError(where: { $0.item is E && $0.error.map(matches) ?? false }) {
+      if let step = recorder.takeUnhandledError(where: { item($0.item) && $0.error.map(matches) ?? false }) {
         return step.error
       }
       let settlement = recorder.settlement()
@@ -269,6 +284,11 @@ extension TestStore {
         recorder.removeReceived([next.id])
         let others = pending.steps.dropFirst().filter { !pending.reported.contains($0.id) }.map(\.item)
         var message = "Expected to receive \(expectation), but received \(describe(next.item))."
+        if next.item is any ScopedDispatchable {
+          message +=
+            " A feature's items are received through a handle of the scope they came through (`scope(_:dependencies:)` "
+            + "of the test store)."
+        }
         if !others.isEmpty { message += " Also received, not asserted yet: \(describeList(others))." }
         if case .parked(let sleepers) = settlement {
           message += " Nothing else can arrive until the test clock moves: \(Parking.describe(sleepers))."

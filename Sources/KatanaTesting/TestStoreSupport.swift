@@ -56,14 +56,22 @@ func sourceLocation(fileID: String, filePath: String, line: Int, column: Int) ->
   SourceLocation(fileID: fileID, filePath: filePath, line: line, column: column)
 }
 
-/// How the test store names an item in messages: its value, shortened.
+/// How the test store names an item in messages: its value, shortened; for an item dispatched through a
+/// scope, the feature's item and the scope (`AddItem(sku: "A1") through AppState.cart`).
 func describe(_ item: any Dispatchable) -> String {
-  abbreviated(String(describing: item))
+  if let scoped = item as? any ScopedDispatchable {
+    return "\(describe(scoped.base)) through \(scoped.scope)"
+  }
+  return abbreviated(String(describing: item))
 }
 
-/// How the test store names an item's type in messages, without the module prefix.
+/// How the test store names an item's type in messages, without the module prefix; for an item dispatched
+/// through a scope, the type of the feature's item.
 func typeName(of item: any Dispatchable) -> String {
-  String(describing: type(of: item))
+  if let scoped = item as? any ScopedDispatchable {
+    return typeName(of: scoped.base)
+  }
+  return String(describing: type(of: item))
 }
 
 /// Lists items for a message: `A(x: 1), B()` or, past `limit`, the first ones and a count of the rest.
