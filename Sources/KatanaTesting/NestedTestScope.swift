@@ -183,7 +183,9 @@ final class NestedTestScope<
       root: root, store: child, path: path.appending(optional: keyPath, scope: child.id))
   }
 
-  override func element<Elements: MutableCollection & RandomAccessCollection, CD: SideEffectDependencyContainer>(
+  override func element<
+    Elements: MutableCollection & RandomAccessCollection & Sendable, CD: SideEffectDependencyContainer
+  >(
     _ keyPath: WritableKeyPath<S, Elements>, id: Elements.Element.ID, dependencies: KeyPath<D, CD>
   ) -> ScopedTestStore<Elements.Element, CD>
   where Elements.Element: State & Identifiable, Elements.Element.ID: Sendable {

@@ -78,7 +78,7 @@ class TestScopeCore<S: State, D: SideEffectDependencyContainer>: @unchecked Send
   func child<C: State, CD: SideEffectDependencyContainer>(
     optional keyPath: WritableKeyPath<S, C?>, dependencies: KeyPath<D, CD>
   ) -> ScopedTestStore<C, CD> { abstract() }
-  func element<Elements: MutableCollection & RandomAccessCollection, CD: SideEffectDependencyContainer>(
+  func element<Elements: MutableCollection & RandomAccessCollection & Sendable, CD: SideEffectDependencyContainer>(
     _ keyPath: WritableKeyPath<S, Elements>, id: Elements.Element.ID, dependencies: KeyPath<D, CD>
   ) -> ScopedTestStore<Elements.Element, CD>
   where Elements.Element: State & Identifiable, Elements.Element.ID: Sendable { abstract() }
@@ -215,7 +215,9 @@ final class RootTestScope<S: State & Equatable, D: SideEffectDependencyContainer
       path: SlicePath<S, S>.identity().appending(optional: keyPath, scope: store.id))
   }
 
-  override func element<Elements: MutableCollection & RandomAccessCollection, CD: SideEffectDependencyContainer>(
+  override func element<
+    Elements: MutableCollection & RandomAccessCollection & Sendable, CD: SideEffectDependencyContainer
+  >(
     _ keyPath: WritableKeyPath<S, Elements>, id: Elements.Element.ID, dependencies: KeyPath<D, CD>
   ) -> ScopedTestStore<Elements.Element, CD>
   where Elements.Element: State & Identifiable, Elements.Element.ID: Sendable {

@@ -359,7 +359,7 @@ extension TestStoreProtocol {
   /// Once the element is gone, the handle's `dispatch` and `send` fail with `ScopeError.missingElement`
   /// and apply nothing, as the store's scope does; its `state` is `Element()`.
   public func scope<
-    Elements: MutableCollection & RandomAccessCollection, ChildDependencies: SideEffectDependencyContainer
+    Elements: MutableCollection & RandomAccessCollection & Sendable, ChildDependencies: SideEffectDependencyContainer
   >(
     _ keyPath: WritableKeyPath<StateType, Elements>, id: Elements.Element.ID,
     dependencies: KeyPath<Dependencies, ChildDependencies>
