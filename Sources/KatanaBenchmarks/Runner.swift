@@ -108,6 +108,7 @@ final class Runner {
     try await runInstrumentationGroup()
     try await runConcurrencyGroup()
     try await runAppendGroup()
+    try await runScopeGroup()
     try await measure([streamCase])
     try await runMemoryCase()
     try await runPromiseGroup()

@@ -437,4 +437,39 @@
       #expect(counter.count == 0)
     }
   }
+
+  // MARK: - A model of a feature's scope
+
+  struct ShopAppState: State, Equatable {
+    var shop = ShopState()
+    var other = ShopState()
+  }
+
+  struct BumpOther: StateUpdater {
+    func updateState(_ state: inout ShopAppState) { state.other.counter += 1 }
+  }
+
+  @Suite("ObservableStore of a scope: tracks the feature's fields, sends through the scope", .timeLimit(.minutes(1)))
+  @MainActor
+  struct ObservableStoreScopeTests {
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+    @Test func scopeModel_firesForTheFeaturesField_notForOtherFeatures() async throws {
+      let store = Store<ShopAppState, EmptySideEffectDependencyContainer>(initialState: ShopAppState())
+      try await store.waitUntilReady()
+      let model = ObservableStore(scope: store.scope(\.shop, dependencies: \.self))
+      let applied = countApplied(model)
+      #expect(await reaches(applied, 1))  // the slice at subscription
+      let counter = track { _ = model.counter }
+      let title = track { _ = model.title }
+      // Another feature's commit leaves the slice equal: the model gets nothing.
+      try await store.dispatch(BumpOther())
+      // Sent through the scope, without await, as a view does.
+      model.send(Bump())
+      #expect(await waitUntil(model) { $0.counter == 1 })
+      #expect(store.state.shop.counter == 1)
+      #expect(counter.count == 1)
+      #expect(title.count == 0)
+      #expect(applied.count == 2)
+    }
+  }
 #endif

@@ -85,6 +85,19 @@
       self.init(source: store)
     }
 
+    /// Creates a model that shows a feature's slice and sends through its scope (see
+    /// <doc:BuildingFeatures>).
+    ///
+    /// ```swift
+    /// let cart = ObservableStore(scope: store.scope(\.cart, dependencies: \.cart))
+    /// ```
+    ///
+    /// The model follows the commits that change the slice. While the scope's element or optional child is
+    /// missing, it keeps showing the slice as it was last seen.
+    public convenience init(scope: ScopedStore<S, D>) {
+      self.init(source: scope)
+    }
+
     init(source: some ObservableStoreSource<S, D>) {
       self.source = source
       self.stateIsUnchanged = Self.equality(\S.self)

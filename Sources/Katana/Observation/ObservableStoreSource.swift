@@ -1,4 +1,4 @@
-/// What an ``ObservableStore`` reads and sends to: a store today, a scope of a store later.
+/// What an ``ObservableStore`` reads and sends to: a store, or a feature's scope of one.
 ///
 /// A source gives the latest committed state synchronously, a way to wait until it is ready, an ordered
 /// stream of committed states that starts with the state at subscription, and the three `send`s. A source must publish states so that a
@@ -33,4 +33,14 @@ protocol ObservableStoreSource<StateType, Dependencies>: Sendable {
 extension Store: ObservableStoreSource {
   typealias StateType = S
   typealias Dependencies = D
+}
+
+extension ScopedStore: ObservableStoreSource {
+  typealias StateType = S
+  typealias Dependencies = D
+
+  /// Returns once the root store is ready.
+  func waitUntilReady() async throws {
+    try await core.waitUntilReady()
+  }
 }

@@ -31,14 +31,26 @@ final class StateSubscriber<S: State>: Sendable {
   @usableFromInline let receive: @Sendable (_ old: S?, _ new: S) -> Void
   /// Ends the subscriber's stream (store shutdown).
   @usableFromInline let finish: @Sendable () -> Void
+  /// The part of the state the subscriber observes, for a scope's observer; nil for the whole state. Commits
+  /// made through a scope skip subscribers whose part they cannot change (see ``ScopeCommitFilter``).
+  let location: ScopeLocation?
 
   @inlinable
-  init(
+  convenience init(
     id: UInt64, needsOldState: Bool, receive: @escaping @Sendable (S?, S) -> Void,
+    finish: @escaping @Sendable () -> Void
+  ) {
+    self.init(id: id, needsOldState: needsOldState, location: nil, receive: receive, finish: finish)
+  }
+
+  @usableFromInline
+  init(
+    id: UInt64, needsOldState: Bool, location: ScopeLocation?, receive: @escaping @Sendable (S?, S) -> Void,
     finish: @escaping @Sendable () -> Void
   ) {
     self.id = id
     self.needsOldState = needsOldState
+    self.location = location
     self.receive = receive
     self.finish = finish
   }
@@ -113,6 +125,9 @@ struct Observers<S: State> {
   @usableFromInline private(set) var subscribers: [StateSubscriber<S>] = []
   /// Whether a commit must keep a copy of the state before the change.
   @usableFromInline private(set) var needsOldState = false
+  /// Changes whenever a listener or subscriber is added or removed: what ``ScopeCommitFilter``'s cache
+  /// is checked against.
+  @usableFromInline private(set) var version: UInt64 = 0
 
   @inlinable
   init() {}
@@ -120,11 +135,38 @@ struct Observers<S: State> {
   @inlinable
   var isEmpty: Bool { listeners.isEmpty && subscribers.isEmpty }
 
+  /// Whether a commit made through the scope of `filter` concerns no observer at all.
+  @inlinable
+  func concernNobody(_ filter: ScopeCommitFilter) -> Bool {
+    guard listeners.isEmpty else { return false }
+    if filter.version != version { refresh(filter) }
+    return filter.concerned.isEmpty
+  }
+
+  /// The stream subscribers a commit made through the scope of `filter` concerns, and whether one of them
+  /// needs the state before the change.
+  @inlinable
+  func subscribers(concerning filter: ScopeCommitFilter) -> (subscribers: [StateSubscriber<S>], needsOldState: Bool) {
+    if filter.version != version { refresh(filter) }
+    if filter.concerned.count == subscribers.count { return (subscribers, filter.needsOldState) }
+    return (filter.concerned.map { subscribers[$0] }, filter.needsOldState)
+  }
+
+  /// Recomputes `filter`'s cache for the current subscribers. The cache holds positions, not subscribers: it
+  /// never keeps one alive, so nothing user-supplied is released when it changes (under the lock).
+  @usableFromInline
+  func refresh(_ filter: ScopeCommitFilter) {
+    filter.concerned = subscribers.indices.filter { filter.concerns(subscribers[$0].location) }
+    filter.needsOldState = filter.concerned.contains { subscribers[$0].needsOldState }
+    filter.version = version
+  }
+
   /// Adds a listener; returns the listeners unsubscribed meanwhile from inside an updater, to release.
   mutating func add(_ listener: ListenerEntry<S>) -> [ListenerEntry<S>] {
     let dropped = dropUnsubscribed()
     listeners.append(listener)
     needsOldState = true
+    version &+= 1
     return dropped
   }
 
@@ -141,6 +183,7 @@ struct Observers<S: State> {
   mutating func add(_ subscriber: StateSubscriber<S>) {
     subscribers.append(subscriber)
     needsOldState = needsOldState || subscriber.needsOldState
+    version &+= 1
   }
 
   /// Removes a subscriber; returns it, to release.
@@ -153,7 +196,11 @@ struct Observers<S: State> {
 
   /// Removes everyone; returns them, to finish the streams and release everything after unlocking.
   mutating func removeAll() -> (listeners: [ListenerEntry<S>], subscribers: [StateSubscriber<S>]) {
-    defer { self = Observers() }
+    defer {
+      let version = self.version
+      self = Observers()
+      self.version = version &+ 1  // Never back to a version a filter may have cached.
+    }
     return (listeners, subscribers)
   }
 
@@ -166,6 +213,7 @@ struct Observers<S: State> {
   }
 
   private mutating func recompute() {
+    version &+= 1
     needsOldState = !listeners.isEmpty || subscribers.contains { $0.needsOldState }
   }
 }

@@ -4,6 +4,7 @@
 /// Everything goes through the root store's core: state updaters take their place in its one mailbox and
 /// go through its interceptors (as ``ScopedStateUpdater``s, which apply at the slice), side effects run with
 /// the feature's context, observers are the root store's, filtered to the slice.
+@usableFromInline
 final class RootedScope<Root: State, RootDependencies: SideEffectDependencyContainer, S: State>: ScopeCore<S>,
   @unchecked Sendable
 {
@@ -12,14 +13,21 @@ final class RootedScope<Root: State, RootDependencies: SideEffectDependencyConta
   let core: StoreCore<Root, RootDependencies>
   let path: ScopePath<Root, S>
 
-  init(core: StoreCore<Root, RootDependencies>, id: ScopeID, path: ScopePath<Root, S>) {
+  init(
+    core: StoreCore<Root, RootDependencies>, id: ScopeID, path: ScopePath<Root, S>,
+    applyIfIdle: @escaping ScopeApplier<S>
+  ) {
     self.core = core
     self.path = path
-    super.init(id: id)
+    super.init(id: id, applyIfIdle: applyIfIdle)
   }
 
   override var rootInternals: any StoreContextInternals { core }
   override var clock: any Clock<Duration> { core.configuration.clock }
+
+  override func waitUntilReady() async throws {
+    try await core.waitUntilReady()
+  }
 
   override var stateIfPresent: S? {
     guard !core.owner.isCurrentThread else {
@@ -46,13 +54,7 @@ final class RootedScope<Root: State, RootDependencies: SideEffectDependencyConta
     async throws
   {
     let path = self.path
-    if !core.hasInterceptors {
-      let applied = try core.applyIfIdle { root in
-        try StoreCore<Root, RootDependencies>.checkCancellationAtArrival()
-        try path.modify(&root, apply)
-      }
-      if applied { return }
-    }
+    if try applyIfIdle(commitFilter, apply) { return }
     try await core.dispatchUpdaterWaitingForTurn(
       ScopedStateUpdater(scope: id, base: updater, path: path, apply: apply),
       frame: UpdaterFrame<Root>(storeID: core.id), apply: { root in try path.modify(&root, apply) }, depth: 0)
@@ -67,12 +69,10 @@ final class RootedScope<Root: State, RootDependencies: SideEffectDependencyConta
   {
     let path = self.path
     let mutate: @Sendable (inout Root) throws -> Void = { root in try path.modify(&root, apply) }
-    if core.sendsApplyDirectly {
-      do {
-        if try core.applyIfIdle(mutate) { return succeededHandle }
-      } catch {
-        return .failed(error)
-      }
+    do {
+      if try applyIfIdle(commitFilter, apply) { return succeededHandle }
+    } catch {
+      return .failed(error)
     }
     return core.enqueueUpdater(
       ScopedStateUpdater(scope: id, base: updater, path: path, apply: apply), value: (), apply: mutate,
@@ -208,7 +208,8 @@ final class RootedScope<Root: State, RootDependencies: SideEffectDependencyConta
       let id = state.makeID()
       state.observers.add(
         StateSubscriber<Root>(
-          id: id, needsOldState: false, receive: { _, new in receive(path.read(new)) }, finish: finish))
+          id: id, needsOldState: false, location: self.id.location, receive: { _, new in receive(path.read(new)) },
+          finish: finish))
       return (id, state.state)
     }
     guard let (id, root) = registered else {
@@ -225,30 +226,51 @@ final class RootedScope<Root: State, RootDependencies: SideEffectDependencyConta
 
   // MARK: - Child scopes
 
-  override func child<C: State>(_ keyPath: WritableKeyPath<S, C>) -> ScopeCore<C> {
-    RootedScope<Root, RootDependencies, C>(core: core, id: childID(keyPath), path: path.appending(keyPath))
+  override func child<C: State>(_ keyPath: WritableKeyPath<S, C>, id: ScopeID, applyIfIdle: @escaping ScopeApplier<C>)
+    -> ScopeCore<C>
+  {
+    RootedScope<Root, RootDependencies, C>(
+      core: core, id: id, path: path.appending(keyPath), applyIfIdle: applyIfIdle)
   }
 
-  override func child<C: State>(optional keyPath: WritableKeyPath<S, C?>) -> ScopeCore<C> {
-    let id = optionalChildID(keyPath)
-    return RootedScope<Root, RootDependencies, C>(
-      core: core, id: id, path: path.appending(optional: keyPath, scope: id))
+  override func child<C: State>(
+    optional keyPath: WritableKeyPath<S, C?>, id: ScopeID, applyIfIdle: @escaping ScopeApplier<C>
+  ) -> ScopeCore<C> {
+    RootedScope<Root, RootDependencies, C>(
+      core: core, id: id, path: path.appending(optional: keyPath, scope: id), applyIfIdle: applyIfIdle)
   }
 
-  override func element<Elements: MutableCollection & RandomAccessCollection>(
-    _ keyPath: WritableKeyPath<S, Elements>, id elementID: Elements.Element.ID
+  override func element<Elements: MutableCollection>(
+    _ keyPath: WritableKeyPath<S, Elements>, id elementID: Elements.Element.ID, scopeID: ScopeID,
+    applyIfIdle: @escaping ScopeApplier<Elements.Element>
   ) -> ScopeCore<Elements.Element> where Elements.Element: State & Identifiable, Elements.Element.ID: Sendable {
-    let id = self.elementID(keyPath, id: elementID)
-    return RootedScope<Root, RootDependencies, Elements.Element>(
-      core: core, id: id, path: path.appending(keyPath, id: elementID, scope: id))
+    RootedScope<Root, RootDependencies, Elements.Element>(
+      core: core, id: scopeID, path: path.appending(keyPath, id: elementID, scope: scopeID),
+      applyIfIdle: applyIfIdle)
   }
 }
 
 extension RootedScope where S == Root {
-  /// The scope of a store's whole state, from which the app mounts its features.
+  /// The scope of a store's whole state, from which the app mounts its features. Inlined into the app's code,
+  /// so that the fast path of every scope mounted from it runs specialised for the app's state.
+  @inlinable
   convenience init(root core: StoreCore<Root, RootDependencies>) {
     self.init(
+      root: core,
+      applyIfIdle: { [core] filter, body in
+        guard core.sendsApplyDirectly else { return false }
+        return try core.applyIfIdle(touching: filter) { root in
+          // Read under the store's lock: see ``StoreCore/checkCancellationAtArrival()``.
+          try StoreCore<Root, RootDependencies>.checkCancellationAtArrival()
+          try body(&root)
+        }
+      })
+  }
+
+  @usableFromInline
+  convenience init(root core: StoreCore<Root, RootDependencies>, applyIfIdle: @escaping ScopeApplier<Root>) {
+    self.init(
       core: core, id: ScopeID(location: .root, description: String(describing: Root.self)),
-      path: ScopePath<Root, Root>.identity())
+      path: ScopePath<Root, Root>.identity(), applyIfIdle: applyIfIdle)
   }
 }

@@ -11,9 +11,18 @@ class ScopeCore<S: State>: @unchecked Sendable {
   /// Which scope this is.
   @usableFromInline
   let id: ScopeID
+  /// The fast path of a state updater dispatched or sent through this scope (see ``ScopeApplier``).
+  @usableFromInline
+  let applyIfIdle: ScopeApplier<S>
+  /// The observers that a commit made through this scope concerns.
+  @usableFromInline
+  let commitFilter: ScopeCommitFilter
 
-  init(id: ScopeID) {
+  @usableFromInline
+  init(id: ScopeID, applyIfIdle: @escaping ScopeApplier<S>) {
     self.id = id
+    self.applyIfIdle = applyIfIdle
+    self.commitFilter = ScopeCommitFilter(location: id.location)
   }
 
   /// The registry identifier of work this scope runs under `id`: the id within the scope's namespace.
@@ -28,6 +37,8 @@ class ScopeCore<S: State>: @unchecked Sendable {
   /// The root store's clock.
   @usableFromInline
   var clock: any Clock<Duration> { abstract() }
+  /// Returns once the root store is ready; see ``Store/waitUntilReady()``.
+  func waitUntilReady() async throws { abstract() }
   /// The slice in the latest committed state, or nil if it is missing.
   @usableFromInline
   var stateIfPresent: S? { abstract() }
@@ -66,12 +77,67 @@ class ScopeCore<S: State>: @unchecked Sendable {
     initial: (S?) -> Void, receive: @escaping @Sendable (S?) -> Void, finish: @escaping @Sendable () -> Void
   ) -> @Sendable () -> Void { abstract() }
 
-  func child<C: State>(_ keyPath: WritableKeyPath<S, C>) -> ScopeCore<C> { abstract() }
-  func child<C: State>(optional keyPath: WritableKeyPath<S, C?>) -> ScopeCore<C> { abstract() }
-  func element<Elements: MutableCollection & RandomAccessCollection>(
-    _ keyPath: WritableKeyPath<S, Elements>, id: Elements.Element.ID
+  /// The scope of the field at `keyPath`, with id `id` (``childID(_:)``) and the fast path `applyIfIdle`.
+  @usableFromInline
+  func child<C: State>(_ keyPath: WritableKeyPath<S, C>, id: ScopeID, applyIfIdle: @escaping ScopeApplier<C>)
+    -> ScopeCore<C>
+  { abstract() }
+  /// The scope of the value of the optional field at `keyPath` (id: ``optionalChildID(_:)``).
+  @usableFromInline
+  func child<C: State>(
+    optional keyPath: WritableKeyPath<S, C?>, id: ScopeID, applyIfIdle: @escaping ScopeApplier<C>
+  ) -> ScopeCore<C> { abstract() }
+  /// The scope of the element with identifier `elementID` of the collection at `keyPath` (id:
+  /// ``elementID(_:id:)``).
+  @usableFromInline
+  func element<Elements: MutableCollection>(
+    _ keyPath: WritableKeyPath<S, Elements>, id elementID: Elements.Element.ID, scopeID: ScopeID,
+    applyIfIdle: @escaping ScopeApplier<Elements.Element>
   ) -> ScopeCore<Elements.Element> where Elements.Element: State & Identifiable, Elements.Element.ID: Sendable {
     abstract()
+  }
+
+  // MARK: - Fast paths of child scopes
+
+  /// The fast path of the field at `keyPath`: this scope's, one step further.
+  @inlinable
+  final func fieldApplier<C>(_ keyPath: WritableKeyPath<S, C>) -> ScopeApplier<C> {
+    let parent = applyIfIdle
+    let offset = MemoryLayout<S>.offset(of: keyPath)
+    // Key paths are immutable.
+    nonisolated(unsafe) let keyPath = keyPath
+    return { filter, body in
+      try parent(filter) { slice in try ScopeStep.withField(of: &slice, offset: offset, keyPath: keyPath, body) }
+    }
+  }
+
+  /// The fast path of the value of the optional field at `keyPath`, a scope with id `scope`.
+  @inlinable
+  final func childApplier<C>(_ keyPath: WritableKeyPath<S, C?>, scope: ScopeID) -> ScopeApplier<C> {
+    let parent = applyIfIdle
+    let offset = MemoryLayout<S>.offset(of: keyPath)
+    nonisolated(unsafe) let keyPath = keyPath
+    return { filter, body in
+      try parent(filter) { slice in
+        try ScopeStep.withChild(of: &slice, offset: offset, keyPath: keyPath, scope: scope, body)
+      }
+    }
+  }
+
+  /// The fast path of the element with identifier `id` of the collection at `keyPath`, a scope with id
+  /// `scope`.
+  @inlinable
+  final func elementApplier<Elements: MutableCollection>(
+    _ keyPath: WritableKeyPath<S, Elements>, id: Elements.Element.ID, scope: ScopeID
+  ) -> ScopeApplier<Elements.Element> where Elements.Element: State & Identifiable, Elements.Element.ID: Sendable {
+    let parent = applyIfIdle
+    let offset = MemoryLayout<S>.offset(of: keyPath)
+    nonisolated(unsafe) let keyPath = keyPath
+    return { filter, body in
+      try parent(filter) { slice in
+        try ScopeStep.withElement(of: &slice, offset: offset, keyPath: keyPath, id: id, scope: scope, body)
+      }
+    }
   }
 
   private func abstract(_ function: StaticString = #function) -> Never {
@@ -100,14 +166,17 @@ class ScopeCore<S: State>: @unchecked Sendable {
   }
 
   /// The ids of this scope's children.
+  @usableFromInline
   final func childID<C>(_ keyPath: WritableKeyPath<S, C>) -> ScopeID {
     ScopeID(location: location(of: keyPath), description: describe(keyPath))
   }
 
+  @usableFromInline
   final func optionalChildID<C>(_ keyPath: WritableKeyPath<S, C?>) -> ScopeID {
     ScopeID(location: location(of: keyPath).appending(.some), description: describe(keyPath) + "?")
   }
 
+  @usableFromInline
   final func elementID<Elements: Collection>(_ keyPath: WritableKeyPath<S, Elements>, id: some Hashable & Sendable)
     -> ScopeID
   {

@@ -48,4 +48,30 @@ struct ScopeLocation: Hashable, @unchecked Sendable {
     result.segments.append(segment)
     return result
   }
+
+  /// Whether a change made at this location may change the value at `other`, or the other way round.
+  ///
+  /// False only when the two are provably apart: at the first segment where they differ, two byte ranges
+  /// that do not overlap (different stored properties), or two different elements of one collection. A
+  /// location that continues the other (a part of it, or the whole containing it), a key path with computed
+  /// parts, or segments of different kinds may overlap. Sound because a scope mutates only its slice: the
+  /// body of a state updater gets nothing else, and a stored property with observers (`didSet`), which
+  /// could change its neighbours, has no fixed place and so is a computed segment.
+  func mayOverlap(_ other: ScopeLocation) -> Bool {
+    for (mine, theirs) in zip(segments, other.segments) {
+      switch (mine, theirs) {
+      case (.bytes(let a), .bytes(let b)):
+        if a == b { continue }
+        return a.overlaps(b)
+      case (.element(let a, let idA), .element(let b, let idB)):
+        if a == b && idA == idB { continue }
+        return false
+      case (.some, .some):
+        continue
+      default:
+        return true
+      }
+    }
+    return true
+  }
 }

@@ -3,8 +3,9 @@ extension ScopedStore {
   /// returned closure is called; see ``Store/addListener(_:)``.
   ///
   /// A commit that leaves an `Equatable` slice equal (an update of another feature, or of another part of
-  /// the state) does not call the listener. For a slice that is not `Equatable`, every commit of the root
-  /// store calls it. While the scope's element or optional child is missing, the listener is not called;
+  /// the state) does not call the listener. For a slice that is not `Equatable`, every commit that may
+  /// change it calls it: commits of the root store, and of scopes whose place may overlap this one's
+  /// (commits of other features' scopes do not). While the scope's element or optional child is missing, the listener is not called;
   /// when it comes back, the next call compares with the slice as it was last seen.
   ///
   /// - Important: Listeners of a scope keep a copy of the slice (not of the whole state): an updater that
@@ -21,9 +22,35 @@ extension ScopedStore {
     return { unsubscribe() }
   }
 
+  /// Adds a listener that gets the feature's slices as `any State`; see ``addListener(_:)``.
+  @discardableResult
+  public func addAnyListener(_ listener: @escaping AnyStoreListener) -> StoreUnsubscribe {
+    addListener { old, new in listener(old, new) }
+  }
+
+  /// Every committed change of the feature's slice, as the slice before and after it, from when iteration
+  /// starts; commits that leave the slice unchanged are skipped as for ``addListener(_:)``.
+  ///
+  /// Each `for await` loop is an independent subscriber; by default it buffers up to 64 changes and then
+  /// drops the oldest.
+  public func changes(buffering: StreamBuffering = .bufferingNewest(64)) -> StoreStream<StateChange<S>> {
+    StoreStream { [core] in
+      let buffer = StreamBuffer<StateChange<S>>(policy: buffering)
+      let memory = SliceMemory<S>()
+      let unsubscribe = core.observe(
+        initial: { memory.initialize($0) },
+        receive: { new in
+          guard let (old, new) = memory.change(to: new) else { return }
+          buffer.push(StateChange(old: old, new: new))
+        }, finish: { buffer.finish() })
+      buffer.setOnTermination { unsubscribe() }
+      return buffer
+    }
+  }
+
   /// The feature's slice: its current value when iteration starts, then each new value, skipping commits
-  /// that leave an `Equatable` slice equal (a slice that is not `Equatable` comes with every commit of the
-  /// root store). While the scope's element or optional child is missing, nothing comes.
+  /// that leave an `Equatable` slice equal (a slice that is not `Equatable` comes with every commit that may
+  /// change it, as for ``addListener(_:)``). While the scope's element or optional child is missing, nothing comes.
   ///
   /// Each `for await` loop is an independent subscriber; see ``Store/states(buffering:)`` for buffering.
   public func states(buffering: StreamBuffering = .latest) -> StoreStream<S> {

@@ -19,15 +19,17 @@
 ///   ids are the scope's own (two features using the same id value never cancel each other's work).
 /// - Observers of a scope (``addListener(_:)``, ``states(buffering:)``, ``values(of:buffering:)``) are
 ///   not called for commits that leave an `Equatable` slice equal. For a slice that is not `Equatable`,
-///   they are called for every commit of the root store.
+///   they are called for every commit that may change it (commits through other features' scopes do not:
+///   they are never even looked at, so observers of other features cost a feature's dispatch nothing).
 ///
 /// A scope does not keep the store alive, only its internals, as a side effect's context does.
 public final class ScopedStore<S: State, D: SideEffectDependencyContainer>: Sendable {
-  let core: ScopeCore<S>
+  @usableFromInline let core: ScopeCore<S>
 
   /// The feature's dependency container.
   public let dependencies: D
 
+  @usableFromInline
   init(core: ScopeCore<S>, dependencies: D) {
     self.core = core
     self.dependencies = dependencies
@@ -62,8 +64,10 @@ public final class ScopedStore<S: State, D: SideEffectDependencyContainer>: Send
   ///
   /// - Throws: What ``Store/dispatch(_:)-(U)`` throws; ``ScopeError`` if the scope's element or optional
   ///   child is missing when the updater's turn comes (the updater is then not applied, anywhere).
+  @inlinable
   public nonisolated(nonsending) func dispatch<U: StateUpdater>(_ dispatchable: U) async throws
   where U.StateType == S {
+    if try core.applyIfIdle(core.commitFilter, { dispatchable.updateState(&$0) }) { return }
     try await core.dispatch(dispatchable)
   }
 
@@ -91,9 +95,14 @@ public final class ScopedStore<S: State, D: SideEffectDependencyContainer>: Send
 
   /// Hands a state updater of the feature to the store now; see ``Store/send(_:)-(U)``. The handle fails
   /// with ``ScopeError`` if the scope's slice is missing when the updater's turn comes.
-  @discardableResult
+  @inlinable @discardableResult
   public func send<U: StateUpdater>(_ dispatchable: U) -> DispatchHandle<Void> where U.StateType == S {
-    core.send(dispatchable)
+    do {
+      if try core.applyIfIdle(core.commitFilter, { dispatchable.updateState(&$0) }) { return succeededHandle }
+    } catch {
+      return .failed(error)
+    }
+    return core.send(dispatchable)
   }
 
   /// Hands a side effect of the feature to the store now; see ``Store/send(_:)-(E)``.
@@ -128,20 +137,25 @@ public final class ScopedStore<S: State, D: SideEffectDependencyContainer>: Send
 
   /// Mounts a child feature at a field of this feature's state; see
   /// `Store.scope(_:dependencies:)`.
+  @inlinable
   public func scope<Child: State, ChildDependencies: SideEffectDependencyContainer>(
     _ keyPath: WritableKeyPath<S, Child>, dependencies: KeyPath<D, ChildDependencies>
   ) -> ScopedStore<Child, ChildDependencies> {
     ScopedStore<Child, ChildDependencies>(
-      core: core.child(keyPath), dependencies: self.dependencies[keyPath: dependencies])
+      core: core.child(keyPath, id: core.childID(keyPath), applyIfIdle: core.fieldApplier(keyPath)),
+      dependencies: self.dependencies[keyPath: dependencies])
   }
 
   /// Mounts a child feature at an optional field of this feature's state; see
   /// `Store.scope(_:dependencies:)` for optional fields.
+  @inlinable
   public func scope<Child: State, ChildDependencies: SideEffectDependencyContainer>(
     _ keyPath: WritableKeyPath<S, Child?>, dependencies: KeyPath<D, ChildDependencies>
   ) -> ScopedStore<Child, ChildDependencies> {
-    ScopedStore<Child, ChildDependencies>(
-      core: core.child(optional: keyPath), dependencies: self.dependencies[keyPath: dependencies])
+    let id = core.optionalChildID(keyPath)
+    return ScopedStore<Child, ChildDependencies>(
+      core: core.child(optional: keyPath, id: id, applyIfIdle: core.childApplier(keyPath, scope: id)),
+      dependencies: self.dependencies[keyPath: dependencies])
   }
 
   /// Mounts a feature on one element of an identified collection of this feature's state; see
@@ -152,13 +166,17 @@ public final class ScopedStore<S: State, D: SideEffectDependencyContainer>: Send
     _ keyPath: WritableKeyPath<S, Elements>, id: Elements.Element.ID, dependencies: KeyPath<D, ChildDependencies>
   ) -> ScopedStore<Elements.Element, ChildDependencies>
   where Elements.Element: State & Identifiable, Elements.Element.ID: Sendable {
-    ScopedStore<Elements.Element, ChildDependencies>(
-      core: core.element(keyPath, id: id), dependencies: self.dependencies[keyPath: dependencies])
+    let scopeID = core.elementID(keyPath, id: id)
+    return ScopedStore<Elements.Element, ChildDependencies>(
+      core: core.element(
+        keyPath, id: id, scopeID: scopeID, applyIfIdle: core.elementApplier(keyPath, id: id, scope: scopeID)),
+      dependencies: self.dependencies[keyPath: dependencies])
   }
 }
 
 extension Store {
   /// The store's whole state as a scope, from which features are mounted.
+  @inlinable
   nonisolated var rootScope: ScopedStore<S, D> {
     ScopedStore(core: RootedScope<S, D, S>(root: core), dependencies: dependencies)
   }
@@ -174,6 +192,7 @@ extension Store {
   /// - Parameters:
   ///   - keyPath: Where the feature's state lives in the store's state.
   ///   - dependencies: Where the feature's dependency container lives in the store's.
+  @inlinable
   public nonisolated func scope<Child: State, ChildDependencies: SideEffectDependencyContainer>(
     _ keyPath: WritableKeyPath<S, Child>, dependencies: KeyPath<D, ChildDependencies>
   ) -> ScopedStore<Child, ChildDependencies> {
@@ -184,6 +203,7 @@ extension Store {
   ///
   /// While the field is nil, items dispatched through the scope fail with ``ScopeError/missingChild(_:)``
   /// and are not applied; ``ScopedStore/state`` is `Child()`.
+  @inlinable
   public nonisolated func scope<Child: State, ChildDependencies: SideEffectDependencyContainer>(
     _ keyPath: WritableKeyPath<S, Child?>, dependencies: KeyPath<D, ChildDependencies>
   ) -> ScopedStore<Child, ChildDependencies> {
@@ -196,6 +216,7 @@ extension Store {
   /// The element is looked up by `id` when each item's turn comes, wherever it has moved. Once it is gone,
   /// items dispatched through the scope fail with ``ScopeError/missingElement(_:)`` and are not applied to
   /// any other element or anywhere else; ``ScopedStore/state`` is `Element()`.
+  @inlinable
   public nonisolated func scope<
     Elements: MutableCollection & RandomAccessCollection, ChildDependencies: SideEffectDependencyContainer
   >(

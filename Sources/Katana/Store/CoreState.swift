@@ -82,6 +82,28 @@ struct CoreState<S: State, D: SideEffectDependencyContainer> {
     return Commit(old: old, new: state, listeners: observers.listeners, subscribers: observers.subscribers)
   }
 
+  /// Applies `mutate`, a change made through a scope, to the state; see ``commit(_:)``. Only the stream
+  /// subscribers that `filter` says the change concerns get it (and all listeners, which observe the whole
+  /// state): with none, this is the commit of a store without observers.
+  @inlinable
+  mutating func commit(_ mutate: (inout S) throws -> Void, touching filter: ScopeCommitFilter) rethrows -> Commit<S>? {
+    if observers.isEmpty || observers.concernNobody(filter) {
+      try mutate(&state)
+      return nil
+    }
+    return try commitConcerned(mutate, touching: filter)
+  }
+
+  @usableFromInline
+  mutating func commitConcerned(_ mutate: (inout S) throws -> Void, touching filter: ScopeCommitFilter) rethrows
+    -> Commit<S>
+  {
+    let concerned = observers.subscribers(concerning: filter)
+    let old: S? = !observers.listeners.isEmpty || concerned.needsOldState ? state : nil
+    try mutate(&state)
+    return Commit(old: old, new: state, listeners: observers.listeners, subscribers: concerned.subscribers)
+  }
+
   /// Releases the turn and starts whatever comes next, if the store is running.
   @inlinable
   mutating func releaseTurn(byPump: Bool) -> Mailbox<Waiter, MailboxJob>.Actions {

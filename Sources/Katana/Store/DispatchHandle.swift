@@ -64,6 +64,7 @@ public struct DispatchHandle<Value: Sendable>: @unchecked Sendable {
   }
 
   /// A handle that has already failed with `error`.
+  @usableFromInline
   static func failed(_ error: any Error) -> DispatchHandle {
     let storage = HandleStorage<Value>.make()
     storage.complete(.failure(error))

@@ -23,6 +23,44 @@ extension StoreCore {
     return applied
   }
 
+  /// ``applyIfIdle(_:)`` for a change made through a scope: the commit goes to the observers that `filter`
+  /// says it concerns.
+  ///
+  /// The common case, a commit that concerns no observer, makes no ``Commit`` at all (a commit holds two
+  /// copies of the state, which the optimizer does not keep out of memory once the mutation can throw). A
+  /// commit with observers takes the lock a second time, in ``applyObservedIfIdle(touching:_:)``.
+  @inlinable @inline(__always)
+  func applyIfIdle(touching filter: ScopeCommitFilter, _ mutate: (inout S) throws -> Void) throws -> Bool {
+    let unobserved = try withLockRunningUpdater { core -> Bool? in
+      guard core.canTakeTurnNow else { return nil }
+      guard core.observers.isEmpty || core.observers.concernNobody(filter) else { return false }
+      try mutate(&core.state)
+      return true
+    }
+    switch unobserved {
+    case nil: return false
+    case true?: return true
+    case false?: return try applyObservedIfIdle(touching: filter, mutate)
+    }
+  }
+
+  /// ``applyIfIdle(touching:_:)`` for a commit that observers may see.
+  @inlinable @inline(never)
+  func applyObservedIfIdle(touching filter: ScopeCommitFilter, _ mutate: (inout S) throws -> Void) throws -> Bool {
+    var commit: Commit<S>?
+    let applied = try withLockRunningUpdater { core -> Bool in
+      guard core.canTakeTurnNow else { return false }
+      commit = try core.commit(mutate, touching: filter)
+      if commit != nil { core.mailbox.takeTurn(holder: nil) }
+      return true
+    }
+    if let commit {
+      commit.deliver()
+      releaseTurn()
+    }
+    return applied
+  }
+
   /// The slow path of an updater dispatch: takes the turn (waiting for it if needed), applies the updater
   /// (through the interceptor chain if there is one), releases the turn, then dispatches any substituted
   /// items. Only waiting and the chain itself are asynchronous.
