@@ -1,5 +1,8 @@
 extension SideEffectContext {
-  /// The store or feature this context belongs to, as a scope: what its child scopes are mounted on.
+  /// The store or feature this context belongs to, as a scope: what its child scopes are mounted on. Inlined,
+  /// as `Store.scope` is, so that the fast path of a scope mounted from a store's context runs specialised for
+  /// the app's state.
+  @inlinable
   var asScope: ScopedStore<S, D> {
     switch backing {
     case .store(let core): ScopedStore(core: RootedScope<S, D, S>(root: core), dependencies: dependencies)
@@ -31,6 +34,7 @@ extension SideEffectContext {
   /// - Parameters:
   ///   - keyPath: Where the feature's state lives in this context's state.
   ///   - dependencies: Where the feature's dependency container lives in this context's container.
+  @inlinable
   public func scope<Child: State, ChildDependencies: SideEffectDependencyContainer>(
     _ keyPath: WritableKeyPath<S, Child>, dependencies: KeyPath<D, ChildDependencies>
   ) -> ScopedStore<Child, ChildDependencies> {
@@ -41,6 +45,7 @@ extension SideEffectContext {
   /// `Store.scope(_:dependencies:)` for optional fields.
   ///
   /// While the field is nil, items dispatched through the scope fail with ``ScopeError/missingChild(_:)``.
+  @inlinable
   public func scope<Child: State, ChildDependencies: SideEffectDependencyContainer>(
     _ keyPath: WritableKeyPath<S, Child?>, dependencies: KeyPath<D, ChildDependencies>
   ) -> ScopedStore<Child, ChildDependencies> {
@@ -51,6 +56,7 @@ extension SideEffectContext {
   /// state, from inside a side effect; see ``Store/scope(_:id:dependencies:)``.
   ///
   /// Once the element is gone, items dispatched through the scope fail with ``ScopeError/missingElement(_:)``.
+  @inlinable
   public func scope<
     Elements: MutableCollection & RandomAccessCollection, ChildDependencies: SideEffectDependencyContainer
   >(

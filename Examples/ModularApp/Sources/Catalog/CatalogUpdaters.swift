@@ -1,12 +1,24 @@
 import Katana
 
-// The only ways the catalog's state changes: pure, synchronous, in place. The side effects dispatch all but
-// the last; the app's UI may dispatch `DismissCatalogNotice`.
+// The only ways the catalog's state changes: pure, synchronous, in place. The side effects dispatch the
+// internal ones; the app's UI sends `SetQuery` and `DismissCatalogNotice`.
 
-/// Shows what the user typed.
-struct SetQuery: StateUpdater, Equatable {
-  let query: String
-  func updateState(_ state: inout CatalogState) {
+/// The search field's text changed: shows it. Send it from the UI for each keystroke, then
+/// ``SearchAfterTyping`` (or call `searchFieldChanged(_:)` on the catalog's scope, which sends both).
+///
+/// The text is a state updater, not part of a side effect, because updaters sent one after the other apply in
+/// that order: the field always ends with the last keystroke's text.
+public struct SetQuery: StateUpdater, Equatable {
+  /// The field's new text.
+  public let query: String
+
+  /// Creates the item.
+  public init(query: String) {
+    self.query = query
+  }
+
+  /// Shows the text.
+  public func updateState(_ state: inout CatalogState) {
     state.query = query
   }
 }
@@ -18,7 +30,7 @@ struct StartSearch: StateUpdater, Equatable {
   }
 }
 
-/// The search for `query` answered.
+/// The search for `query` answered; a notice that an earlier search failed goes away.
 struct ShowResults: StateUpdater, Equatable {
   let query: String
   let products: [Product]
@@ -26,6 +38,9 @@ struct ShowResults: StateUpdater, Equatable {
     state.isSearching = false
     state.resultsQuery = query
     state.results = products
+    if case .searchFailed = state.notice {
+      state.notice = nil
+    }
   }
 }
 

@@ -24,13 +24,13 @@ struct SearchTests {
     let products = StubProducts(["ma": [matcha, whisk]])
     let store = makeStore(products: products, clock: clock)
 
-    let first = store.send(SearchQueryChanged(query: "m"))
-    await store.receive(SetQuery(query: "m")) { $0.query = "m" }
+    store.send(SetQuery(query: "m")) { $0.query = "m" }
+    let first = store.send(SearchAfterTyping())
     try await clock.waitForSleepers(count: 1)
     clock.advance(by: .milliseconds(200))
 
-    let second = store.send(SearchQueryChanged(query: "ma"))
-    await store.receive(SetQuery(query: "ma")) { $0.query = "ma" }
+    store.send(SetQuery(query: "ma")) { $0.query = "ma" }
+    let second = store.send(SearchAfterTyping())
     // The newer keystroke restarted the quiet period: the first one's search never runs.
     await #expect(throws: CancellationError.self) { try await first.value }
     try await clock.waitForSleepers(count: 1)
@@ -49,17 +49,40 @@ struct SearchTests {
     await store.finish()
   }
 
+  /// Side effects sent one after the other may run in any order, so the search must not carry its keystroke's
+  /// text: the one that runs searches what the field shows then.
+  @Test func search_isForTheFieldsTextWhenItStarts_notWhenItWasSent() async throws {
+    let clock = TestClock()
+    let products = StubProducts(["mat": [matcha]])
+    let store = makeStore(products: products, clock: clock)
+
+    store.send(SetQuery(query: "m")) { $0.query = "m" }
+    let search = store.send(SearchAfterTyping())
+    try await clock.waitForSleepers(count: 1)
+    try await store.dispatch(SetQuery(query: "mat")) { $0.query = "mat" }
+    clock.advance(by: .milliseconds(300))
+    await store.receive(StartSearch()) { $0.isSearching = true }
+    await store.receive(ShowResults(query: "mat", products: [matcha])) {
+      $0.isSearching = false
+      $0.resultsQuery = "mat"
+      $0.results = [matcha]
+    }
+    try await search.value
+    #expect(products.searches == ["mat"])
+    await store.finish()
+  }
+
   @Test func clearingTheField_cancelsThePendingSearch_andClearsTheResults() async throws {
     let clock = TestClock()
     let products = StubProducts()
     let store = makeStore(CatalogState(query: "ma", results: [matcha, whisk]), products: products, clock: clock)
 
-    let typing = store.send(SearchQueryChanged(query: "mat"))
-    await store.receive(SetQuery(query: "mat")) { $0.query = "mat" }
+    store.send(SetQuery(query: "mat")) { $0.query = "mat" }
+    let typing = store.send(SearchAfterTyping())
     try await clock.waitForSleepers(count: 1)
 
-    try await store.dispatch(SearchQueryChanged(query: "  "))
-    await store.receive(SetQuery(query: "  ")) { $0.query = "  " }
+    try await store.dispatch(SetQuery(query: "  ")) { $0.query = "  " }
+    try await store.dispatch(SearchAfterTyping())
     await store.receive(ClearResults()) {
       $0.resultsQuery = ""
       $0.results = []
@@ -70,13 +93,14 @@ struct SearchTests {
     await store.finish()
   }
 
-  @Test func failingSearch_keepsThePreviousResults_andShowsANotice() async throws {
+  @Test func failingSearch_keepsThePreviousResults_andShowsANotice_untilASearchAnswers() async throws {
     let clock = TestClock()
-    let products = StubProducts(failures: ["mat": StubFailure(description: "the backend is down")])
+    let products = StubProducts(
+      ["ma": [matcha, whisk]], failures: ["mat": StubFailure(description: "the backend is down")])
     let store = makeStore(CatalogState(query: "ma", results: [matcha]), products: products, clock: clock)
 
-    let typing = store.send(SearchQueryChanged(query: "mat"))
-    await store.receive(SetQuery(query: "mat")) { $0.query = "mat" }
+    store.send(SetQuery(query: "mat")) { $0.query = "mat" }
+    let typing = store.send(SearchAfterTyping())
     try await clock.waitForSleepers(count: 1)
     clock.advance(by: .milliseconds(300))
     await store.receive(StartSearch()) { $0.isSearching = true }
@@ -84,9 +108,22 @@ struct SearchTests {
       $0.isSearching = false
       $0.notice = .searchFailed(query: "mat", reason: "the backend is down")
     }
-    // A failing backend is shown, not thrown: the keystroke that the UI sent and forgot succeeds.
+    // A failing backend is shown, not thrown: the search that the UI sent and forgot succeeds.
     try await typing.value
     #expect(store.state.results == [matcha])
+
+    // The next search that answers takes the notice away.
+    store.send(SetQuery(query: "ma")) { $0.query = "ma" }
+    let retyping = store.send(SearchAfterTyping())
+    try await clock.waitForSleepers(count: 1)
+    clock.advance(by: .milliseconds(300))
+    await store.receive(StartSearch()) { $0.isSearching = true }
+    await store.receive(ShowResults(query: "ma", products: [matcha, whisk])) {
+      $0.isSearching = false
+      $0.results = [matcha, whisk]
+      $0.notice = nil
+    }
+    try await retyping.value
     await store.finish()
   }
 
@@ -95,8 +132,8 @@ struct SearchTests {
     let products = StubProducts(["whisk": [whisk]])
     let store = makeStore(products: products, clock: clock)
 
-    let typing = store.send(SearchQueryChanged(query: " whisk "))
-    await store.receive(SetQuery(query: " whisk ")) { $0.query = " whisk " }
+    store.send(SetQuery(query: " whisk ")) { $0.query = " whisk " }
+    let typing = store.send(SearchAfterTyping())
     try await clock.waitForSleepers(count: 1)
     clock.advance(by: .milliseconds(300))
     await store.receive(StartSearch()) { $0.isSearching = true }

@@ -16,7 +16,7 @@ struct FeatureIsolationTests {
     defer { stop() }
 
     // A whole debounced search: three catalog commits.
-    let typing = shop.catalog.send(SearchQueryChanged(query: "sencha"))
+    let typing = shop.catalog.searchFieldChanged("sencha")
     try await clock.waitForSleepers(count: 1)
     clock.advance(by: .milliseconds(300))
     try await typing.value
