@@ -77,4 +77,64 @@ struct CatalogToCartTests {
     #expect(shop.catalog.state.adding == [:])
     #expect(shop.catalog.state.notice == .added(productName: "Bamboo matcha whisk"))
   }
+
+  /// Seeded rounds of concurrent taps on products with little stock, from the catalog and from the cart's own
+  /// UI: every unit the inventory granted is in the cart, every refusal left it alone, no progress is left.
+  @Test(arguments: [1, 2, 3] as [UInt64])
+  func concurrentAdds_seeded_theCartHoldsExactlyWhatTheStockGranted(seed: UInt64) async throws {
+    var random = SplitMix64(seed: seed)
+    let stock = ["KIT-KYUSU": 2, "KIT-WHISK": 3, "TEA-GENMAI": 5]
+    let products = stock.keys.sorted().map(product)
+    let backend = ShopBackend(
+      listings: products.map { ShopBackend.Listing($0, stock: stock[$0.id]!) })
+    let shop = Shop(initialState: AppState(catalog: CatalogState(query: "", results: products)), backend: backend)
+    try await shop.store.waitUntilReady()
+
+    var taps: [String: Int] = [:]
+    var handles: [DispatchHandle<Void>] = []
+    for _ in 0..<24 {
+      let product = products[Int(random.next() % UInt64(products.count))]
+      taps[product.id, default: 0] += 1
+      if random.next() % 2 == 0 {
+        handles.append(shop.catalog.send(AddProductToCart(productID: product.id)))
+      } else {
+        handles.append(shop.cart.send(AddItem(CartItem(product))))
+      }
+    }
+    var refused = 0
+    for handle in handles {
+      if case .failure(let error) = await handle.result {
+        guard case .outOfStock(_, available: 0)? = error as? CartError else {
+          Issue.record("an add failed with \(error), seed \(seed)")
+          continue
+        }
+        refused += 1
+      }
+    }
+
+    for product in products {
+      let granted = min(taps[product.id] ?? 0, stock[product.id]!)
+      #expect(shop.cart.state.line(product.id)?.quantity ?? 0 == granted, "\(product.id), seed \(seed)")
+      #expect(backend.stock(of: product.id) == stock[product.id]! - granted, "\(product.id), seed \(seed)")
+    }
+    #expect(refused == 24 - shop.cart.state.itemCount)
+    #expect(shop.catalog.state.adding == [:])
+  }
+}
+
+/// A small seeded generator, so that a failing round can be replayed.
+struct SplitMix64 {
+  private var state: UInt64
+
+  init(seed: UInt64) {
+    state = seed
+  }
+
+  mutating func next() -> UInt64 {
+    state &+= 0x9E37_79B9_7F4A_7C15
+    var z = state
+    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+    return z ^ (z >> 31)
+  }
 }
