@@ -6,7 +6,7 @@ import Katana
 ///
 /// ```swift
 /// let shop = Shop()
-/// shop.catalog.send(SetQuery(query: "tea"))                      // the catalog's own item
+/// try await shop.catalog.searchFieldChanged("tea").value          // the catalog's own items
 /// try await shop.catalog.dispatch(AddProductToCart(productID: "TEA-SENCHA"))
 /// print(shop.cart.state.lines)                                    // the cart has it
 /// ```
