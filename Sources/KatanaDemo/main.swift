@@ -17,5 +17,6 @@ await Tour.run([
   observationStep,
   cancellationStep,
   debounceStep,
+  featuresStep,
   promisesStep,
 ])
