@@ -58,7 +58,7 @@ extension SideEffectContext {
   /// Once the element is gone, items dispatched through the scope fail with ``ScopeError/missingElement(_:)``.
   @inlinable
   public func scope<
-    Elements: MutableCollection & RandomAccessCollection, ChildDependencies: SideEffectDependencyContainer
+    Elements: MutableCollection & RandomAccessCollection & Sendable, ChildDependencies: SideEffectDependencyContainer
   >(
     _ keyPath: WritableKeyPath<S, Elements>, id: Elements.Element.ID, dependencies: KeyPath<D, ChildDependencies>
   ) -> ScopedStore<Elements.Element, ChildDependencies>
