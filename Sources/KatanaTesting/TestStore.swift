@@ -94,7 +94,7 @@ public final class TestStore<S: State & Equatable, D: SideEffectDependencyContai
     recorder.connect(
       StoreAccess(
         activeWork: { [weak store] in store?.activeWork ?? 0 },
-        activityCarriers: { [weak store] in store?.activityCarriers },
+        activityCarriers: { [weak store] tasks in store?.activityCarriers(inside: tasks) },
         waitUntilIdle: { [weak store] in try await store?.waitUntilIdle() }))
   }
 

@@ -85,8 +85,9 @@ struct EndOfTestReport<S: State> {
 /// holds the recorder's interceptor, so the recorder must not hold the store strongly).
 struct StoreAccess: Sendable {
   let activeWork: @Sendable () -> Int
-  /// The tasks that carry the store's work (see `Store.activityCarriers`).
-  let activityCarriers: @Sendable () -> [TaskIdentity]?
+  /// The tasks that carry the store's work, or nil if one of the given tasks (the test's items in flight)
+  /// carries none itself (see `Store.activityCarriers(inside:)`).
+  let activityCarriers: @Sendable ([TaskIdentity]) -> [TaskIdentity]?
   let waitUntilIdle: @Sendable () async throws -> Void
 }
 
@@ -287,6 +288,9 @@ final class TestStoreRecorder<S: State>: ClockObserving, Sendable {
         let generation = signal.generation
         if let result = own.result { return result }
         if case .parked(let sleepers) = settlement() {
+          // The item may have finished while the store was being looked at: its result is set before it
+          // leaves the test's work, so a settlement that no longer counted it finds the result here.
+          if let result = own.result { return result }
           own.cancel()
           recordIssue(
             "\(waiting()) cannot return until the test clock moves: \(Parking.describe(sleepers)). Advance the "
@@ -407,9 +411,10 @@ final class TestStoreRecorder<S: State>: ClockObserving, Sendable {
       }
       // Every item of the test has reached the store, and the store knows the task that carries each piece
       // of its work (followed through the effect tools' runs and throttle windows to the task doing it).
-      if let clock, own.allSatisfy({ $0.hasStarted && $0.task != nil }),
-        let carriers = access?.activityCarriers()
-      {
+      // Each of those items is still inside the store: one whose dispatch has returned is about to report,
+      // so it is busy even when everything else sleeps.
+      let ownTasks = own.compactMap { $0.hasStarted ? $0.task : nil }
+      if let clock, ownTasks.count == own.count, let carriers = access?.activityCarriers(ownTasks) {
         let (version, snapshot) = clock.versionedSnapshot()
         if let parked = Parking.sleepers(holding: carriers, among: snapshot.sleepers) {
           if signal.generation == generation, clock.version == version { return .parked(parked) }

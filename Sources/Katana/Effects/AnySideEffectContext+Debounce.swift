@@ -4,20 +4,26 @@ extension AnySideEffectContext {
   /// ```swift
   /// struct SearchID: Hashable {}
   ///
-  /// struct QueryChanged: SideEffect {
-  ///   let query: String
+  /// struct SearchAfterTyping: SideEffect {
   ///   func sideEffect(_ context: SideEffectContext<AppState, AppDependencies>) async throws {
-  ///     try await context.dispatch(SetQuery(query))  // at once
   ///     try await context.debounce(id: SearchID(), for: .milliseconds(300)) {
-  ///       let results = try await context.dependencies.api.search(query)
+  ///       let results = try await context.dependencies.api.search(context.getState().query)
   ///       try await context.dispatch(SetResults(results))
   ///     }
   ///   }
   /// }
   ///
-  /// store.send(QueryChanged(query: "k"))
-  /// store.send(QueryChanged(query: "ka"))  // within 300 ms: only the search for "ka" runs
+  /// // On every keystroke: the text as a state updater, then the debounced search.
+  /// store.send(SetQuery("k"))
+  /// store.send(SearchAfterTyping())
+  /// store.send(SetQuery("ka"))
+  /// store.send(SearchAfterTyping())  // within 300 ms: one search runs, for "ka"
   /// ```
+  ///
+  /// The search reads the query from the state when it starts, rather than capturing it: items sent one
+  /// after the other reach the store in order, and state updaters apply in that order, but the bodies of
+  /// side effects run concurrently, so two debounced calls made from two sent side effects may register in
+  /// either order. Whichever call wins, it searches for the latest text.
   ///
   /// A call cancels everything running under `id` in this store (like ``run(id:cancelInFlight:operation:)``
   /// with `cancelInFlight: true`), then waits `duration` and runs `operation`. So a new call restarts the

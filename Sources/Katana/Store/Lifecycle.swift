@@ -317,6 +317,17 @@ struct Lifecycle<C: Resumable, TaskHandle> where C.Value == Void {
     return Array(found)
   }
 
+  /// ``carriers()``, or nil also when one of `tasks` carries no unit of work itself. A test store passes the
+  /// tasks of its own items that have reached the store and not finished: one that carries nothing has left
+  /// the store (its dispatch returned, and it is about to report) and is busy, not parked, whatever the store's
+  /// other work does.
+  func carriers(inside tasks: [TaskIdentity]) -> [TaskIdentity]? {
+    for task in tasks where !activity.values.contains(where: { $0.task == task }) {
+      return nil
+    }
+    return carriers()
+  }
+
   /// What a caller of `waitUntilIdle()` does: proceed if nothing is in flight, or wait as the returned waiter.
   mutating func waitUntilIdle() -> Admission<Void> {
     activity.isEmpty ? .proceed(()) : .wait(idleWaiters.add())

@@ -232,9 +232,11 @@ extension Store {
   }
 
   /// The tasks that carry the in-flight work, followed through the effect tools' hand-offs; nil if some piece
-  /// of work has no known carrier yet. Requires `StoreConfiguration.tracksActivity`.
-  package nonisolated var activityCarriers: [TaskIdentity]? {
-    core.activityCarriers
+  /// of work has no known carrier yet, or if one of `tasks` carries no piece of work itself (a task that has
+  /// left the store, its dispatch returned, is busy, whatever the store's other work does). Requires
+  /// `StoreConfiguration.tracksActivity`.
+  package nonisolated func activityCarriers(inside tasks: [TaskIdentity]) -> [TaskIdentity]? {
+    core.activityCarriers(inside: tasks)
   }
 
   /// The number of tasks the store owns and has not seen finish.

@@ -97,9 +97,10 @@ extension StoreCore {
   }
 
   /// The tasks that carry the store's in-flight work, followed through hand-offs; nil if some piece of work
-  /// has no known carrier yet. Requires ``StoreConfiguration/tracksActivity``.
-  var activityCarriers: [TaskIdentity]? {
-    withLock { $0.lifecycle.carriers() }
+  /// has no known carrier yet, or if one of `tasks` carries none itself (see ``Lifecycle/carriers(inside:)``).
+  /// Requires ``StoreConfiguration/tracksActivity``.
+  func activityCarriers(inside tasks: [TaskIdentity]) -> [TaskIdentity]? {
+    withLock { $0.lifecycle.carriers(inside: tasks) }
   }
 
   /// Records that `waiter` waits for the task that binds `token` (nil: no longer).

@@ -51,15 +51,15 @@ struct SearchTodos: SideEffect {
   }
 }
 
-/// The search field changed: show the text at once, search once typing pauses for 300 ms.
-struct QueryChanged: SideEffect {
+/// The search field changed (after `SetQuery`, sent first): search once typing pauses for 300 ms, for the
+/// text in the state then. Reading the text rather than capturing it keeps back-to-back keystrokes right:
+/// sent updaters apply in order, while the bodies of sent side effects run concurrently.
+struct SearchAfterTyping: SideEffect {
   static let quietPeriod = Duration.milliseconds(300)
-  let query: String
 
   func sideEffect(_ context: SideEffectContext<TodoState, TodoDependencies>) async throws {
-    try await context.dispatch(SetQuery(query: query))
     try await context.debounce(id: SearchID(), for: Self.quietPeriod) {
-      let titles = try await context.dependencies.api.search(query)
+      let titles = try await context.dependencies.api.search(context.getState().query)
       try await context.dispatch(SetSearchResults(titles: titles))
     }
   }

@@ -10,11 +10,14 @@ let debounceStep = Step(title: "Debounce on a test clock") { trace in
   let clock = TestClock()
   let api = FakeRemoteAPI(todos: [Todo(id: 1, title: "Buy milk"), Todo(id: 2, title: "Bake bread")], clock: clock)
   let store = makeTodoStore(api: api, clock: clock)
-  trace.say("QueryChanged stores the text at once, then debounces the search by 300 ms on the store's clock")
+  trace.say(
+    "each keystroke sends SetQuery (the text, at once) and SearchAfterTyping (the search, debounced by 300 ms on "
+      + "the store's clock, for the text in the state when it runs)")
 
   var pending: DispatchHandle<Void>?
   for text in ["b", "ba", "bak"] {
-    let handle = store.send(QueryChanged(query: text))
+    store.send(SetQuery(query: text))
+    let handle = store.send(SearchAfterTyping())
     if let previous = pending {
       // The newer call cancels the older one, which then throws CancellationError.
       try trace.expectCancelled(await previous.result, "the debounced search superseded by \"\(text)\"")

@@ -34,6 +34,24 @@ struct ActivityCarrierTests {
     #expect(machine.activeWork == 0)
   }
 
+  @Test func tasksOfTheTest_mustEachCarryAUnitThemselves_evenWhenTheirWorkIsHandedOff() {
+    var machine = Machine(tracksActivity: true)
+    // The test's task `a` dispatched, and waits for a run that `b` carries.
+    machine.beginActivity(.dispatch(1), carrier: a)
+    machine.handOff(from: a, to: 5)
+    machine.bind(5, to: b)
+    #expect(machine.carriers(inside: [a]) == [b])
+    // Another task of the test that carries nothing has left the store (or never reached it): not parked.
+    #expect(machine.carriers(inside: [a, c]) == nil)
+    // `a`'s dispatch returns: the work left is `b`'s, but `a` is still reporting.
+    machine.handOff(from: a, to: nil)
+    _ = machine.endActivity(.dispatch(1))
+    machine.beginActivity(.dispatch(2), carrier: b)
+    #expect(machine.carriers() == [b])
+    #expect(machine.carriers(inside: [a]) == nil)
+    #expect(machine.carriers(inside: []) == [b])
+  }
+
   @Test func aSentItemIsCarriedByTheTaskThatRunsIt_onceKnown() {
     var machine = Machine(tracksActivity: true)
     machine.beginActivity(.job(7), carrier: nil)
