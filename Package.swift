@@ -17,6 +17,9 @@ let package = Package(
     .library(name: "KatanaTesting", targets: ["KatanaTesting"]),
     .executable(name: "katana-demo", targets: ["KatanaDemo"]),
     .executable(name: "katana-benchmarks", targets: ["KatanaBenchmarks"]),
+    // Not API: the benchmark cases, shared by katana-benchmarks and the package in Benchmarks/ (which counts
+    // allocations with ordo-one/benchmark, a dependency this package does not take).
+    .library(name: "KatanaBenchmarkFixtures", targets: ["KatanaBenchmarkFixtures"]),
   ],
   targets: [
     // A few C inline functions: atomic loads and stores of one word (the `Synchronization` module would raise the
@@ -30,8 +33,14 @@ let package = Package(
       name: "KatanaDemo", dependencies: ["Katana", "KatanaPromises", "KatanaTesting"], swiftSettings: strictSettings),
     // The baselines live in their own module, so that the optimizer cannot fold them into the measuring loop.
     .target(name: "KatanaBenchmarkBaselines", swiftSettings: strictSettings),
+    // Each benchmark case's set-up and measured operations, written once: katana-benchmarks times them against
+    // the baselines, Benchmarks/ counts their allocations against committed thresholds.
+    .target(
+      name: "KatanaBenchmarkFixtures", dependencies: ["Katana", "KatanaPromises", "KatanaBenchmarkBaselines"],
+      swiftSettings: strictSettings),
     .executableTarget(
-      name: "KatanaBenchmarks", dependencies: ["Katana", "KatanaPromises", "KatanaBenchmarkBaselines"],
+      name: "KatanaBenchmarks",
+      dependencies: ["Katana", "KatanaPromises", "KatanaBenchmarkBaselines", "KatanaBenchmarkFixtures"],
       swiftSettings: strictSettings),
     // Gates, recorders and output capture that the test targets share (test targets cannot import each other).
     .target(name: "KatanaTestSupport", path: "Tests/KatanaTestSupport", swiftSettings: strictSettings),
