@@ -14,8 +14,9 @@ let package = Package(
   dependencies: [
     // Named, so that the product reference below does not depend on the folder the checkout is in.
     .package(name: "Katana", path: ".."),
-    // The malloc interposer counts every allocation (on Swift 6.3, the package's other default trait pulls in a
-    // runtime interposer for ARC counts that this project does not need).
+    // The malloc interposer counts every allocation. The package's other default trait, RuntimeInterposer (ARC
+    // counts on Linux with Swift 6.3), needs swift-runtime-interposer, which this project neither needs nor has in
+    // its CI machines' package mirror.
     .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
   ],
   targets: [
