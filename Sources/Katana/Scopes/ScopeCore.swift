@@ -1,9 +1,12 @@
 /// The engine behind ``ScopedStore`` and a feature's ``SideEffectContext``, with the root store's types
 /// erased: a feature's code knows its own state `S`, not the app's.
 ///
-/// The one subclass, ``RootedScope``, knows the root store's types and does the work in code specialised for
-/// them; this class only declares the operations. (A class with overridable generic methods rather than a
-/// protocol: the feature's items keep their static types all the way to the root store.)
+/// State updaters, the hot path, go through ``routes``: closures made in the app's code (``Store`` and
+/// ``ScopedStore`` inline the scope functions), so they run specialised for the app's and the feature's types.
+/// Everything else (side effects, type-erased items, observers, child scopes) is declared here and done by
+/// the one subclass, ``RootedScope``, which knows the root store's types. (A class with overridable generic
+/// methods rather than a protocol: the feature's items keep their static types all the way to the root
+/// store.)
 @usableFromInline
 class ScopeCore<S: State>: @unchecked Sendable {
   // Sendable: immutable; subclasses add only immutable stored properties.

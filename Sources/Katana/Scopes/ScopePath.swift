@@ -5,9 +5,8 @@
 /// touches the part where it lives: nothing is copied, neither the part nor the rest of the value. A stored
 /// property with a fixed place in its parent (``MemoryLayout/offset(of:)`` is not nil) is reached through a
 /// pointer to that place, which the standard library documents as equivalent to the key path; any other key
-/// path is applied as a key path. The scope machinery composes these steps twice: into ``ScopePath`` (from
-/// the root state, for the paths that know the root's type) and into a ``ScopeApplier`` (from the parent
-/// scope's slice, made in code specialised for the feature's types).
+/// path is applied as a key path. Mutations compose them into ``ScopeRoutes`` (one ``ScopeStepping`` value per
+/// level, made in code specialised for the parent's and the child's types); reads into ``ScopePath``.
 @usableFromInline
 enum ScopeStep {
   /// Runs `body` on the field at `keyPath` of `parent`, in place; `offset` is the field's
