@@ -188,7 +188,8 @@ final class EffectRegistry: Sendable {
   nonisolated(nonsending) func throttleTurn(_ id: EffectID, latest: Bool, token: UInt64) async throws -> ThrottleTurn {
     try Task.checkCancellation()
     var actions = State.Actions()
-    let decision = state.withLock { $0.throttle(id, latest: latest, token: token, actions: &actions) }
+    let caller = links == nil ? nil : TaskIdentity.current
+    let decision = state.withLock { $0.throttle(id, latest: latest, token: token, caller: caller, actions: &actions) }
     perform(actions)
     switch decision {
     case .runNow(let windowToken):
@@ -198,9 +199,14 @@ final class EffectRegistry: Sendable {
     case .storeShutDown:
       throw StoreError.storeShutDown
     case .hold(let waiter, let windowToken):
-      // Held, the call waits for the task that closes the window.
-      let caller = links == nil ? nil : TaskIdentity.current
-      if let links, let caller { links.handOff(caller, windowToken) }
+      // Held, the call waits for the task that closes the window. Whoever releases, drops or cancels the
+      // held call ends this hand-off before resuming it (the window's task may sleep again at once, and this
+      // task, awake, must not look asleep meanwhile); if that happened before the hand-off was made, the
+      // call is no longer held, and the hand-off ends here.
+      if let links, let caller {
+        links.handOff(caller, windowToken)
+        if !state.withLock({ $0.isHeld(id, waiter: waiter) }) { links.handOff(caller, nil) }
+      }
       defer { if let links, let caller { links.handOff(caller, nil) } }
       return try await state.suspend(
         install: { state, continuation in state.suspendHeld(waiter, on: continuation) },
@@ -263,6 +269,9 @@ final class EffectRegistry: Sendable {
 
   private func perform(_ actions: State.Actions) {
     guard !actions.isEmpty else { return }
+    if let links {
+      for caller in actions.endedHandOffs { links.handOff(caller, nil) }
+    }
     for cancel in actions.cancels {
       cancel()
     }

@@ -37,6 +37,9 @@ struct EffectRegistryState<TurnWaiter: Resumable<ThrottleTurn>, CountWaiter: Res
     let token: UInt64
     /// The call's waiter in ``turnWaiters``.
     let waiter: UInt64
+    /// The task that waits, whose hand-off to the window (see ``CarrierLinks``) ends when the call is
+    /// released, dropped or cancelled: before it resumes, since the window's task may sleep again at once.
+    let caller: TaskIdentity?
   }
 
   /// What a new run does.
@@ -77,8 +80,12 @@ struct EffectRegistryState<TurnWaiter: Resumable<ThrottleTurn>, CountWaiter: Res
     var cancels: [@Sendable () -> Void] = []
     var turnResumptions: [Resumption<TurnWaiter>] = []
     var countResumptions: [Resumption<CountWaiter>] = []
+    /// Tasks of held calls that no longer wait for a window: their hand-offs end before anything resumes.
+    var endedHandOffs: [TaskIdentity] = []
 
-    var isEmpty: Bool { cancels.isEmpty && turnResumptions.isEmpty && countResumptions.isEmpty }
+    var isEmpty: Bool {
+      cancels.isEmpty && turnResumptions.isEmpty && countResumptions.isEmpty && endedHandOffs.isEmpty
+    }
   }
 
   private(set) var isShutDown = false
@@ -179,6 +186,7 @@ struct EffectRegistryState<TurnWaiter: Resumable<ThrottleTurn>, CountWaiter: Res
 
   private mutating func dropHeld(_ held: Held, actions: inout Actions) {
     heldCount -= 1
+    if let caller = held.caller { actions.endedHandOffs.append(caller) }
     if let resumption = turnWaiters.resolve(held.waiter, with: .failure(CancellationError())) {
       actions.turnResumptions.append(resumption)
     }
@@ -207,7 +215,9 @@ struct EffectRegistryState<TurnWaiter: Resumable<ThrottleTurn>, CountWaiter: Res
   /// Decides what a throttled call under `id`, with run token `token`, does. With `runNow`, the call's run
   /// is registered; with `hold`, the call waits, and its run is registered when the window releases it, so
   /// that a cancellation by id never misses it.
-  mutating func throttle(_ id: EffectID, latest: Bool, token: UInt64, actions: inout Actions) -> ThrottleDecision {
+  mutating func throttle(
+    _ id: EffectID, latest: Bool, token: UInt64, caller: TaskIdentity? = nil, actions: inout Actions
+  ) -> ThrottleDecision {
     guard !isShutDown else { return .storeShutDown }
     guard var window = windows[id] else {
       let windowToken = makeToken()
@@ -223,10 +233,15 @@ struct EffectRegistryState<TurnWaiter: Resumable<ThrottleTurn>, CountWaiter: Res
     }
     let waiter = turnWaiters.add()
     heldCount += 1
-    window.held = Held(token: token, waiter: waiter)
+    window.held = Held(token: token, waiter: waiter, caller: caller)
     windows[id] = window
     takeCountWaiters(&actions)
     return .hold(waiter: waiter, windowToken: window.token)
+  }
+
+  /// Whether the call `waiter` is still held for the window of `id`.
+  func isHeld(_ id: EffectID, waiter: UInt64) -> Bool {
+    windows[id]?.held?.waiter == waiter
   }
 
   /// The held call `waiter` has suspended; returns its resumption if its outcome is already decided.
@@ -239,6 +254,7 @@ struct EffectRegistryState<TurnWaiter: Resumable<ThrottleTurn>, CountWaiter: Res
     if let held = windows[id]?.held, held.waiter == waiter {
       windows[id]?.held = nil
       heldCount -= 1
+      if let caller = held.caller { actions.endedHandOffs.append(caller) }
       takeCountWaiters(&actions)
     }
     return turnWaiters.resolve(waiter, with: .failure(CancellationError()))
@@ -253,6 +269,7 @@ struct EffectRegistryState<TurnWaiter: Resumable<ThrottleTurn>, CountWaiter: Res
     }
     windows[id]?.held = nil
     heldCount -= 1
+    if let caller = held.caller { actions.endedHandOffs.append(caller) }
     addRun(id, held.token)
     if let resumption = turnWaiters.resolve(held.waiter, with: .success(.released)) {
       actions.turnResumptions.append(resumption)

@@ -42,6 +42,10 @@ struct EffectRegistryModel: ExplorableModel {
   /// The window task: its token while the window is open.
   var windowToken: UInt64?
   var throttleResumed: [[String]]
+  /// How often each throttle call's hand-off to the window was ended by the machine's actions.
+  var endedHandOffs: [Int] = []
+  /// Whether each throttle call was ever held.
+  var wasHeld: [Bool] = []
   var countWaiter: (id: UInt64, suspended: Bool)?
   var countWaitPending: Bool
   var countResumed = 0
@@ -49,6 +53,8 @@ struct EffectRegistryModel: ExplorableModel {
 
   init(runs: [(parent: Int?, cancelInFlight: Bool)], throttleCalls: Int, cancel: Bool, shutdown: Bool, countWait: Bool)
   {
+    self.endedHandOffs = Array(repeating: 0, count: throttleCalls)
+    self.wasHeld = Array(repeating: false, count: throttleCalls)
     self.runs = runs.map { RunActor(parent: $0.parent, cancelInFlight: $0.cancelInFlight) }
     cancelPending = cancel
     shutdownPending = shutdown
@@ -64,8 +70,25 @@ struct EffectRegistryModel: ExplorableModel {
   }
 
   mutating func perform(_ actions: Machine.Actions) {
+    // Hand-offs end before anything resumes.
+    for caller in actions.endedHandOffs {
+      guard let call = (0..<throttleCalls.count).first(where: { Self.caller(of: $0) == caller }) else {
+        errors.append("a hand-off of an unknown task ended")
+        continue
+      }
+      if case .holding = throttleCalls[call] {
+      } else {
+        errors.append("throttle \(call)'s hand-off ended while \(throttleCalls[call])")
+      }
+      endedHandOffs[call] += 1
+    }
     for resumption in actions.turnResumptions { resumeThrottle(resumption) }
     countResumed += actions.countResumptions.count
+  }
+
+  /// The task identity standing for throttle call `call` (only compared).
+  static func caller(of call: Int) -> TaskIdentity {
+    TaskIdentity(address: 0x1000 + UInt(call))
   }
 
   mutating func resumeThrottle(_ resumption: Resumption<FakeContinuation<ThrottleTurn>>) {
@@ -171,12 +194,15 @@ struct EffectRegistryModel: ExplorableModel {
           ModelEvent(name: "throttle \(call) called") { model in
             var actions = Machine.Actions()
             let decision = model.machine.throttle(
-              model.throttleID, latest: true, token: model.throttleTokens[call], actions: &actions)
+              model.throttleID, latest: true, token: model.throttleTokens[call], caller: Self.caller(of: call),
+              actions: &actions)
             switch decision {
             case .runNow(let windowToken):
               model.throttleCalls[call] = .running(model.throttleTokens[call])
               model.windowToken = windowToken
-            case .hold(let waiter, _): model.throttleCalls[call] = .holding(waiter: waiter, suspended: false)
+            case .hold(let waiter, _):
+              model.throttleCalls[call] = .holding(waiter: waiter, suspended: false)
+              model.wasHeld[call] = true
             case .drop, .storeShutDown: model.throttleCalls[call] = .done
             }
             model.perform(actions)
@@ -255,6 +281,11 @@ struct EffectRegistryModel: ExplorableModel {
 
   func finalViolations() -> [String] {
     var found: [String] = []
+    // A held call's hand-off ends exactly once, whether it is released, dropped or cancelled; a call never
+    // held has none.
+    for call in throttleCalls.indices where endedHandOffs[call] != (wasHeld[call] ? 1 : 0) {
+      found.append("throttle \(call)'s hand-off ended \(endedHandOffs[call]) times (held: \(wasHeld[call]))")
+    }
     if machine.entryCount != 0 { found.append("\(machine.entryCount) entries left") }
     if !machine.windows.isEmpty { found.append("a window is left open") }
     if !machine.turnWaiters.isEmpty { found.append("throttle waiters left") }
