@@ -308,7 +308,9 @@ struct FeatLongRun: SideEffect {
     do {
       try await context.run(id: id) {
         started.open()
-        try await Task.sleep(for: .seconds(60))
+        // A gate nobody opens: the run waits until it is cancelled.
+        await Gate().wait()
+        try Task.checkCancellation()
       }
     } catch {
       finished.append("\(context.dependencies.name) \(error is CancellationError ? "cancelled" : "\(error)")")
