@@ -1,5 +1,9 @@
 // Failsafes that turn a hang into a test failure. The clock runs on a thread of its own, never on the
 // cooperative pool, which the hang being detected may have starved.
+//
+// A failsafe catches hangs; it is not a timing check. Give it 30 seconds or more: the whole suite starts at once
+// on two pool threads, and under the thread sanitizer on a busy 2-core machine a test may wait ten seconds for its
+// turn to run (three scope tests with 10-second failsafes failed so while another build ran).
 import Foundation
 
 /// Waits for `operation`, run in a new task, for at most `seconds` of wall-clock time.

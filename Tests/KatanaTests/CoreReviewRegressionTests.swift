@@ -183,7 +183,7 @@ struct CoreReviewRegressionTests {
   @Test func isReady_readFromAnUpdater_answersWithoutDeadlocking() async throws {
     let store = try await makeReadyStore()
     let seen = Recorder<Bool>()
-    let finished = completesOnThread(within: 5) {
+    let finished = completesOnThread(within: 30) {
       store.send(CallFromUpdater { seen.append(store.isReady) })
     }
     #expect(finished)
@@ -196,7 +196,7 @@ struct CoreReviewRegressionTests {
     let store = try await makeReadyStore()
     let calls = Recorder<Int>()
     let unsubscribe = store.addListener { _, new in calls.append(new.counter) }
-    let finished = completesOnThread(within: 5) {
+    let finished = completesOnThread(within: 30) {
       store.send(CallFromUpdater { unsubscribe() })
     }
     // After a deadlock the store's lock stays taken: stop here rather than hang.
@@ -212,7 +212,7 @@ struct CoreReviewRegressionTests {
   /// `cancel(id:)` called from inside a state updater returns without deadlocking.
   @Test func cancelByID_calledFromAnUpdater_returnsWithoutDeadlocking() async throws {
     let store = try await makeReadyStore()
-    let finished = completesOnThread(within: 5) {
+    let finished = completesOnThread(within: 30) {
       store.send(CallFromUpdater { store.cancel(id: EffectTestID(value: 1)) })
     }
     guard finished else {
@@ -232,7 +232,7 @@ struct CoreReviewRegressionTests {
     var object: ReadsStateWhenReleased? = ReadsStateWhenReleased(box: box, seen: seen)
     let unsubscribe = store.addListener { [object] _, _ in _ = object }
     object = nil
-    let finished = completesOnThread(within: 5) { unsubscribe() }
+    let finished = completesOnThread(within: 30) { unsubscribe() }
     #expect(finished)
     #expect(seen.values == [7])
     box.store = nil
@@ -247,7 +247,7 @@ struct CoreReviewRegressionTests {
     var object: ReadsStateWhenReleased? = ReadsStateWhenReleased(box: box, seen: seen)
     store.addListener { [object] _, _ in _ = object }
     object = nil
-    let finished = completesOnThread(within: 5) { store.core.shutdown() }
+    let finished = completesOnThread(within: 30) { store.core.shutdown() }
     #expect(finished)
     #expect(seen.values == [3])
     box.store = nil

@@ -281,7 +281,7 @@ struct ScopeObservationTests {
   @Test func states_ofScope_skipsCommitsElsewhere() async throws {
     let store = try await makeFeatureStore()
     let cart = store.scope(\.cart, dependencies: \.cart)
-    let result = await withFailsafe(seconds: 10) { () -> [[Int]] in
+    let result = await withFailsafe(seconds: 60) { () -> [[Int]] in
       var iterator = cart.states(buffering: .bufferingNewest(16)).makeAsyncIterator()
       var values: [[Int]] = []
       values.append(await iterator.next()?.items ?? [-1])
@@ -373,7 +373,7 @@ struct ScopeSideEffectTests {
     let wishlistStarted = Gate()
     let cartRun = cart.send(FeatLongRun(id: 1, started: cartStarted, finished: finished))
     let wishlistRun = wishlist.send(FeatLongRun(id: 1, started: wishlistStarted, finished: finished))
-    let started = await withFailsafe(seconds: 10) {
+    let started = await withFailsafe(seconds: 60) {
       await cartStarted.wait()
       await wishlistStarted.wait()
       return true

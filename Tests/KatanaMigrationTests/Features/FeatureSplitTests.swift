@@ -61,7 +61,7 @@ struct FeatureSplitTests {
       })
     let cart = store.scope(\.cart, dependencies: \.cart)
     let checkout = cart.send(Checkout())
-    let placing = await withFailsafe(seconds: 10) {
+    let placing = await withFailsafe(seconds: 60) {
       await started.wait()
       return true
     }
