@@ -93,10 +93,11 @@ public struct NestedIncrement: SideEffect {
 public let passThrough: StoreInterceptor = { _ in { next in { item in try await next(item) } } }
 
 /// A ready store.
-public func makeStore(_ state: BenchState = BenchState(), interceptors: [StoreInterceptor] = []) async throws
-  -> BenchStore
-{
-  let store = BenchStore(initialState: state, interceptors: interceptors)
+public func makeStore(
+  _ state: BenchState = BenchState(), interceptors: [StoreInterceptor] = [], observers: [DispatchObserver] = []
+) async throws -> BenchStore {
+  let store = BenchStore(
+    initialState: state, interceptors: interceptors, configuration: StoreConfiguration(dispatchObservers: observers))
   try await store.waitUntilReady()
   return store
 }

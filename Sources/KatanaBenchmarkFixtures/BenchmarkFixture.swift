@@ -96,7 +96,7 @@ extension BenchmarkFixture {
       actorCall, lockedMutation,
       updaterDispatch, emptySideEffect, returningSideEffect, nestedUpdater, sendThroughput,
       plainClosureChain, interceptorArrayChain, updaterDispatchFiveInterceptors,
-      updaterDispatchOneInterceptor, updaterDispatchInstrumentation,
+      updaterDispatchOneInterceptor, updaterDispatchInstrumentation, updaterDispatchFiveObservers,
       concurrentDispatch,
     ]
       + AppendObservers.allCases.flatMap { [append(size: 10, observers: $0), append(size: 1_000_000, observers: $0)] }

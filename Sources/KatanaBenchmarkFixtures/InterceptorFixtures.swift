@@ -50,6 +50,28 @@ extension BenchmarkFixture {
     }
   }
 
+  /// The updater dispatch with five dispatch observers that count what they see.
+  public static let updaterDispatchFiveObservers = BenchmarkFixture(
+    name: "dispatch: state updater, 5 observers",
+    explanation: "The same dispatch with five DispatchObservers, each counting its willHandle and didHandle "
+      + "calls: the non-suspending form for interceptors that only observe."
+  ) { operations in
+    let seen = (0..<5).map { _ in SingleTaskCounter() }
+    let store = try await makeStore(
+      observers: seen.map { counter in
+        DispatchObserver(willHandle: { _ in counter.value &+= 1 }, didHandle: { _, _ in counter.value &+= 1 })
+      })
+    return PreparedFixture(operations: operations) {
+      for _ in 0..<operations { try await store.dispatch(Increment()) }
+    } verify: {
+      try expectCounter(of: store, operations)
+      guard seen.allSatisfy({ $0.value == 2 * operations }) else {
+        throw CorrectnessError(
+          description: "an observer missed a call: \(seen.map(\.value)) for \(operations) dispatches")
+      }
+    }
+  }
+
   /// The updater dispatch through one pass-through interceptor.
   public static let updaterDispatchOneInterceptor = BenchmarkFixture(
     name: "dispatch: state updater, 1 pass-through interceptor",
@@ -81,4 +103,10 @@ extension BenchmarkFixture {
       try expectCounter(of: store, operations)
     }
   }
+}
+
+/// A counter bumped by observers of a store that one task dispatches to: the calls never overlap, so it needs no
+/// lock (a lock would measure itself, not the observer call).
+final class SingleTaskCounter: @unchecked Sendable {  // Sendable: only the one dispatching task touches it.
+  var value = 0
 }

@@ -16,7 +16,7 @@ final class RootedScope<Root: State, RootDependencies: SideEffectDependencyConta
   init(core: StoreCore<Root, RootDependencies>, id: ScopeID, path: ScopePath<Root, S>, routes: ScopeRoutes<S>) {
     self.core = core
     self.path = path
-    super.init(id: id, routes: routes)
+    super.init(id: id, routes: routes, observers: core.observers)
   }
 
   override var rootInternals: any StoreContextInternals { core }
@@ -40,6 +40,14 @@ final class RootedScope<Root: State, RootDependencies: SideEffectDependencyConta
 
   override func dispatch<E: SideEffect, D>(_ effect: E, context: SideEffectContext<S, D>) async throws
   where E.StateType == S, E.Dependencies == D {
+    if let observers {
+      return try await observers.observe(effect) { try await dispatchUnobserved(effect, context: context) }
+    }
+    try await dispatchUnobserved(effect, context: context)
+  }
+
+  func dispatchUnobserved<E: SideEffect, D>(_ effect: E, context: SideEffectContext<S, D>) async throws
+  where E.StateType == S, E.Dependencies == D {
     if core.tracksActivity {
       return try await core.withActivity { try await dispatchUntracked(effect, context: context) }
     }
@@ -60,6 +68,15 @@ final class RootedScope<Root: State, RootDependencies: SideEffectDependencyConta
   }
 
   override func dispatch<R: ReturningSideEffect, D>(_ effect: R, context: SideEffectContext<S, D>) async throws
+    -> R.ReturnValue
+  {
+    if let observers {
+      return try await observers.observe(effect) { try await dispatchUnobserved(effect, context: context) }
+    }
+    return try await dispatchUnobserved(effect, context: context)
+  }
+
+  func dispatchUnobserved<R: ReturningSideEffect, D>(_ effect: R, context: SideEffectContext<S, D>) async throws
     -> R.ReturnValue
   {
     if core.tracksActivity {
@@ -92,16 +109,29 @@ final class RootedScope<Root: State, RootDependencies: SideEffectDependencyConta
 
   override func send<E: SideEffect, D>(_ effect: E, context: SideEffectContext<S, D>) -> DispatchHandle<Void>
   where E.StateType == S, E.Dependencies == D {
+    guard let observers else { return sendUnobserved(effect, context: context) }
+    return observers.observe(effect) { sendUnobserved(effect, context: context) }
+  }
+
+  func sendUnobserved<E: SideEffect, D>(_ effect: E, context: SideEffectContext<S, D>) -> DispatchHandle<Void>
+  where E.StateType == S, E.Dependencies == D {
     core.enqueueSideEffect(ScopedSideEffect(scope: id, effect: effect, context: context)) { [self] in
-      try await dispatch(effect, context: context)
+      try await dispatchUnobserved(effect, context: context)
     }
   }
 
   override func send<R: ReturningSideEffect, D>(_ effect: R, context: SideEffectContext<S, D>) -> DispatchHandle<
     R.ReturnValue
   > {
+    guard let observers else { return sendUnobserved(effect, context: context) }
+    return observers.observe(effect) { sendUnobserved(effect, context: context) }
+  }
+
+  func sendUnobserved<R: ReturningSideEffect, D>(_ effect: R, context: SideEffectContext<S, D>) -> DispatchHandle<
+    R.ReturnValue
+  > {
     core.enqueueSideEffect(ScopedReturningSideEffect(scope: id, effect: effect, context: context)) { [self] in
-      try await dispatch(effect, context: context)
+      try await dispatchUnobserved(effect, context: context)
     }
   }
 
@@ -114,6 +144,13 @@ final class RootedScope<Root: State, RootDependencies: SideEffectDependencyConta
     if item is any ScopedDispatchable {
       return try await core.anyDispatch(item)
     }
+    guard let observers else { return try await anyDispatchUnobserved(item, context: context) }
+    return try await observers.observe(item) { try await anyDispatchUnobserved(item, context: context) }
+  }
+
+  func anyDispatchUnobserved<D>(_ item: any Dispatchable, context: SideEffectContext<S, D>) async throws
+    -> any Sendable
+  {
     switch try StoreCore<S, D>.classify(item) {
     case .updater(let updater):
       let apply: @Sendable (inout S) throws -> Void = { try StoreCore<S, D>.applyErased(updater, to: &$0) }
@@ -121,7 +158,7 @@ final class RootedScope<Root: State, RootDependencies: SideEffectDependencyConta
       try await routes.dispatch(item, id, apply)
       return ()
     case .sideEffect(let effect):
-      return try await core.anyDispatch(ScopedAnySideEffect(scope: id, effect: effect, context: context))
+      return try await core.anyDispatchUnobserved(ScopedAnySideEffect(scope: id, effect: effect, context: context))
     }
   }
 
@@ -129,6 +166,11 @@ final class RootedScope<Root: State, RootDependencies: SideEffectDependencyConta
     if item is any ScopedDispatchable {
       return core.anySend(item)
     }
+    guard let observers else { return anySendUnobserved(item, context: context) }
+    return observers.observe(item) { anySendUnobserved(item, context: context) }
+  }
+
+  func anySendUnobserved<D>(_ item: any Dispatchable, context: SideEffectContext<S, D>) -> DispatchHandle<any Sendable> {
     let kind: StoreCore<S, D>.ItemKind
     do {
       kind = try StoreCore<S, D>.classify(item)
@@ -148,7 +190,7 @@ final class RootedScope<Root: State, RootDependencies: SideEffectDependencyConta
       handle.whenComplete { result in erased.storage.complete(result.map { () as any Sendable }) }
       return erased
     case .sideEffect(let effect):
-      return core.anySend(ScopedAnySideEffect(scope: id, effect: effect, context: context))
+      return core.anySendUnobserved(ScopedAnySideEffect(scope: id, effect: effect, context: context))
     }
   }
 

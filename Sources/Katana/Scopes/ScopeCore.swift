@@ -20,12 +20,16 @@ class ScopeCore<S: State>: @unchecked Sendable {
   /// The observers that a commit made through this scope concerns.
   @usableFromInline
   let commitFilter: ScopeCommitFilter
+  /// The root store's dispatch observers, which see the feature's items as the feature dispatches them.
+  @usableFromInline
+  let observers: DispatchObservers?
 
   @usableFromInline
-  init(id: ScopeID, routes: ScopeRoutes<S>) {
+  init(id: ScopeID, routes: ScopeRoutes<S>, observers: DispatchObservers?) {
     self.id = id
     self.routes = routes
     self.commitFilter = ScopeCommitFilter(location: id.location)
+    self.observers = observers
   }
 
   // MARK: - State updaters
@@ -33,6 +37,14 @@ class ScopeCore<S: State>: @unchecked Sendable {
   /// Dispatches a state updater of the feature; its fast path is inlined into ``ScopedStore``.
   @inlinable
   final func dispatch<U: StateUpdater>(_ updater: U) async throws where U.StateType == S {
+    if let observers {
+      return try await observers.observe(updater) { try await dispatchUnobserved(updater) }
+    }
+    try await dispatchUnobserved(updater)
+  }
+
+  @inlinable
+  final func dispatchUnobserved<U: StateUpdater>(_ updater: U) async throws where U.StateType == S {
     if try routes.applyIfIdle(commitFilter, { updater.updateState(&$0) }) { return }
     try await routes.dispatch(updater, id) { updater.updateState(&$0) }
   }
@@ -40,6 +52,14 @@ class ScopeCore<S: State>: @unchecked Sendable {
   /// Sends a state updater of the feature.
   @inlinable
   final func send<U: StateUpdater>(_ updater: U) -> DispatchHandle<Void> where U.StateType == S {
+    if let observers {
+      return observers.observe(updater) { sendUnobserved(updater) }
+    }
+    return sendUnobserved(updater)
+  }
+
+  @inlinable
+  final func sendUnobserved<U: StateUpdater>(_ updater: U) -> DispatchHandle<Void> where U.StateType == S {
     do {
       if try routes.applyIfIdle(commitFilter, { updater.updateState(&$0) }) { return succeededHandle }
     } catch {

@@ -6,11 +6,19 @@ public struct StoreConfiguration: Sendable {
   /// without real waiting.
   public var clock: any Clock<Duration>
 
+  /// Functions called before and after every item the store handles, in array order: the cheap,
+  /// non-suspending alternative to an interceptor for code that only observes (see ``DispatchObserver``).
+  /// Empty by default, which costs nothing.
+  public var dispatchObservers: [DispatchObserver]
+
   /// Creates a configuration.
   ///
-  /// - Parameter clock: The clock for time-based side effects.
-  public init(clock: any Clock<Duration> = ContinuousClock()) {
+  /// - Parameters:
+  ///   - clock: The clock for time-based side effects.
+  ///   - dispatchObservers: Functions that see every item before and after it is handled.
+  public init(clock: any Clock<Duration> = ContinuousClock(), dispatchObservers: [DispatchObserver] = []) {
     self.clock = clock
+    self.dispatchObservers = dispatchObservers
   }
 
   /// Test hook: called, outside the store's lock, each time a dispatch has to wait in the mailbox, with

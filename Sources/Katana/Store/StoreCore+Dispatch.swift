@@ -49,6 +49,16 @@ extension StoreCore {
   /// Dispatches a state updater and returns once it is committed and observers have seen it.
   @inlinable @inline(__always)
   nonisolated(nonsending) func dispatch<U: StateUpdater>(_ updater: U) async throws where U.StateType == S {
+    if let observers {
+      return try await observers.observe(updater) { try await dispatchUnobserved(updater) }
+    }
+    try await dispatchUnobserved(updater)
+  }
+
+  /// ``dispatch(_:)`` without the dispatch observers (a sent updater's, observed from its `send`).
+  @inlinable @inline(__always)
+  nonisolated(nonsending) func dispatchUnobserved<U: StateUpdater>(_ updater: U) async throws
+  where U.StateType == S {
     if tracksActivity {
       return try await withActivity { try await dispatchUntracked(updater) }
     }
@@ -71,6 +81,17 @@ extension StoreCore {
   /// Dispatches a side effect in the calling task and returns when its body returns.
   @inlinable @inline(__always)
   nonisolated(nonsending) func dispatch<E: SideEffect>(_ effect: E, context: SideEffectContext<S, D>)
+    async throws where E.StateType == S, E.Dependencies == D
+  {
+    if let observers {
+      return try await observers.observe(effect) { try await dispatchUnobserved(effect, context: context) }
+    }
+    try await dispatchUnobserved(effect, context: context)
+  }
+
+  /// ``dispatch(_:context:)`` without the dispatch observers (a sent side effect's, observed from its `send`).
+  @inlinable @inline(__always)
+  nonisolated(nonsending) func dispatchUnobserved<E: SideEffect>(_ effect: E, context: SideEffectContext<S, D>)
     async throws where E.StateType == S, E.Dependencies == D
   {
     if tracksActivity {
@@ -105,6 +126,17 @@ extension StoreCore {
   /// Dispatches a returning side effect in the calling task and returns its value.
   @inlinable @inline(__always)
   nonisolated(nonsending) func dispatch<R: ReturningSideEffect>(
+    _ effect: R, context: any AnySideEffectContext
+  ) async throws -> R.ReturnValue {
+    if let observers {
+      return try await observers.observe(effect) { try await dispatchUnobserved(effect, context: context) }
+    }
+    return try await dispatchUnobserved(effect, context: context)
+  }
+
+  /// ``dispatch(_:context:)`` without the dispatch observers (a sent side effect's, observed from its `send`).
+  @inlinable @inline(__always)
+  nonisolated(nonsending) func dispatchUnobserved<R: ReturningSideEffect>(
     _ effect: R, context: any AnySideEffectContext
   ) async throws -> R.ReturnValue {
     if tracksActivity {
@@ -198,6 +230,17 @@ extension StoreCore {
   /// - Parameter depth: How many items of the other kind interceptors substituted on the way here.
   @usableFromInline nonisolated(nonsending) func anyDispatch(_ item: any Dispatchable, depth: Int = 0) async throws
     -> any Sendable
+  {
+    if let observers {
+      return try await observers.observe(item) { try await anyDispatchUnobserved(item, depth: depth) }
+    }
+    return try await anyDispatchUnobserved(item, depth: depth)
+  }
+
+  /// ``anyDispatch(_:depth:)`` without the dispatch observers (a sent item's, observed from its `send`, and a
+  /// scope's, observed as the feature dispatched it).
+  @usableFromInline nonisolated(nonsending) func anyDispatchUnobserved(_ item: any Dispatchable, depth: Int = 0)
+    async throws -> any Sendable
   {
     if tracksActivity {
       return try await withActivity { try await anyDispatchUntracked(item, depth: depth) }

@@ -5,6 +5,15 @@ extension StoreCore {
   /// applied right here, as an awaited dispatch would be, and the handle has already succeeded.
   @inlinable
   func send<U: StateUpdater>(_ updater: U) -> DispatchHandle<Void> where U.StateType == S {
+    if let observers {
+      return observers.observe(updater) { sendUnobserved(updater) }
+    }
+    return sendUnobserved(updater)
+  }
+
+  /// ``send(_:)`` without the dispatch observers.
+  @inlinable
+  func sendUnobserved<U: StateUpdater>(_ updater: U) -> DispatchHandle<Void> where U.StateType == S {
     if sendsApplyDirectly, applyIfIdle({ updater.updateState(&$0) }) {
       return succeededHandle
     }
@@ -24,18 +33,34 @@ extension StoreCore {
   /// Enqueues a side effect now and returns its handle.
   @usableFromInline func send<E: SideEffect>(_ effect: E, context: SideEffectContext<S, D>) -> DispatchHandle<Void>
   where E.StateType == S, E.Dependencies == D {
-    enqueueSideEffect(effect) { [self] in try await dispatch(effect, context: context) }
+    guard let observers else {
+      return enqueueSideEffect(effect) { [self] in try await dispatchUnobserved(effect, context: context) }
+    }
+    return observers.observe(effect) {
+      enqueueSideEffect(effect) { [self] in try await dispatchUnobserved(effect, context: context) }
+    }
   }
 
   /// Enqueues a returning side effect now and returns its handle.
   @usableFromInline func send<R: ReturningSideEffect>(_ effect: R, context: any AnySideEffectContext) -> DispatchHandle<
     R.ReturnValue
   > {
-    enqueueSideEffect(effect) { [self] in try await dispatch(effect, context: context) }
+    guard let observers else {
+      return enqueueSideEffect(effect) { [self] in try await dispatchUnobserved(effect, context: context) }
+    }
+    return observers.observe(effect) {
+      enqueueSideEffect(effect) { [self] in try await dispatchUnobserved(effect, context: context) }
+    }
   }
 
   /// Enqueues any item now and returns its handle.
   func anySend(_ item: any Dispatchable) -> DispatchHandle<any Sendable> {
+    guard let observers else { return anySendUnobserved(item) }
+    return observers.observe(item) { anySendUnobserved(item) }
+  }
+
+  /// ``anySend(_:)`` without the dispatch observers (a scope's, observed as the feature sent it).
+  func anySendUnobserved(_ item: any Dispatchable) -> DispatchHandle<any Sendable> {
     let kind: ItemKind
     do {
       kind = try Self.classify(item)
@@ -55,7 +80,7 @@ extension StoreCore {
         item, value: () as any Sendable, apply: { try Self.applyErased(updater, to: &$0) },
         frame: { [id] in UpdaterFrame<S>(storeID: id) })
     case .sideEffect:
-      return enqueueSideEffect(item) { [self] in try await anyDispatch(item) }
+      return enqueueSideEffect(item) { [self] in try await anyDispatchUnobserved(item) }
     }
   }
 

@@ -1,0 +1,151 @@
+/// Sees every item a store handles, before and after, without taking part: the non-suspending form of an
+/// interceptor, for code that only observes (logs, measures, counts).
+///
+/// ```swift
+/// let store = Store<AppState, AppDependencies>(
+///   configuration: StoreConfiguration(dispatchObservers: [
+///     DispatchObserver(didHandle: { item, outcome in
+///       if case .failed(let error) = outcome { print("\(item.debugDescription) failed: \(error)") }
+///     }),
+///     DispatchInstrumentation.observer { event in print(event.typeName, event.duration) },
+///   ]))
+/// ```
+///
+/// An observer is two plain synchronous functions, so it costs a few nanoseconds per dispatch where a
+/// pass-through ``StoreInterceptor`` costs an async call and keeps the item's state updater holding the
+/// store's turn while it runs (see <doc:Performance>). It cannot change, delay or reject an item: for that,
+/// write an interceptor.
+///
+/// When they are called:
+/// - `willHandle` when the item enters the store: in the dispatching task for `dispatch`, on the sending
+///   thread for `send`, before any interceptor sees it;
+/// - `didHandle` once the item has been handled, with how handling ended: for `dispatch`, in the dispatching
+///   task right before the dispatch returns or throws; for `send`, wherever the item's handle settles (the
+///   sending thread if the store applied the updater at once, otherwise the task that finished the item).
+///   A sent item withdrawn before its turn, or failed at shutdown, ends with that error.
+///
+/// Each item gets exactly one `willHandle` and then exactly one `didHandle`, observers in array order. An item
+/// dispatched through a scope is observed as the feature dispatched it (interceptors see it wrapped in a
+/// ``ScopedDispatchable``); an item an interceptor substitutes with one of the other kind is observed again,
+/// as the new item it becomes.
+///
+/// - Important: Observers run outside the store's lock and outside any updater's turn, concurrently for
+///   concurrent dispatches, and are not ordered with commits: two tasks' updaters may be reported in an order
+///   other than the one the store applied them in. They must be thread-safe and quick. To see updaters one at
+///   a time in commit order, use a listener (the state) or an interceptor (the items).
+public struct DispatchObserver: Sendable {
+  /// How handling an item ended.
+  public typealias Outcome = DispatchInstrumentation.Event.Outcome
+
+  @usableFromInline let willHandle: (@Sendable (_ item: any Dispatchable) -> Void)?
+  @usableFromInline let didHandle: (@Sendable (_ item: any Dispatchable, _ outcome: Outcome) -> Void)?
+  /// Set by ``measuring(_:)``: the store reads the clock before and after handling the item.
+  @usableFromInline let measured: (@Sendable (_ event: DispatchInstrumentation.Event) -> Void)?
+
+  /// Creates an observer from functions called before and after each item is handled.
+  ///
+  /// - Parameters:
+  ///   - willHandle: Called with each item as it enters the store.
+  ///   - didHandle: Called with each item once it has been handled, and how handling ended.
+  public init(
+    willHandle: (@Sendable (_ item: any Dispatchable) -> Void)? = nil,
+    didHandle: (@Sendable (_ item: any Dispatchable, _ outcome: Outcome) -> Void)? = nil
+  ) {
+    self.willHandle = willHandle
+    self.didHandle = didHandle
+    self.measured = nil
+  }
+
+  /// Returns an observer that reports each handled item with when it entered the store and how long it took
+  /// until it had been handled (``DispatchInstrumentation/Event``).
+  ///
+  /// The store reads a monotonic clock before and after each item when at least one of its observers measures
+  /// (two readings per item, shared by every measuring observer). The duration includes the time a state
+  /// updater waited for its turn in the mailbox.
+  public static func measuring(_ report: @escaping @Sendable (_ event: DispatchInstrumentation.Event) -> Void)
+    -> DispatchObserver
+  {
+    DispatchObserver(measured: report)
+  }
+
+  private init(measured: @escaping @Sendable (DispatchInstrumentation.Event) -> Void) {
+    self.willHandle = nil
+    self.didHandle = nil
+    self.measured = measured
+  }
+}
+
+/// A store's observers, fixed at initialisation: what the dispatch paths call around each item.
+@usableFromInline
+final class DispatchObservers: Sendable {
+  @usableFromInline let observers: [DispatchObserver]
+  /// Whether any observer measures, so that the clock is read at all.
+  @usableFromInline let measures: Bool
+
+  /// The observers, or nil for none (the dispatch paths then test one nil and pay nothing else).
+  static func make(_ observers: [DispatchObserver]) -> DispatchObservers? {
+    observers.isEmpty ? nil : DispatchObservers(observers)
+  }
+
+  private init(_ observers: [DispatchObserver]) {
+    self.observers = observers
+    self.measures = observers.contains { $0.measured != nil }
+  }
+
+  /// Calls every `willHandle`, and returns when handling starts if an observer measures.
+  @inlinable
+  func willHandle(_ item: any Dispatchable) -> ContinuousClock.Instant? {
+    for observer in observers {
+      observer.willHandle?(item)
+    }
+    return measures ? ContinuousClock.now : nil
+  }
+
+  /// Calls every `didHandle` (and every measuring observer's report) with how handling ended.
+  @inlinable
+  func didHandle(_ item: any Dispatchable, start: ContinuousClock.Instant?, error: (any Error)?) {
+    let outcome: DispatchObserver.Outcome = error.map { .failed($0) } ?? .completed
+    let end = start == nil ? nil : ContinuousClock.now
+    for observer in observers {
+      observer.didHandle?(item, outcome)
+      if let measured = observer.measured, let start, let end {
+        measured(
+          DispatchInstrumentation.Event(
+            dispatchable: item, start: start, duration: start.duration(to: end), outcome: outcome)
+        )
+      }
+    }
+  }
+
+  /// Runs `body` between `willHandle` and `didHandle` for `item`, and returns or rethrows what it did.
+  @inlinable
+  nonisolated(nonsending) func observe<T>(
+    _ item: any Dispatchable, _ body: nonisolated(nonsending) () async throws -> T
+  )
+    async throws -> T
+  {
+    let start = willHandle(item)
+    do {
+      let value = try await body()
+      didHandle(item, start: start, error: nil)
+      return value
+    } catch {
+      didHandle(item, start: start, error: error)
+      throw error
+    }
+  }
+
+  /// Calls `willHandle` now, and `didHandle` once `handle` settles.
+  @inlinable
+  func observe<Value>(_ item: any Dispatchable, _ send: () -> DispatchHandle<Value>) -> DispatchHandle<Value> {
+    let start = willHandle(item)
+    let handle = send()
+    handle.storage.whenComplete { [self] result in
+      switch result {
+      case .success: didHandle(item, start: start, error: nil)
+      case .failure(let error): didHandle(item, start: start, error: error)
+      }
+    }
+    return handle
+  }
+}
