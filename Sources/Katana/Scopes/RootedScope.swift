@@ -170,7 +170,8 @@ final class RootedScope<Root: State, RootDependencies: SideEffectDependencyConta
     return observers.observe(item) { anySendUnobserved(item, context: context) }
   }
 
-  func anySendUnobserved<D>(_ item: any Dispatchable, context: SideEffectContext<S, D>) -> DispatchHandle<any Sendable> {
+  func anySendUnobserved<D>(_ item: any Dispatchable, context: SideEffectContext<S, D>) -> DispatchHandle<any Sendable>
+  {
     let kind: StoreCore<S, D>.ItemKind
     do {
       kind = try StoreCore<S, D>.classify(item)
