@@ -76,44 +76,81 @@ public struct DispatchObserver: Sendable {
 }
 
 /// A store's observers, fixed at initialisation: what the dispatch paths call around each item.
+///
+/// The observers' functions are composed once, here, into one function per kind, each calling the next in
+/// array order: a dispatch then makes one call per kind, reading immutable properties of this object, with
+/// no copy of the observers (iterating over an array of them retained and released every closure context,
+/// 56 ns per observer in the benchmarks).
 @usableFromInline
 final class DispatchObservers: Sendable {
-  @usableFromInline let observers: [DispatchObserver]
-  /// Whether any observer measures, so that the clock is read at all.
-  @usableFromInline let measures: Bool
+  @usableFromInline let willHandle: (@Sendable (_ item: any Dispatchable) -> Void)?
+  @usableFromInline let didHandle: (@Sendable (_ item: any Dispatchable, _ outcome: DispatchObserver.Outcome) -> Void)?
+  @usableFromInline let measured: (@Sendable (_ event: DispatchInstrumentation.Event) -> Void)?
 
   /// The observers, or nil for none (the dispatch paths then test one nil and pay nothing else).
   static func make(_ observers: [DispatchObserver]) -> DispatchObservers? {
     observers.isEmpty ? nil : DispatchObservers(observers)
   }
 
+  // Concrete loops rather than a generic helper or `compactMap`: functions passed through generic code (or kept in
+  // an array) are re-abstracted, and each call then goes through thunks.
   private init(_ observers: [DispatchObserver]) {
-    self.observers = observers
-    self.measures = observers.contains { $0.measured != nil }
+    var willHandle: (@Sendable (_ item: any Dispatchable) -> Void)?
+    var didHandle: (@Sendable (_ item: any Dispatchable, _ outcome: DispatchObserver.Outcome) -> Void)?
+    var measured: (@Sendable (_ event: DispatchInstrumentation.Event) -> Void)?
+    for observer in observers {
+      if let next = observer.willHandle {
+        if let previous = willHandle {
+          willHandle = { @Sendable item in
+            previous(item)
+            next(item)
+          }
+        } else {
+          willHandle = next
+        }
+      }
+      if let next = observer.didHandle {
+        if let previous = didHandle {
+          didHandle = { @Sendable item, outcome in
+            previous(item, outcome)
+            next(item, outcome)
+          }
+        } else {
+          didHandle = next
+        }
+      }
+      if let next = observer.measured {
+        if let previous = measured {
+          measured = { @Sendable event in
+            previous(event)
+            next(event)
+          }
+        } else {
+          measured = next
+        }
+      }
+    }
+    self.willHandle = willHandle
+    self.didHandle = didHandle
+    self.measured = measured
   }
 
   /// Calls every `willHandle`, and returns when handling starts if an observer measures.
   @inlinable
   func willHandle(_ item: any Dispatchable) -> ContinuousClock.Instant? {
-    for observer in observers {
-      observer.willHandle?(item)
-    }
-    return measures ? ContinuousClock.now : nil
+    willHandle?(item)
+    return measured == nil ? nil : ContinuousClock.now
   }
 
   /// Calls every `didHandle` (and every measuring observer's report) with how handling ended.
   @inlinable
   func didHandle(_ item: any Dispatchable, start: ContinuousClock.Instant?, error: (any Error)?) {
     let outcome: DispatchObserver.Outcome = error.map { .failed($0) } ?? .completed
-    let end = start == nil ? nil : ContinuousClock.now
-    for observer in observers {
-      observer.didHandle?(item, outcome)
-      if let measured = observer.measured, let start, let end {
-        measured(
-          DispatchInstrumentation.Event(
-            dispatchable: item, start: start, duration: start.duration(to: end), outcome: outcome)
-        )
-      }
+    didHandle?(item, outcome)
+    if let measured, let start {
+      measured(
+        DispatchInstrumentation.Event(
+          dispatchable: item, start: start, duration: start.duration(to: .now), outcome: outcome))
     }
   }
 
