@@ -7,18 +7,15 @@ struct Options {
   /// Operations per batch for the fast cases; slower cases scale it down.
   var iterations = 100_000
   var batches = 15
-  var svgPath: String?
   var baselines = true
 
   static let usage = """
-    Usage: katana-benchmarks [--json] [--filter TEXT] [--iterations N] [--batches K] [--svg FILE]
-                             [--no-baselines]
+    Usage: katana-benchmarks [--json] [--filter TEXT] [--iterations N] [--batches K] [--no-baselines]
 
       --json           print machine-readable results instead of a table
       --filter TEXT    run only the cases whose name contains TEXT (case-insensitive); baselines always run
       --iterations N   operations per batch for the fast cases (default 100000); slower cases scale it down
       --batches K      batches per case (default 15); each case reports the median batch and the spread
-      --svg FILE       also write a chart of the results to FILE
       --no-baselines   skip the baselines (for profiling one case); ratios and targets are then not reported
     """
 
@@ -33,7 +30,6 @@ struct Options {
       switch argument {
       case "--json": options.json = true
       case "--filter": options.filter = try value(for: argument)
-      case "--svg": options.svgPath = try value(for: argument)
       case "--iterations":
         guard let count = Int(try value(for: argument)), count > 0 else {
           throw UsageError(message: "--iterations needs a positive integer")

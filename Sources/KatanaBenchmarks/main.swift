@@ -1,10 +1,11 @@
 import Foundation
 
-/// `swift run -c release katana-benchmarks [--json] [--filter TEXT] [--iterations N] [--batches K] [--svg FILE]`
+/// `swift run -c release katana-benchmarks [--json] [--filter TEXT] [--iterations N] [--batches K] [--no-baselines]`
 ///
 /// Measures the store against baselines taken in the same run (a bare actor call, a lock-protected
 /// mutation, a chain of plain async closures) and checks the targets of SPEC section 7. Benchmarks are
-/// never part of `swift test`; CI runs this with a tiny iteration count as a smoke test.
+/// never part of `swift test`; CI runs this with a tiny iteration count as a smoke test. The README's chart and
+/// table are drawn from its `--json` output by `Benchmarks/Report/readme-performance`.
 // A child process measuring one round of the legacy scenario (see `LegacyScenario`).
 if await LegacyScenario.runIfRequested(CommandLine.arguments) { exit(0) }
 
@@ -41,8 +42,5 @@ case .success(let report):
     print(try report.json())
   } else {
     print(report.table())
-  }
-  if let path = options.svgPath {
-    try Chart(report: report).svg().write(toFile: path, atomically: true, encoding: .utf8)
   }
 }
