@@ -69,19 +69,24 @@ public typealias BaselineNext = @Sendable (any Sendable) async throws -> Void
 /// The shape of `StoreInterceptor`, with no store behind it.
 public typealias BaselineInterceptor = @Sendable (Int) -> @Sendable (@escaping BaselineNext) -> BaselineNext
 
-/// Composes interceptors passed as an array, the way a store receives them, with plain loops. Functions
-/// stored in an array are kept at maximal abstraction, so every layer of the composed chain calls through
-/// reabstraction thunks: this is the floor for interceptors handed to `Store.init` in an array.
+/// Composes interceptors passed as an array, the way a store composes the ones it receives: where their types
+/// are generic parameters, so that the handlers call each other at the array's own (maximal) abstraction.
+/// What remains, the thunks the caller's code made when it put its closures in the array, is the floor for
+/// interceptors handed to `Store.init` in an array.
 public func composeInterceptorArray(_ interceptors: [BaselineInterceptor], final: @escaping BaselineNext)
   -> BaselineNext
 {
-  var middles: [@Sendable (@escaping BaselineNext) -> BaselineNext] = []
-  for interceptor in interceptors {
-    middles.append(interceptor(0))
-  }
+  composeAtMaximalAbstraction(interceptors, context: 0, final: final)
+}
+
+@_semantics("optimize.sil.specialize.generic.never")
+@inline(never)
+func composeAtMaximalAbstraction<Context, Next>(
+  _ interceptors: [@Sendable (Context) -> @Sendable (Next) -> Next], context: Context, final: Next
+) -> Next {
   var next = final
-  for middle in middles.reversed() {
-    next = middle(next)
+  for interceptor in interceptors.reversed() {
+    next = interceptor(context)(next)
   }
   return next
 }

@@ -48,12 +48,27 @@ public typealias StoreInterceptor =
 
 /// Composes the store's chain: the first interceptor's handler runs first, the last one calls `final`.
 ///
-/// Plain loops rather than `map` and `reduce`: passing functions through generic algorithms re-abstracts
-/// them, and each re-abstraction adds a thunk (an extra async frame) to every dispatch.
+/// Swift stores the functions of an array at maximal abstraction (arguments and results passed indirectly, the
+/// functions they return too), so a function taken out of `[StoreInterceptor]` and called with its own type goes
+/// through reabstraction thunks, and so does every handler it returns and every `next` it is given: each one more
+/// async frame on every dispatch. ``composeOpaque(_:context:final:)`` composes the chain where the functions'
+/// types are generic parameters, whose representation is the array's own, so the handlers call each other
+/// without converting (only the thunks that the interceptors' own code made when it put them in the array
+/// remain), and the chain is converted once at each end.
 func composeInterceptors(
   _ interceptors: [StoreInterceptor], context: any AnySideEffectContext, final: @escaping StoreInterceptorNext
 ) -> StoreInterceptorNext {
-  var middles: [@Sendable (@escaping StoreInterceptorNext) -> StoreInterceptorNext] = []
+  composeOpaque(interceptors, context: context, final: final)
+}
+
+/// ``composeInterceptors(_:context:final:)`` at maximal abstraction. Never specialised: specialised for the
+/// concrete function types, it would convert each function again.
+@_semantics("optimize.sil.specialize.generic.never")
+@inline(never)
+func composeOpaque<Context, Next>(
+  _ interceptors: [@Sendable (Context) -> @Sendable (Next) -> Next], context: Context, final: Next
+) -> Next {
+  var middles: [@Sendable (Next) -> Next] = []
   middles.reserveCapacity(interceptors.count)
   for interceptor in interceptors {
     middles.append(interceptor(context))
