@@ -22,7 +22,7 @@ final class RootedScope<Root: State, RootDependencies: SideEffectDependencyConta
   override var rootInternals: any StoreContextInternals { core }
   override var clock: any Clock<Duration> { core.configuration.clock }
 
-  override func waitUntilReady() async throws {
+  override nonisolated(nonsending) func waitUntilReady() async throws {
     try await core.waitUntilReady()
   }
 
@@ -38,7 +38,8 @@ final class RootedScope<Root: State, RootDependencies: SideEffectDependencyConta
 
   // MARK: - Side effects
 
-  override func dispatch<E: SideEffect, D>(_ effect: E, context: SideEffectContext<S, D>) async throws
+  override nonisolated(nonsending) func dispatch<E: SideEffect, D>(_ effect: E, context: SideEffectContext<S, D>)
+    async throws
   where E.StateType == S, E.Dependencies == D {
     if let observers {
       return try await observers.observe(effect) { try await dispatchUnobserved(effect, context: context) }
@@ -46,7 +47,8 @@ final class RootedScope<Root: State, RootDependencies: SideEffectDependencyConta
     try await dispatchUnobserved(effect, context: context)
   }
 
-  func dispatchUnobserved<E: SideEffect, D>(_ effect: E, context: SideEffectContext<S, D>) async throws
+  nonisolated(nonsending) func dispatchUnobserved<E: SideEffect, D>(_ effect: E, context: SideEffectContext<S, D>)
+    async throws
   where E.StateType == S, E.Dependencies == D {
     if core.tracksActivity {
       return try await core.withActivity { try await dispatchUntracked(effect, context: context) }
@@ -54,7 +56,8 @@ final class RootedScope<Root: State, RootDependencies: SideEffectDependencyConta
     try await dispatchUntracked(effect, context: context)
   }
 
-  func dispatchUntracked<E: SideEffect, D>(_ effect: E, context: SideEffectContext<S, D>) async throws
+  nonisolated(nonsending) func dispatchUntracked<E: SideEffect, D>(_ effect: E, context: SideEffectContext<S, D>)
+    async throws
   where E.StateType == S, E.Dependencies == D {
     guard !core.sideEffectsStartDirectly, let chain = try await core.chainOnceSideEffectsMayStart() else {
       try await core.runBody { try await effect.sideEffect(context) }
@@ -67,7 +70,9 @@ final class RootedScope<Root: State, RootDependencies: SideEffectDependencyConta
     try await core.dispatchRedirects(frame.close().redirects, depth: 0)
   }
 
-  override func dispatch<R: ReturningSideEffect, D>(_ effect: R, context: SideEffectContext<S, D>) async throws
+  override nonisolated(nonsending) func dispatch<R: ReturningSideEffect, D>(
+    _ effect: R, context: SideEffectContext<S, D>
+  ) async throws
     -> R.ReturnValue
   {
     if let observers {
@@ -76,7 +81,9 @@ final class RootedScope<Root: State, RootDependencies: SideEffectDependencyConta
     return try await dispatchUnobserved(effect, context: context)
   }
 
-  func dispatchUnobserved<R: ReturningSideEffect, D>(_ effect: R, context: SideEffectContext<S, D>) async throws
+  nonisolated(nonsending) func dispatchUnobserved<R: ReturningSideEffect, D>(
+    _ effect: R, context: SideEffectContext<S, D>
+  ) async throws
     -> R.ReturnValue
   {
     if core.tracksActivity {
@@ -85,7 +92,9 @@ final class RootedScope<Root: State, RootDependencies: SideEffectDependencyConta
     return try await dispatchUntracked(effect, context: context)
   }
 
-  func dispatchUntracked<R: ReturningSideEffect, D>(_ effect: R, context: SideEffectContext<S, D>) async throws
+  nonisolated(nonsending) func dispatchUntracked<R: ReturningSideEffect, D>(
+    _ effect: R, context: SideEffectContext<S, D>
+  ) async throws
     -> R.ReturnValue
   {
     guard !core.sideEffectsStartDirectly, let chain = try await core.chainOnceSideEffectsMayStart() else {
@@ -137,7 +146,8 @@ final class RootedScope<Root: State, RootDependencies: SideEffectDependencyConta
 
   // MARK: - Type-erased dispatch
 
-  override func anyDispatch<D>(_ item: any Dispatchable, context: SideEffectContext<S, D>) async throws
+  override nonisolated(nonsending) func anyDispatch<D>(_ item: any Dispatchable, context: SideEffectContext<S, D>)
+    async throws
     -> any Sendable
   {
     // An item that already came through a scope keeps its own.
@@ -148,7 +158,8 @@ final class RootedScope<Root: State, RootDependencies: SideEffectDependencyConta
     return try await observers.observe(item) { try await anyDispatchUnobserved(item, context: context) }
   }
 
-  func anyDispatchUnobserved<D>(_ item: any Dispatchable, context: SideEffectContext<S, D>) async throws
+  nonisolated(nonsending) func anyDispatchUnobserved<D>(_ item: any Dispatchable, context: SideEffectContext<S, D>)
+    async throws
     -> any Sendable
   {
     switch try StoreCore<S, D>.classify(item) {
@@ -257,6 +268,14 @@ extension RootedScope where S == Root {
   /// so that the routes of every scope mounted from it run specialised for the app's state.
   @inlinable
   convenience init(root core: StoreCore<Root, RootDependencies>) {
+    let applyToRoot: RawScopeApplier = { [core] filter, body in
+      guard core.sendsApplyDirectly else { return false }
+      return try core.applyIfIdle(touching: filter) { root in
+        // Read under the store's lock: see ``StoreCore/checkCancellationAtArrival()``.
+        try StoreCore<Root, RootDependencies>.checkCancellationAtArrival()
+        try withUnsafeMutablePointer(to: &root) { try body(UnsafeMutableRawPointer($0)) }
+      }
+    }
     self.init(
       root: core,
       routes: ScopeRoutes(
@@ -279,7 +298,8 @@ extension RootedScope where S == Root {
           core.enqueueUpdater(
             ScopedStateUpdater(scope: scope, base: base, apply: apply), value: (), apply: apply,
             frame: { [id = core.id] in UpdaterFrame<Root>(storeID: id, scoped: ()) })
-        }))
+        },
+        fixedPlace: (applyToRoot, 0)))
   }
 
   @usableFromInline

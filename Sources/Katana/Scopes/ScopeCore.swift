@@ -35,18 +35,29 @@ class ScopeCore<S: State>: @unchecked Sendable {
   // MARK: - State updaters
 
   /// Dispatches a state updater of the feature; its fast path is inlined into ``ScopedStore``.
-  @inlinable
-  final func dispatch<U: StateUpdater>(_ updater: U) async throws where U.StateType == S {
+  @inlinable @inline(__always)
+  final nonisolated(nonsending) func dispatch<U: StateUpdater>(_ updater: U) async throws where U.StateType == S {
     if let observers {
       return try await observers.observe(updater) { try await dispatchUnobserved(updater) }
     }
     try await dispatchUnobserved(updater)
   }
 
-  @inlinable
-  final func dispatchUnobserved<U: StateUpdater>(_ updater: U) async throws where U.StateType == S {
-    if try routes.applyIfIdle(commitFilter, { updater.updateState(&$0) }) { return }
+  @inlinable @inline(__always)
+  final nonisolated(nonsending) func dispatchUnobserved<U: StateUpdater>(_ updater: U) async throws
+  where U.StateType == S {
+    if try applyWithoutWaiting(updater) { return }
     try await routes.dispatch(updater, id) { updater.updateState(&$0) }
+  }
+
+  /// The fast path of a dispatch through the scope: applies `updater` at once if the root store can.
+  ///
+  /// Never inlined into the async caller on purpose: inside an async function, temporaries live in memory taken
+  /// from the task allocator; in this synchronous function they live on the thread's stack (as for the root's
+  /// ``StoreCore/dispatchWithoutWaiting(_:)``).
+  @inlinable @inline(never)
+  final func applyWithoutWaiting<U: StateUpdater>(_ updater: U) throws -> Bool where U.StateType == S {
+    try routes.applyIfIdle(commitFilter) { updater.updateState(&$0) }
   }
 
   /// Sends a state updater of the feature.
@@ -81,16 +92,17 @@ class ScopeCore<S: State>: @unchecked Sendable {
   @usableFromInline
   var clock: any Clock<Duration> { abstract() }
   /// Returns once the root store is ready; see ``Store/waitUntilReady()``.
-  func waitUntilReady() async throws { abstract() }
+  nonisolated(nonsending) func waitUntilReady() async throws { abstract() }
   /// The slice in the latest committed state, or nil if it is missing.
   @usableFromInline
   var stateIfPresent: S? { abstract() }
 
   @usableFromInline
-  func dispatch<E: SideEffect, D>(_ effect: E, context: SideEffectContext<S, D>) async throws
+  nonisolated(nonsending) func dispatch<E: SideEffect, D>(_ effect: E, context: SideEffectContext<S, D>) async throws
   where E.StateType == S, E.Dependencies == D { abstract() }
   @usableFromInline
-  func dispatch<R: ReturningSideEffect, D>(_ effect: R, context: SideEffectContext<S, D>) async throws
+  nonisolated(nonsending) func dispatch<R: ReturningSideEffect, D>(_ effect: R, context: SideEffectContext<S, D>)
+    async throws
     -> R.ReturnValue
   { abstract() }
   @usableFromInline
@@ -101,7 +113,9 @@ class ScopeCore<S: State>: @unchecked Sendable {
     R.ReturnValue
   > { abstract() }
   @usableFromInline
-  func anyDispatch<D>(_ item: any Dispatchable, context: SideEffectContext<S, D>) async throws -> any Sendable {
+  nonisolated(nonsending) func anyDispatch<D>(_ item: any Dispatchable, context: SideEffectContext<S, D>) async throws
+    -> any Sendable
+  {
     abstract()
   }
   @usableFromInline

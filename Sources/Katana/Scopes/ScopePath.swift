@@ -119,6 +119,13 @@ struct ScopePath<Root, Slice>: @unchecked Sendable {
 typealias ScopeApplier<Slice> =
   @Sendable (_ filter: ScopeCommitFilter, _ body: (inout Slice) throws -> Void) throws -> Bool
 
+/// Applies a body to the root store's state, given as a pointer to it, at once if the root store can apply a
+/// state updater right now; see ``ScopeApplier``. What the routes of a slice at a fixed offset from the root
+/// state use, however deep the slice: one call instead of one per level.
+@usableFromInline
+typealias RawScopeApplier =
+  @Sendable (_ filter: ScopeCommitFilter, _ body: (UnsafeMutableRawPointer) throws -> Void) throws -> Bool
+
 /// One step from a parent's slice to a child's, in place: a ``ScopeStep`` with its arguments bound. A value
 /// of a concrete type, so that the routes made with it call the step directly (specialised and inlined).
 @usableFromInline
@@ -127,6 +134,14 @@ protocol ScopeStepping<Parent, Child>: Sendable {
   associatedtype Child
   /// Runs `body` on the child inside `parent`, in place.
   func callAsFunction(_ parent: inout Parent, _ body: (inout Child) throws -> Void) throws
+  /// Where the child is in the parent's memory, when it always is at a fixed offset (a stored property, see
+  /// `MemoryLayout.offset(of:)`); nil otherwise.
+  var fixedOffset: Int? { get }
+}
+
+extension ScopeStepping {
+  @inlinable
+  var fixedOffset: Int? { nil }
 }
 
 /// The field at a key path.
@@ -146,6 +161,9 @@ struct FieldStep<Parent, Child>: ScopeStepping, @unchecked Sendable {
   func callAsFunction(_ parent: inout Parent, _ body: (inout Child) throws -> Void) throws {
     try ScopeStep.withField(of: &parent, offset: offset, keyPath: keyPath, body)
   }
+
+  @inlinable
+  var fixedOffset: Int? { offset }
 }
 
 /// The value of an optional field.
@@ -212,6 +230,9 @@ struct ScopeRoutes<Slice>: Sendable {
   @usableFromInline let enqueue:
     @Sendable (_ base: any Dispatchable, _ scope: ScopeID, _ apply: @escaping @Sendable (inout Slice) throws -> Void)
       -> DispatchHandle<Void>
+  /// The root store's fast path on a pointer to its state, and where this slice is from there, when every step
+  /// from the root is a stored property at a fixed offset: a deeper slice then still applies with one call.
+  @usableFromInline let fixedPlace: (applyToRoot: RawScopeApplier, offset: Int)?
 
   @inlinable
   init(
@@ -221,21 +242,39 @@ struct ScopeRoutes<Slice>: Sendable {
       async throws -> Void,
     enqueue:
       @escaping @Sendable (any Dispatchable, ScopeID, @escaping @Sendable (inout Slice) throws -> Void)
-      -> DispatchHandle<Void>
+      -> DispatchHandle<Void>,
+    fixedPlace: (applyToRoot: RawScopeApplier, offset: Int)? = nil
   ) {
     self.applyIfIdle = applyIfIdle
     self.dispatch = dispatch
     self.enqueue = enqueue
+    self.fixedPlace = fixedPlace
   }
 
   /// The routes of a child slice, one `step` further.
   @inlinable
   func appending<Step: ScopeStepping>(_ step: Step) -> ScopeRoutes<Step.Child> where Step.Parent == Slice {
     let (applyIfIdle, dispatch, enqueue) = (self.applyIfIdle, self.dispatch, self.enqueue)
+    let dispatchChild:
+      @Sendable (any Dispatchable, ScopeID, @escaping @Sendable (inout Step.Child) throws -> Void) async throws ->
+        Void = { base, scope, apply in try await dispatch(base, scope) { slice in try step(&slice, apply) } }
+    let enqueueChild:
+      @Sendable (any Dispatchable, ScopeID, @escaping @Sendable (inout Step.Child) throws -> Void) ->
+        DispatchHandle<Void> = { base, scope, apply in enqueue(base, scope) { slice in try step(&slice, apply) } }
+    // A stored property of a slice at a fixed offset from the root state is at a fixed offset too: its fast path
+    // goes straight from the root's state to it. (The same memory the steps would reach, one level at a time.)
+    if let (applyToRoot, parentOffset) = fixedPlace, let stepOffset = step.fixedOffset {
+      let offset = parentOffset + stepOffset
+      return ScopeRoutes<Step.Child>(
+        applyIfIdle: { filter, body in
+          try applyToRoot(filter) { root in try body(&(root + offset).assumingMemoryBound(to: Step.Child.self).pointee)
+          }
+        },
+        dispatch: dispatchChild, enqueue: enqueueChild, fixedPlace: (applyToRoot, offset))
+    }
     return ScopeRoutes<Step.Child>(
       applyIfIdle: { filter, body in try applyIfIdle(filter) { slice in try step(&slice, body) } },
-      dispatch: { base, scope, apply in try await dispatch(base, scope) { slice in try step(&slice, apply) } },
-      enqueue: { base, scope, apply in enqueue(base, scope) { slice in try step(&slice, apply) } })
+      dispatch: dispatchChild, enqueue: enqueueChild)
   }
 }
 
