@@ -53,6 +53,15 @@ private struct FeatCartScript: SideEffect {
   }
 }
 
+/// A state updater that sends another item to its own store, which the store refuses (it runs under its lock).
+private struct SendFromInside: StateUpdater {
+  let store: TestStore
+  let handle: LockedValue<DispatchHandle<Void>?>
+  func updateState(_ state: inout CounterState) {
+    handle.withLock { $0 = store.send(Increment()) }
+  }
+}
+
 @Suite("Dispatch observers: one call before and one after every item", .timeLimit(.minutes(1)))
 struct DispatchObserverTests {
   @Test func awaitedDispatches_areObservedBeforeAndAfter_withTheirOutcome_inArrayOrder() async throws {
@@ -117,6 +126,18 @@ struct DispatchObserverTests {
     #expect(seen.values == ["will Increment", "did Increment failed CancellationError"])
     startup.open()
     try await store.waitUntilReady()
+    #expect(store.state.counter == 0)
+  }
+
+  @Test func aSendFromInsideAStateUpdater_isRefused_andNotObserved() async throws {
+    let seen = Recorder<String>()
+    let store = makeObservedStore([recordingObserver(into: seen)])
+    try await store.waitUntilReady()
+    let inner = LockedValue<DispatchHandle<Void>?>(nil)
+    try await store.dispatch(SendFromInside(store: store, handle: inner))
+    let handle = try #require(inner.current)
+    await #expect(throws: StoreError.self) { try await handle.value }
+    #expect(seen.values == ["will SendFromInside", "did SendFromInside"])
     #expect(store.state.counter == 0)
   }
 

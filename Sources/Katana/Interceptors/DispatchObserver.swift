@@ -22,7 +22,8 @@
 /// - `didHandle` once the item has been handled, with how handling ended: for `dispatch`, in the dispatching
 ///   task right before the dispatch returns or throws; for `send`, wherever the item's handle settles (the
 ///   sending thread if the store applied the updater at once, otherwise the task that finished the item).
-///   A sent item withdrawn before its turn, or failed at shutdown, ends with that error.
+///   A sent item withdrawn before its turn, or failed at shutdown, ends with that error. A `send` from inside a
+///   state updater, which the store refuses, is not observed (the updater holds the store's lock).
 ///
 /// Each item gets exactly one `willHandle` and then exactly one `didHandle`, observers in array order. An item
 /// dispatched through a scope is observed as the feature dispatched it (interceptors see it wrapped in a
@@ -86,15 +87,19 @@ final class DispatchObservers: Sendable {
   @usableFromInline let willHandle: (@Sendable (_ item: any Dispatchable) -> Void)?
   @usableFromInline let didHandle: (@Sendable (_ item: any Dispatchable, _ outcome: DispatchObserver.Outcome) -> Void)?
   @usableFromInline let measured: (@Sendable (_ event: DispatchInstrumentation.Event) -> Void)?
+  /// The store's updater-thread marker: a `send` from inside a state updater, which the store refuses, runs under
+  /// the store's lock, where no observer may run.
+  @usableFromInline let owner: ThreadOwner
 
   /// The observers, or nil for none (the dispatch paths then test one nil and pay nothing else).
-  static func make(_ observers: [DispatchObserver]) -> DispatchObservers? {
-    observers.isEmpty ? nil : DispatchObservers(observers)
+  static func make(_ observers: [DispatchObserver], owner: ThreadOwner) -> DispatchObservers? {
+    observers.isEmpty ? nil : DispatchObservers(observers, owner: owner)
   }
 
   // Concrete loops rather than a generic helper or `compactMap`: functions passed through generic code (or kept in
   // an array) are re-abstracted, and each call then goes through thunks.
-  private init(_ observers: [DispatchObserver]) {
+  private init(_ observers: [DispatchObserver], owner: ThreadOwner) {
+    self.owner = owner
     var willHandle: (@Sendable (_ item: any Dispatchable) -> Void)?
     var didHandle: (@Sendable (_ item: any Dispatchable, _ outcome: DispatchObserver.Outcome) -> Void)?
     var measured: (@Sendable (_ event: DispatchInstrumentation.Event) -> Void)?
@@ -172,9 +177,11 @@ final class DispatchObservers: Sendable {
     }
   }
 
-  /// Calls `willHandle` now, and `didHandle` once `handle` settles.
+  /// Calls `willHandle` now, and `didHandle` once `handle` settles; neither for a `send` from inside a state
+  /// updater (the store refuses it, under its lock).
   @inlinable
   func observe<Value>(_ item: any Dispatchable, _ send: () -> DispatchHandle<Value>) -> DispatchHandle<Value> {
+    guard !owner.isCurrentThread else { return send() }
     let start = willHandle(item)
     let handle = send()
     handle.storage.whenComplete { [self] result in

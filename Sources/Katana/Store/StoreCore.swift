@@ -64,7 +64,7 @@ final class StoreCore<S: State, D: SideEffectDependencyContainer>: @unchecked Se
     self.configuration = configuration
     self.tracksActivity = configuration.tracksActivity
     self.sideEffectRunner = configuration.sideEffectRunner
-    self.observers = DispatchObservers.make(configuration.dispatchObservers)
+    self.observers = DispatchObservers.make(configuration.dispatchObservers, owner: owner)
   }
 
   /// Runs a side-effect body, through the configured runner if there is one.
