@@ -15,21 +15,9 @@ extension Promise {
   @inlinable
   public nonisolated(nonsending) var value: Value {
     get async throws {
-      // The resume happens under `handoff`, which the resumed task takes once more: the thread sanitizer
-      // does not see the runtime's own synchronisation when a continuation is resumed while its task is
-      // still suspending, and reports a race on the task's memory (swiftlang/swift#57803).
-      let handoff = Locked(false)
       let result: Result<Value, any Error> = await withUnsafeContinuation { continuation in
-        subscribe { outcome in
-          handoff.withLock { resumed in
-            resumed = true
-            continuation.resume(returning: outcome.result)
-          }
-        }
+        subscribe { outcome in continuation.resume(returning: outcome.result) }
       }
-      let resumed = handoff.withLock { $0 }
-      // Internal invariant: the task only runs again after the resume above.
-      assert(resumed, "Promise.value resumed without its outcome")
       return try result.get()
     }
   }

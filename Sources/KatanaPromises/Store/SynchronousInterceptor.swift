@@ -101,8 +101,9 @@ final class SynchronousInterceptorCall: @unchecked Sendable {
       }
       condition.lock()
       isFinished = true
-      post(.finished(result))
+      let waiter = post(.finished(result))
       condition.unlock()
+      waiter?.resume(returning: .finished(result))
     }
     while true {
       switch await nextEvent() {
@@ -133,7 +134,12 @@ final class SynchronousInterceptorCall: @unchecked Sendable {
       throw StoreError.nextCalledOutOfScope(String(reflecting: type(of: item)))
     }
     isForwarding = true
-    post(.next(item))
+    if let waiter = post(.next(item)) {
+      // Resumed after unlocking; the reply is read under the lock again (the task may have replied already).
+      condition.unlock()
+      waiter.resume(returning: .next(item))
+      condition.lock()
+    }
     var result = reply
     while result == nil {
       condition.wait()
@@ -146,16 +152,15 @@ final class SynchronousInterceptorCall: @unchecked Sendable {
     try result?.get()
   }
 
-  /// Hands `event` to the dispatching task. Called with `condition` locked.
-  private func post(_ event: Event) {
+  /// Hands `event` to the dispatching task: queues it, or returns the waiting task's continuation, which the
+  /// caller resumes with `event` once it has unlocked. Called with `condition` locked.
+  private func post(_ event: Event) -> UnsafeContinuation<Event, Never>? {
     if let waiter {
       self.waiter = nil
-      // Resumed with the lock held, which the resumed task takes once more in `nextEvent`: the thread
-      // sanitizer then sees the ordering (swiftlang/swift#57803).
-      waiter.resume(returning: event)
-    } else {
-      events.append(event)
+      return waiter
     }
+    events.append(event)
+    return nil
   }
 
   /// Waits for the handler's next event.
@@ -171,7 +176,6 @@ final class SynchronousInterceptorCall: @unchecked Sendable {
         condition.unlock()
       }
     }
-    synchronizeWithResume()
     return event
   }
 
@@ -183,10 +187,4 @@ final class SynchronousInterceptorCall: @unchecked Sendable {
     condition.unlock()
   }
 
-  /// Takes the lock the resuming thread held, so that the thread sanitizer sees the resume happen first.
-  private func synchronizeWithResume() {
-    condition.lock()
-    condition.broadcast()
-    condition.unlock()
-  }
 }
