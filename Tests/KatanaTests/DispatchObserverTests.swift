@@ -226,6 +226,7 @@ struct DispatchObserverTests {
   @Test(arguments: [1, 2, 3, 4] as [UInt64])
   func concurrentDispatchesAndSends_eachItemIsObservedOnce_willBeforeDid(seed: UInt64) async throws {
     let calls = LockedValue<[Int: [String]]>([:])
+    let callCount = EventCounter()
     @Sendable func record(_ item: any Dispatchable, _ phase: String) {
       let id: Int
       switch item {
@@ -234,6 +235,7 @@ struct DispatchObserverTests {
       default: id = -1
       }
       calls.withLock { $0[id, default: []].append(phase) }
+      callCount.increment()
     }
     let store = makeObservedStore([
       DispatchObserver(willHandle: { record($0, "will") }, didHandle: { item, _ in record(item, "did") })
@@ -292,7 +294,7 @@ struct DispatchObserverTests {
     // A handle's `didHandle` may come right after its waiter resumed.
     let total = expectedCalls.values.reduce(0, +)
     let settled = await withFailsafe(seconds: 60) {
-      while calls.current.values.reduce(0, { $0 + $1.count }) < total { await Task.yield() }
+      await callCount.wait(for: total)
       return true
     }
     #expect(settled == true)

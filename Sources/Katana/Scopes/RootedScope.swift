@@ -279,13 +279,10 @@ extension RootedScope where S == Root {
     self.init(
       root: core,
       routes: ScopeRoutes(
-        applyIfIdle: { [core] filter, body in
-          guard core.sendsApplyDirectly else { return false }
-          return try core.applyIfIdle(touching: filter) { root in
-            // Read under the store's lock: see ``StoreCore/checkCancellationAtArrival()``.
-            try StoreCore<Root, RootDependencies>.checkCancellationAtArrival()
-            try body(&root)
-          }
+        // Slices at a fixed offset apply through `applyToRoot` directly; this serves the root's own scope and the
+        // slices beneath an optional or an element.
+        applyIfIdle: { filter, body in
+          try applyToRoot(filter) { root in try body(&root.assumingMemoryBound(to: Root.self).pointee) }
         },
         dispatch: { [core] base, scope, apply in
           if core.tracksActivity {
