@@ -16,7 +16,7 @@ final class RootedScope<Root: State, RootDependencies: SideEffectDependencyConta
   init(core: StoreCore<Root, RootDependencies>, id: ScopeID, path: ScopePath<Root, S>, routes: ScopeRoutes<S>) {
     self.core = core
     self.path = path
-    super.init(id: id, routes: routes, observers: core.observers)
+    super.init(id: id, routes: routes, dispatchObservers: core.dispatchObservers)
   }
 
   override var rootInternals: any StoreContextInternals { core }
@@ -41,8 +41,8 @@ final class RootedScope<Root: State, RootDependencies: SideEffectDependencyConta
   override nonisolated(nonsending) func dispatch<E: SideEffect, D>(_ effect: E, context: SideEffectContext<S, D>)
     async throws
   where E.StateType == S, E.Dependencies == D {
-    if let observers {
-      return try await observers.observe(effect) { try await dispatchUnobserved(effect, context: context) }
+    if let dispatchObservers {
+      return try await dispatchObservers.observe(effect) { try await dispatchUnobserved(effect, context: context) }
     }
     try await dispatchUnobserved(effect, context: context)
   }
@@ -75,8 +75,8 @@ final class RootedScope<Root: State, RootDependencies: SideEffectDependencyConta
   ) async throws
     -> R.ReturnValue
   {
-    if let observers {
-      return try await observers.observe(effect) { try await dispatchUnobserved(effect, context: context) }
+    if let dispatchObservers {
+      return try await dispatchObservers.observe(effect) { try await dispatchUnobserved(effect, context: context) }
     }
     return try await dispatchUnobserved(effect, context: context)
   }
@@ -118,8 +118,8 @@ final class RootedScope<Root: State, RootDependencies: SideEffectDependencyConta
 
   override func send<E: SideEffect, D>(_ effect: E, context: SideEffectContext<S, D>) -> DispatchHandle<Void>
   where E.StateType == S, E.Dependencies == D {
-    guard let observers else { return sendUnobserved(effect, context: context) }
-    return observers.observe(effect) { sendUnobserved(effect, context: context) }
+    guard let dispatchObservers else { return sendUnobserved(effect, context: context) }
+    return dispatchObservers.observe(effect) { sendUnobserved(effect, context: context) }
   }
 
   func sendUnobserved<E: SideEffect, D>(_ effect: E, context: SideEffectContext<S, D>) -> DispatchHandle<Void>
@@ -132,8 +132,8 @@ final class RootedScope<Root: State, RootDependencies: SideEffectDependencyConta
   override func send<R: ReturningSideEffect, D>(_ effect: R, context: SideEffectContext<S, D>) -> DispatchHandle<
     R.ReturnValue
   > {
-    guard let observers else { return sendUnobserved(effect, context: context) }
-    return observers.observe(effect) { sendUnobserved(effect, context: context) }
+    guard let dispatchObservers else { return sendUnobserved(effect, context: context) }
+    return dispatchObservers.observe(effect) { sendUnobserved(effect, context: context) }
   }
 
   func sendUnobserved<R: ReturningSideEffect, D>(_ effect: R, context: SideEffectContext<S, D>) -> DispatchHandle<
@@ -154,8 +154,8 @@ final class RootedScope<Root: State, RootDependencies: SideEffectDependencyConta
     if item is any ScopedDispatchable {
       return try await core.anyDispatch(item)
     }
-    guard let observers else { return try await anyDispatchUnobserved(item, context: context) }
-    return try await observers.observe(item) { try await anyDispatchUnobserved(item, context: context) }
+    guard let dispatchObservers else { return try await anyDispatchUnobserved(item, context: context) }
+    return try await dispatchObservers.observe(item) { try await anyDispatchUnobserved(item, context: context) }
   }
 
   nonisolated(nonsending) func anyDispatchUnobserved<D>(_ item: any Dispatchable, context: SideEffectContext<S, D>)
@@ -177,8 +177,8 @@ final class RootedScope<Root: State, RootDependencies: SideEffectDependencyConta
     if item is any ScopedDispatchable {
       return core.anySend(item)
     }
-    guard let observers else { return anySendUnobserved(item, context: context) }
-    return observers.observe(item) { anySendUnobserved(item, context: context) }
+    guard let dispatchObservers else { return anySendUnobserved(item, context: context) }
+    return dispatchObservers.observe(item) { anySendUnobserved(item, context: context) }
   }
 
   func anySendUnobserved<D>(_ item: any Dispatchable, context: SideEffectContext<S, D>) -> DispatchHandle<any Sendable>

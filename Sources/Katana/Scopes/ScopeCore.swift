@@ -22,14 +22,14 @@ class ScopeCore<S: State>: @unchecked Sendable {
   let commitFilter: ScopeCommitFilter
   /// The root store's dispatch observers, which see the feature's items as the feature dispatches them.
   @usableFromInline
-  let observers: DispatchObservers?
+  let dispatchObservers: DispatchObservers?
 
   @usableFromInline
-  init(id: ScopeID, routes: ScopeRoutes<S>, observers: DispatchObservers?) {
+  init(id: ScopeID, routes: ScopeRoutes<S>, dispatchObservers: DispatchObservers?) {
     self.id = id
     self.routes = routes
     self.commitFilter = ScopeCommitFilter(location: id.location)
-    self.observers = observers
+    self.dispatchObservers = dispatchObservers
   }
 
   // MARK: - State updaters
@@ -37,8 +37,8 @@ class ScopeCore<S: State>: @unchecked Sendable {
   /// Dispatches a state updater of the feature; its fast path is inlined into ``ScopedStore``.
   @inlinable @inline(__always)
   final nonisolated(nonsending) func dispatch<U: StateUpdater>(_ updater: U) async throws where U.StateType == S {
-    if let observers {
-      return try await observers.observe(updater) { try await dispatchUnobserved(updater) }
+    if let dispatchObservers {
+      return try await dispatchObservers.observe(updater) { try await dispatchUnobserved(updater) }
     }
     try await dispatchUnobserved(updater)
   }
@@ -63,8 +63,8 @@ class ScopeCore<S: State>: @unchecked Sendable {
   /// Sends a state updater of the feature.
   @inlinable
   final func send<U: StateUpdater>(_ updater: U) -> DispatchHandle<Void> where U.StateType == S {
-    if let observers {
-      return observers.observe(updater) { sendUnobserved(updater) }
+    if let dispatchObservers {
+      return dispatchObservers.observe(updater) { sendUnobserved(updater) }
     }
     return sendUnobserved(updater)
   }

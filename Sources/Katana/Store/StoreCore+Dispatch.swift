@@ -49,8 +49,8 @@ extension StoreCore {
   /// Dispatches a state updater and returns once it is committed and observers have seen it.
   @inlinable @inline(__always)
   nonisolated(nonsending) func dispatch<U: StateUpdater>(_ updater: U) async throws where U.StateType == S {
-    if let observers {
-      return try await observers.observe(updater) { try await dispatchUnobserved(updater) }
+    if let dispatchObservers {
+      return try await dispatchObservers.observe(updater) { try await dispatchUnobserved(updater) }
     }
     try await dispatchUnobserved(updater)
   }
@@ -83,8 +83,8 @@ extension StoreCore {
   nonisolated(nonsending) func dispatch<E: SideEffect>(_ effect: E, context: SideEffectContext<S, D>)
     async throws where E.StateType == S, E.Dependencies == D
   {
-    if let observers {
-      return try await observers.observe(effect) { try await dispatchUnobserved(effect, context: context) }
+    if let dispatchObservers {
+      return try await dispatchObservers.observe(effect) { try await dispatchUnobserved(effect, context: context) }
     }
     try await dispatchUnobserved(effect, context: context)
   }
@@ -128,8 +128,8 @@ extension StoreCore {
   nonisolated(nonsending) func dispatch<R: ReturningSideEffect>(
     _ effect: R, context: any AnySideEffectContext
   ) async throws -> R.ReturnValue {
-    if let observers {
-      return try await observers.observe(effect) { try await dispatchUnobserved(effect, context: context) }
+    if let dispatchObservers {
+      return try await dispatchObservers.observe(effect) { try await dispatchUnobserved(effect, context: context) }
     }
     return try await dispatchUnobserved(effect, context: context)
   }
@@ -231,8 +231,8 @@ extension StoreCore {
   @usableFromInline nonisolated(nonsending) func anyDispatch(_ item: any Dispatchable, depth: Int = 0) async throws
     -> any Sendable
   {
-    if let observers {
-      return try await observers.observe(item) { try await anyDispatchUnobserved(item, depth: depth) }
+    if let dispatchObservers {
+      return try await dispatchObservers.observe(item) { try await anyDispatchUnobserved(item, depth: depth) }
     }
     return try await anyDispatchUnobserved(item, depth: depth)
   }

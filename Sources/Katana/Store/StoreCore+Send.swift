@@ -5,8 +5,8 @@ extension StoreCore {
   /// applied right here, as an awaited dispatch would be, and the handle has already succeeded.
   @inlinable
   func send<U: StateUpdater>(_ updater: U) -> DispatchHandle<Void> where U.StateType == S {
-    if let observers {
-      return observers.observe(updater) { sendUnobserved(updater) }
+    if let dispatchObservers {
+      return dispatchObservers.observe(updater) { sendUnobserved(updater) }
     }
     return sendUnobserved(updater)
   }
@@ -33,10 +33,10 @@ extension StoreCore {
   /// Enqueues a side effect now and returns its handle.
   @usableFromInline func send<E: SideEffect>(_ effect: E, context: SideEffectContext<S, D>) -> DispatchHandle<Void>
   where E.StateType == S, E.Dependencies == D {
-    guard let observers else {
+    guard let dispatchObservers else {
       return enqueueSideEffect(effect) { [self] in try await dispatchUnobserved(effect, context: context) }
     }
-    return observers.observe(effect) {
+    return dispatchObservers.observe(effect) {
       enqueueSideEffect(effect) { [self] in try await dispatchUnobserved(effect, context: context) }
     }
   }
@@ -45,18 +45,18 @@ extension StoreCore {
   @usableFromInline func send<R: ReturningSideEffect>(_ effect: R, context: any AnySideEffectContext) -> DispatchHandle<
     R.ReturnValue
   > {
-    guard let observers else {
+    guard let dispatchObservers else {
       return enqueueSideEffect(effect) { [self] in try await dispatchUnobserved(effect, context: context) }
     }
-    return observers.observe(effect) {
+    return dispatchObservers.observe(effect) {
       enqueueSideEffect(effect) { [self] in try await dispatchUnobserved(effect, context: context) }
     }
   }
 
   /// Enqueues any item now and returns its handle.
   func anySend(_ item: any Dispatchable) -> DispatchHandle<any Sendable> {
-    guard let observers else { return anySendUnobserved(item) }
-    return observers.observe(item) { anySendUnobserved(item) }
+    guard let dispatchObservers else { return anySendUnobserved(item) }
+    return dispatchObservers.observe(item) { anySendUnobserved(item) }
   }
 
   /// ``anySend(_:)`` without the dispatch observers (a scope's, observed as the feature sent it).

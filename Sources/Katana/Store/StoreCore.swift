@@ -56,7 +56,7 @@ final class StoreCore<S: State, D: SideEffectDependencyContainer>: @unchecked Se
   /// `StoreConfiguration.sideEffectRunner`, fixed at initialisation.
   @usableFromInline let sideEffectRunner: (any SideEffectRunner)?
   /// ``StoreConfiguration/dispatchObservers``, fixed at initialisation; nil when there are none.
-  @usableFromInline let observers: DispatchObservers?
+  @usableFromInline let dispatchObservers: DispatchObservers?
 
   @usableFromInline init(initialState: S, hasInterceptors: Bool, configuration: StoreConfiguration) {
     storage = LockedBuffer.make(CoreState(state: initialState, tracksActivity: configuration.tracksActivity))
@@ -64,7 +64,7 @@ final class StoreCore<S: State, D: SideEffectDependencyContainer>: @unchecked Se
     self.configuration = configuration
     self.tracksActivity = configuration.tracksActivity
     self.sideEffectRunner = configuration.sideEffectRunner
-    self.observers = DispatchObservers.make(configuration.dispatchObservers, owner: owner)
+    self.dispatchObservers = DispatchObservers.make(configuration.dispatchObservers, owner: owner)
   }
 
   /// Runs a side-effect body, through the configured runner if there is one.
