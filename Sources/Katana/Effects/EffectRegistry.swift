@@ -8,8 +8,11 @@
 ///
 /// Program order: a cancellation by id reaches the runs registered under that id, and also the runs that
 /// items handed over with `send` *before* the cancellation register later: the cancellation marks those
-/// items (``SentItemOrigin``), and a run that such an item's work registers under the id is cancelled before
-/// its operation starts. A run never cancels the runs it is nested in through `cancelInFlight`.
+/// items (``SentItemOrigin``), and a run that such an item's work registers under the id (with any tool:
+/// `run`, debounce, throttle, timers, `forEach`) is cancelled before its operation starts. The state machine
+/// decides it: each of its transitions that can start a run takes an ``EffectProgramOrder``, which this
+/// class reads from the calling task's item (``SentItemOrigin/current``) under the lock, in the critical
+/// section of the transition. A run never cancels the runs it is nested in through `cancelInFlight`.
 final class EffectRegistry: Sendable {
   typealias State = EffectRegistryState<
     UnsafeContinuation<ThrottleTurn, any Error>, UnsafeContinuation<Void, any Error>
@@ -121,8 +124,8 @@ final class EffectRegistry: Sendable {
     var actions = State.Actions()
     let reservation = state.withLock { state in
       state.reserve(
-        id, cancelInFlight: cancelInFlight, ancestors: ancestors,
-        cancelledByOrigin: origin?.cancelledIDs.contains(id) ?? false, actions: &actions)
+        id, cancelInFlight: cancelInFlight, ancestors: ancestors, order: EffectProgramOrder(of: origin),
+        actions: &actions)
     }
     perform(actions)
     switch reservation {
@@ -160,8 +163,9 @@ final class EffectRegistry: Sendable {
     of(internals)?.cancel(id)
   }
 
-  /// Cancels everything running under `id`, and the runs under `id` that items sent before this call (or,
-  /// from a sent item's work, before that item) register later.
+  /// Cancels everything running under `id`, and the runs under `id` that items sent before this call
+  /// register later. From a sent item's work, the items sent before this call are those that entered the
+  /// mailbox before that item, and those that item sent itself.
   func cancel(_ id: EffectID) {
     let origins = sentItems(SentItemOrigin.current)
     var actions = State.Actions()
@@ -184,17 +188,24 @@ final class EffectRegistry: Sendable {
   // MARK: - Throttle
 
   /// Waits, if `throttle` says so, for the throttled call's turn; see
-  /// ``EffectRegistryState/throttle(_:latest:token:actions:)``.
+  /// ``EffectRegistryState/throttle(_:latest:token:order:caller:actions:)``.
+  ///
+  /// - Throws: `CancellationError` if the call is dropped, or if a cancellation of `id` reached the sent item
+  ///   it belongs to first (program order); ``StoreError/storeShutDown``.
   nonisolated(nonsending) func throttleTurn(_ id: EffectID, latest: Bool, token: UInt64) async throws -> ThrottleTurn {
     try Task.checkCancellation()
+    let origin = SentItemOrigin.current
     var actions = State.Actions()
     let caller = links == nil ? nil : TaskIdentity.current
-    let decision = state.withLock { $0.throttle(id, latest: latest, token: token, caller: caller, actions: &actions) }
+    let decision = state.withLock {
+      $0.throttle(
+        id, latest: latest, token: token, order: EffectProgramOrder(of: origin), caller: caller, actions: &actions)
+    }
     perform(actions)
     switch decision {
     case .runNow(let windowToken):
       return .openedWindow(windowToken)
-    case .drop:
+    case .drop, .cancelled:
       throw CancellationError()
     case .storeShutDown:
       throw StoreError.storeShutDown

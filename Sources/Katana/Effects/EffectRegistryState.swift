@@ -6,6 +6,27 @@ enum ThrottleTurn: Sendable, Equatable {
   case released
 }
 
+/// Program order, as a transition that can start a run under an id needs it: the ids whose cancellation
+/// reached the sent item the run belongs to before the transition (``SentItemOrigin/cancelledIDs``, read
+/// under the registry's lock, where cancellations mark them).
+struct EffectProgramOrder: Equatable {
+  /// Ids cancelled after the item entered the mailbox.
+  let cancelledIDs: Set<EffectID>
+
+  /// Work of a sent item: what cancellations have marked it with so far.
+  init(of origin: SentItemOrigin?) {
+    cancelledIDs = origin?.cancelledIDs ?? []
+  }
+
+  init(cancelledIDs: Set<EffectID>) {
+    self.cancelledIDs = cancelledIDs
+  }
+
+  /// Work that no sent item does (an awaited dispatch from outside the store, a task of one's own): only the
+  /// runs registered when a cancellation comes are cancelled.
+  static let unsent = EffectProgramOrder(cancelledIDs: [])
+}
+
 /// The bookkeeping of one store's effects run under an id: a pure state machine.
 ///
 /// ``EffectRegistry`` holds it under a lock; every transition returns what must happen next (tasks to
@@ -13,6 +34,11 @@ enum ThrottleTurn: Sendable, Equatable {
 /// user code. Throttled calls waiting for their window, and tests waiting for a count, wait as ``Waiters``
 /// kept here. Generic over their continuation types so that the tests can explore it with doubles
 /// (`EffectRegistryStateMachineTests`).
+///
+/// Program order is decided here too: every transition that can start a run takes an ``EffectProgramOrder``
+/// (whether a cancellation of the id reached the run's sent item first) as a required parameter, and a run
+/// is only registered with an ``Admission``, which only ``admit(_:order:)`` gives. A transition added later
+/// cannot start a run without deciding it.
 struct EffectRegistryState<TurnWaiter: Resumable<ThrottleTurn>, CountWaiter: Resumable<Void>> {
   /// One run: an operation running in a task of its own under an id, or a throttle window.
   struct Run {
@@ -35,6 +61,9 @@ struct EffectRegistryState<TurnWaiter: Resumable<ThrottleTurn>, CountWaiter: Res
   struct Held {
     /// The call's run token, registered when the window releases it.
     let token: UInt64
+    /// Program order let the call in when it came; a cancellation that reaches it later drops it from the
+    /// window, so the window releases it with this admission.
+    let admission: Admission
     /// The call's waiter in ``turnWaiters``.
     let waiter: UInt64
     /// The task that waits, whose hand-off to the window (see ``CarrierLinks``) ends when the call is
@@ -57,6 +86,9 @@ struct EffectRegistryState<TurnWaiter: Resumable<ThrottleTurn>, CountWaiter: Res
     /// Run now (the call's run is registered); the call opened a window, whose closing task has this run
     /// token.
     case runNow(windowToken: UInt64)
+    /// Do not run, and leave the window alone: a cancellation by id reached the item this call belongs to
+    /// before the call came (in program order, the call ran and was cancelled, and its window closed).
+    case cancelled
     /// A window is open and the mode is `leading`: the call is dropped.
     case drop
     /// A window is open and the mode is `latest`: the call waits for the window's end, as this waiter. The
@@ -73,6 +105,13 @@ struct EffectRegistryState<TurnWaiter: Resumable<ThrottleTurn>, CountWaiter: Res
     case keepOpen
     /// The window is closed (nobody was waiting), or was taken away by a cancellation.
     case closed
+  }
+
+  /// Leave to register a run under ``id``: only ``admit(_:order:)`` makes one, so that no transition
+  /// starts a run without deciding program order.
+  struct Admission {
+    let id: EffectID
+    fileprivate init(id: EffectID) { self.id = id }
   }
 
   /// Work to do outside the lock.
@@ -117,29 +156,38 @@ struct EffectRegistryState<TurnWaiter: Resumable<ThrottleTurn>, CountWaiter: Res
 
   // MARK: - Runs
 
-  /// Registers a new run under `id`.
+  /// Registers a new run under `id` (for ``AnySideEffectContext/run(id:cancelInFlight:operation:)``, and
+  /// for the tools built on it: debounce, timers, `forEach`).
   ///
   /// - Parameters:
   ///   - cancelInFlight: Whether to cancel the runs already under `id` first, except `ancestors`.
   ///   - ancestors: The runs the new run is nested in (it never cancels those).
-  ///   - cancelledByOrigin: Whether a cancellation of `id` already reached the sent item the run belongs to;
-  ///     the run is then not registered.
+  ///   - order: Program order for the sent item the run belongs to; if a cancellation of `id` reached it
+  ///     already, the run is not registered and cancels nothing.
   mutating func reserve(
-    _ id: EffectID, cancelInFlight: Bool, ancestors: Set<UInt64>, cancelledByOrigin: Bool, actions: inout Actions
+    _ id: EffectID, cancelInFlight: Bool, ancestors: Set<UInt64>, order: EffectProgramOrder, actions: inout Actions
   ) -> Reservation {
     guard !isShutDown else { return .storeShutDown }
-    guard !cancelledByOrigin else { return .cancelled }
+    guard let admission = admit(id, order: order) else { return .cancelled }
     if cancelInFlight {
       cancelEverything(under: id, except: ancestors, actions: &actions)
     }
     let token = makeToken()
-    addRun(id, token)
+    addRun(token, admission)
     takeCountWaiters(&actions)
     return .reserved(token)
   }
 
-  private mutating func addRun(_ id: EffectID, _ token: UInt64) {
-    runs[token] = Run(id: id)
+  /// Program order: leave to start a run under `id`, unless a cancellation of `id` reached the run's sent
+  /// item first (then the run is cancelled before it exists).
+  private func admit(_ id: EffectID, order: EffectProgramOrder) -> Admission? {
+    guard !order.cancelledIDs.contains(id) else { return nil }
+    return Admission(id: id)
+  }
+
+  /// The one place where a run is registered.
+  private mutating func addRun(_ token: UInt64, _ admission: Admission) {
+    runs[token] = Run(id: admission.id)
   }
 
   /// Gives a reserved run the way to cancel its task. Returns false if the run was cancelled (or has
@@ -163,7 +211,8 @@ struct EffectRegistryState<TurnWaiter: Resumable<ThrottleTurn>, CountWaiter: Res
   }
 
   /// Cancels everything under `id`: runs (they stay registered until their task returns), the throttle
-  /// window and its held call.
+  /// window and its held call. (The registry marks the sent items the cancellation reaches in the same
+  /// critical section, so that the runs they start later are not admitted.)
   mutating func cancelAll(_ id: EffectID, actions: inout Actions) {
     cancelEverything(under: id, except: [], actions: &actions)
     takeCountWaiters(&actions)
@@ -214,16 +263,19 @@ struct EffectRegistryState<TurnWaiter: Resumable<ThrottleTurn>, CountWaiter: Res
 
   /// Decides what a throttled call under `id`, with run token `token`, does. With `runNow`, the call's run
   /// is registered; with `hold`, the call waits, and its run is registered when the window releases it, so
-  /// that a cancellation by id never misses it.
+  /// that a cancellation by id never misses it. A call whose sent item a cancellation of `id` reached first
+  /// (`order`) is `cancelled`, and touches no window.
   mutating func throttle(
-    _ id: EffectID, latest: Bool, token: UInt64, caller: TaskIdentity? = nil, actions: inout Actions
+    _ id: EffectID, latest: Bool, token: UInt64, order: EffectProgramOrder, caller: TaskIdentity? = nil,
+    actions: inout Actions
   ) -> ThrottleDecision {
     guard !isShutDown else { return .storeShutDown }
+    guard let admission = admit(id, order: order) else { return .cancelled }
     guard var window = windows[id] else {
       let windowToken = makeToken()
-      addRun(id, windowToken)
+      addRun(windowToken, admission)
       windows[id] = Window(token: windowToken)
-      addRun(id, token)
+      addRun(token, admission)
       takeCountWaiters(&actions)
       return .runNow(windowToken: windowToken)
     }
@@ -233,7 +285,7 @@ struct EffectRegistryState<TurnWaiter: Resumable<ThrottleTurn>, CountWaiter: Res
     }
     let waiter = turnWaiters.add()
     heldCount += 1
-    window.held = Held(token: token, waiter: waiter, caller: caller)
+    window.held = Held(token: token, admission: admission, waiter: waiter, caller: caller)
     windows[id] = window
     takeCountWaiters(&actions)
     return .hold(waiter: waiter, windowToken: window.token)
@@ -260,7 +312,9 @@ struct EffectRegistryState<TurnWaiter: Resumable<ThrottleTurn>, CountWaiter: Res
     return turnWaiters.resolve(waiter, with: .failure(CancellationError()))
   }
 
-  /// The window whose closing task has run token `token` has reached its end.
+  /// The window whose closing task has run token `token` has reached its end: it releases the held call, if
+  /// any, whose run starts now with the admission program order gave the call when it came (a cancellation
+  /// that reaches the call's item later drops the call from the window).
   mutating func windowElapsed(_ id: EffectID, _ token: UInt64, actions: inout Actions) -> WindowStep {
     guard let window = windows[id], window.token == token else { return .closed }
     guard let held = window.held else {
@@ -270,7 +324,7 @@ struct EffectRegistryState<TurnWaiter: Resumable<ThrottleTurn>, CountWaiter: Res
     windows[id]?.held = nil
     heldCount -= 1
     if let caller = held.caller { actions.endedHandOffs.append(caller) }
-    addRun(id, held.token)
+    addRun(held.token, held.admission)
     if let resumption = turnWaiters.resolve(held.waiter, with: .success(.released)) {
       actions.turnResumptions.append(resumption)
     }

@@ -5,6 +5,13 @@ import Testing
 /// The effect registry with runs under one id (one nested in another, a newer one with `cancelInFlight`),
 /// a cancellation by id, throttled calls in `latest` mode with their window, a test waiting for the count to
 /// reach zero, and a shutdown, in every order.
+///
+/// Program order: a run or a throttled call may belong to a sent item, which enters the mailbox at some point
+/// before the call; a cancellation of an id marks the items that entered before it, as the registry does
+/// (``SentItemOrigin``), and every run-starting transition gets that item's marks (``EffectProgramOrder``).
+/// A run whose item was marked before it started must never be registered (nor released from a throttle
+/// window), and a run is refused for program order only if its item was marked. Debounce, timers and
+/// `forEach` start their runs through `reserve` (debounce with `cancelInFlight`), as the runs here do.
 struct EffectRegistryModel: ExplorableModel {
   typealias Machine = EffectRegistryState<FakeContinuation<ThrottleTurn>, FakeContinuation<Void>>
 
@@ -31,7 +38,23 @@ struct EffectRegistryModel: ExplorableModel {
     case done
   }
 
+  /// A sent item: whether it has entered the mailbox, and the ids whose cancellation reached it since.
+  struct Item: Equatable {
+    var arrived = false
+    var marks: Set<EffectID> = []
+  }
+
   var machine = Machine()
+  var items: [Item] = []
+  /// The item each top-level run belongs to (nested runs belong to their root's).
+  var runItems: [Int?] = []
+  /// The item each throttled call belongs to.
+  var throttleItems: [Int?] = []
+  var cancelThrottlePending = false
+  /// Whether something that should cancel each throttled call's run happened while it ran.
+  var throttleShouldBeCancelled: [Bool] = []
+  /// Whether something that should drop each held throttled call happened while it was held.
+  var throttleMustBeDropped: [Bool] = []
   let runID = EffectID("run")
   let throttleID = EffectID("throttle")
   var runs: [RunActor]
@@ -39,8 +62,11 @@ struct EffectRegistryModel: ExplorableModel {
   var shutdownPending: Bool
   var throttleCalls: [ThrottleCall]
   var throttleTokens: [UInt64]
-  /// The window task: its token while the window is open.
-  var windowToken: UInt64?
+  /// The window tasks that have not finished, by token: a window closed by a cancellation keeps its task
+  /// until it wakes, while a later call may open a new one.
+  var windowTokens: [UInt64] = []
+  /// Whether each throttled call was released by its window (its run registered), before it resumes.
+  var released: [Bool] = []
   var throttleResumed: [[String]]
   /// How often each throttle call's hand-off to the window was ended by the machine's actions.
   var endedHandOffs: [Int] = []
@@ -51,8 +77,21 @@ struct EffectRegistryModel: ExplorableModel {
   var countResumed = 0
   var errors: [String] = []
 
-  init(runs: [(parent: Int?, cancelInFlight: Bool)], throttleCalls: Int, cancel: Bool, shutdown: Bool, countWait: Bool)
-  {
+  /// - Parameters:
+  ///   - sentRuns: The top-level runs that belong to a sent item (each its own).
+  ///   - sentThrottleCalls: The throttled calls that belong to a sent item (each its own).
+  ///   - cancelThrottle: Whether a cancellation of the throttled calls' id happens.
+  init(
+    runs: [(parent: Int?, cancelInFlight: Bool)], throttleCalls: Int, cancel: Bool, shutdown: Bool, countWait: Bool,
+    sentRuns: Set<Int> = [], sentThrottleCalls: Set<Int> = [], cancelThrottle: Bool = false
+  ) {
+    runItems = runs.indices.map { sentRuns.contains($0) ? $0 : nil }
+    throttleItems = (0..<throttleCalls).map { sentThrottleCalls.contains($0) ? runs.count + $0 : nil }
+    items = Array(repeating: Item(), count: runs.count + throttleCalls)
+    cancelThrottlePending = cancelThrottle
+    throttleShouldBeCancelled = Array(repeating: false, count: throttleCalls)
+    throttleMustBeDropped = Array(repeating: false, count: throttleCalls)
+    released = Array(repeating: false, count: throttleCalls)
     self.endedHandOffs = Array(repeating: 0, count: throttleCalls)
     self.wasHeld = Array(repeating: false, count: throttleCalls)
     self.runs = runs.map { RunActor(parent: $0.parent, cancelInFlight: $0.cancelInFlight) }
@@ -67,6 +106,33 @@ struct EffectRegistryModel: ExplorableModel {
 
   var runningRuns: [Int] {
     runs.indices.filter { runs[$0].token != nil && !runs[$0].finished }
+  }
+
+  /// The item run `index` belongs to: its root's (a nested run runs in its parent's task).
+  func item(ofRun index: Int) -> Int? {
+    var root = index
+    while let parent = runs[root].parent { root = parent }
+    return runItems[root]
+  }
+
+  func isMarked(_ item: Int?, _ id: EffectID) -> Bool {
+    item.map { items[$0].marks.contains(id) } ?? false
+  }
+
+  /// What the registry reads from the item under its lock.
+  func order(of item: Int?) -> EffectProgramOrder {
+    item.map { EffectProgramOrder(cancelledIDs: items[$0].marks) } ?? .unsent
+  }
+
+  /// A cancellation of `id`, as the registry does it: marks the items that entered the mailbox before it, then
+  /// cancels everything under `id`.
+  mutating func cancel(_ id: EffectID) {
+    for item in items.indices where items[item].arrived {
+      items[item].marks.insert(id)
+    }
+    var actions = Machine.Actions()
+    machine.cancelAll(id, actions: &actions)
+    perform(actions)
   }
 
   mutating func perform(_ actions: Machine.Actions) {
@@ -99,11 +165,25 @@ struct EffectRegistryModel: ExplorableModel {
     }
     switch resumption.result {
     case .success:
+      if throttleMustBeDropped[call] { errors.append("throttle \(call) released after a cancellation dropped it") }
       throttleResumed[call].append("released")
       throttleCalls[call] = .running(throttleTokens[call])
     case .failure:
       throttleResumed[call].append("dropped")
       throttleCalls[call] = .done
+    }
+  }
+
+  /// Marks the throttled calls that a cancellation of their id cancels (running) or drops (held).
+  mutating func markThrottleCallsCancelled() {
+    for call in throttleCalls.indices {
+      switch throttleCalls[call] {
+      case .running: throttleShouldBeCancelled[call] = true
+      case .holding:
+        // Released by its window, a call's run is registered already, and cancelled with the others.
+        if released[call] { throttleShouldBeCancelled[call] = true } else { throttleMustBeDropped[call] = true }
+      case .notCalled, .done: break
+      }
     }
   }
 
@@ -126,24 +206,40 @@ struct EffectRegistryModel: ExplorableModel {
 
   func enabledEvents() -> [ModelEvent<Self>] {
     var events: [ModelEvent<Self>] = []
+    for item in items.indices where !items[item].arrived {
+      if runItems.contains(item) || throttleItems.contains(item) {
+        events.append(ModelEvent(name: "item \(item) enters the mailbox") { model in model.items[item].arrived = true })
+      }
+    }
     for index in runs.indices {
       let run = runs[index]
       if run.token == nil, !run.refused {
-        // A nested run starts while its parent runs.
+        // A nested run starts while its parent runs; a sent item's run after the item entered the mailbox.
         if let parent = run.parent, runs[parent].token == nil || runs[parent].finished { continue }
+        if let item = runItems[index], !items[item].arrived { continue }
         events.append(
           ModelEvent(name: "run \(index) reserves") { model in
             let ancestors = model.ancestors(of: index)
             let tokens = Set(ancestors.compactMap { model.runs[$0].token })
+            let item = model.item(ofRun: index)
+            let marked = model.isMarked(item, model.runID)
             var actions = Machine.Actions()
             let reservation = model.machine.reserve(
-              model.runID, cancelInFlight: run.cancelInFlight, ancestors: tokens, cancelledByOrigin: false,
+              model.runID, cancelInFlight: run.cancelInFlight, ancestors: tokens, order: model.order(of: item),
               actions: &actions)
-            if run.cancelInFlight { model.markCancelled(except: ancestors) }
+            if case .reserved = reservation, run.cancelInFlight { model.markCancelled(except: ancestors) }
             model.perform(actions)
             switch reservation {
-            case .reserved(let token): model.runs[index].token = token
-            case .cancelled, .storeShutDown: model.runs[index].refused = true
+            case .reserved(let token):
+              if marked {
+                model.errors.append("run \(index) registered although a cancellation reached its item first")
+              }
+              model.runs[index].token = token
+            case .cancelled:
+              if !marked { model.errors.append("run \(index) refused for program order without a cancellation") }
+              model.runs[index].refused = true
+            case .storeShutDown:
+              model.runs[index].refused = true
             }
           })
       } else if let token = run.token, !run.finished {
@@ -172,9 +268,15 @@ struct EffectRegistryModel: ExplorableModel {
         ModelEvent(name: "cancel by id") { model in
           model.cancelPending = false
           model.markCancelled(except: [])
-          var actions = Machine.Actions()
-          model.machine.cancelAll(model.runID, actions: &actions)
-          model.perform(actions)
+          model.cancel(model.runID)
+        })
+    }
+    if cancelThrottlePending {
+      events.append(
+        ModelEvent(name: "cancel the throttle id") { model in
+          model.cancelThrottlePending = false
+          model.markThrottleCallsCancelled()
+          model.cancel(model.throttleID)
         })
     }
     if shutdownPending {
@@ -182,6 +284,7 @@ struct EffectRegistryModel: ExplorableModel {
         ModelEvent(name: "shutdown") { model in
           model.shutdownPending = false
           model.markCancelled(except: [])
+          model.markThrottleCallsCancelled()
           var actions = Machine.Actions()
           model.machine.shutDown(actions: &actions)
           model.perform(actions)
@@ -190,20 +293,33 @@ struct EffectRegistryModel: ExplorableModel {
     for call in throttleCalls.indices {
       switch throttleCalls[call] {
       case .notCalled:
+        if let item = throttleItems[call], !items[item].arrived { continue }
         events.append(
           ModelEvent(name: "throttle \(call) called") { model in
+            let item = model.throttleItems[call]
+            let marked = model.isMarked(item, model.throttleID)
             var actions = Machine.Actions()
             let decision = model.machine.throttle(
-              model.throttleID, latest: true, token: model.throttleTokens[call], caller: Self.caller(of: call),
-              actions: &actions)
+              model.throttleID, latest: true, token: model.throttleTokens[call], order: model.order(of: item),
+              caller: Self.caller(of: call), actions: &actions)
             switch decision {
             case .runNow(let windowToken):
               model.throttleCalls[call] = .running(model.throttleTokens[call])
-              model.windowToken = windowToken
+              model.windowTokens.append(windowToken)
             case .hold(let waiter, _):
               model.throttleCalls[call] = .holding(waiter: waiter, suspended: false)
               model.wasHeld[call] = true
+            case .cancelled:
+              if !marked { model.errors.append("throttle \(call) refused for program order without a cancellation") }
+              model.throttleCalls[call] = .done
             case .drop, .storeShutDown: model.throttleCalls[call] = .done
+            }
+            switch decision {
+            case .runNow, .hold:
+              if marked {
+                model.errors.append("throttle \(call) let in although a cancellation reached its item first")
+              }
+            case .cancelled, .drop, .storeShutDown: break
             }
             model.perform(actions)
           })
@@ -222,23 +338,38 @@ struct EffectRegistryModel: ExplorableModel {
           ModelEvent(name: "throttle \(call) finishes") { model in
             model.throttleCalls[call] = .done
             var actions = Machine.Actions()
-            _ = model.machine.finish(token, actions: &actions)
+            let cancelled = model.machine.finish(token, actions: &actions)
+            if cancelled != model.throttleShouldBeCancelled[call] {
+              model.errors.append(
+                "throttle \(call) reported cancelled: \(cancelled), expected \(model.throttleShouldBeCancelled[call])")
+            }
             model.perform(actions)
           })
       case .done:
         break
       }
     }
-    if let window = windowToken {
+    for (index, window) in windowTokens.enumerated() {
       events.append(
-        ModelEvent(name: "window elapses") { model in
+        ModelEvent(name: index == 0 ? "window elapses" : "window \(index) elapses") { model in
+          let held = model.throttleCalls.indices.first { call in
+            guard case .holding(let waiter, _) = model.throttleCalls[call] else { return false }
+            return model.machine.isHeld(model.throttleID, waiter: waiter)
+          }
           var actions = Machine.Actions()
           let step = model.machine.windowElapsed(model.throttleID, window, actions: &actions)
           model.perform(actions)
+          if step == .keepOpen, let call = held {
+            model.released[call] = true
+            if model.isMarked(model.throttleItems[call], model.throttleID) {
+              model.errors.append("throttle \(call) released although a cancellation reached its item first")
+            }
+          }
           if step == .closed {
-            model.windowToken = nil
-            _ = model.machine.finish(window, actions: &actions)
-            model.perform(actions)
+            model.windowTokens.removeAll { $0 == window }
+            var finishActions = Machine.Actions()
+            _ = model.machine.finish(window, actions: &finishActions)
+            model.perform(finishActions)
           }
         })
     }
@@ -325,6 +456,57 @@ struct EffectRegistryStateMachineTests {
   @Test func threeThrottledCalls_everyOrder() async {
     let summary = await exploreEveryOrder(
       EffectRegistryModel(runs: [], throttleCalls: 3, cancel: false, shutdown: false, countWait: false))
+    #expect(summary.orders > 100)
+  }
+
+  // MARK: - Program order
+
+  /// A sent item's run, and a run nested in it with `cancelInFlight` (as debounce starts its runs), with a
+  /// cancellation by id before, between or after them: once the cancellation has reached the item, neither
+  /// starts, nor cancels anything.
+  @Test func sentItemsRuns_cancelByID_programOrder_everyOrder() async {
+    let summary = await exploreEveryOrder(
+      EffectRegistryModel(
+        runs: [(nil, false), (0, true)], throttleCalls: 0, cancel: true, shutdown: false, countWait: true,
+        sentRuns: [0]))
+    #expect(summary.orders > 100)
+  }
+
+  /// An unsent run and a sent item's run with `cancelInFlight`, a cancellation by id and a shutdown.
+  @Test func sentAndUnsentRuns_cancelByID_andShutdown_programOrder_everyOrder() async {
+    let summary = await exploreEveryOrder(
+      EffectRegistryModel(
+        runs: [(nil, false), (nil, true)], throttleCalls: 0, cancel: true, shutdown: true, countWait: false,
+        sentRuns: [1]))
+    #expect(summary.orders > 100)
+  }
+
+  /// Two sent items' throttled calls in `latest` mode (one may be held, and released when the window ends), a
+  /// cancellation of their id, and a test waiting for the count to reach zero: a call whose item the
+  /// cancellation reached is never let in, held or released.
+  @Test func sentThrottledCalls_cancelByID_programOrder_everyOrder() async {
+    let summary = await exploreEveryOrder(
+      EffectRegistryModel(
+        runs: [], throttleCalls: 2, cancel: false, shutdown: false, countWait: true, sentThrottleCalls: [0, 1],
+        cancelThrottle: true))
+    #expect(summary.orders > 100)
+  }
+
+  /// A sent item's throttled call and an unsent one, a cancellation of their id and a shutdown.
+  @Test func sentAndUnsentThrottledCalls_cancelByID_andShutdown_programOrder_everyOrder() async {
+    let summary = await exploreEveryOrder(
+      EffectRegistryModel(
+        runs: [], throttleCalls: 2, cancel: false, shutdown: true, countWait: false, sentThrottleCalls: [1],
+        cancelThrottle: true))
+    #expect(summary.orders > 100)
+  }
+
+  /// A sent run and a sent throttled call, each id cancelled once.
+  @Test func sentRunAndThrottledCall_bothIDsCancelled_programOrder_everyOrder() async {
+    let summary = await exploreEveryOrder(
+      EffectRegistryModel(
+        runs: [(nil, false)], throttleCalls: 1, cancel: true, shutdown: false, countWait: false, sentRuns: [0],
+        sentThrottleCalls: [0], cancelThrottle: true))
     #expect(summary.orders > 100)
   }
 
