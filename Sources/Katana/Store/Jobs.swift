@@ -87,25 +87,31 @@ protocol JobStore: AnyObject, Sendable {
 }
 
 /// A side effect handed over with `send`, as cancellations by id see it: its rank among the items sent to its
-/// store, and the ids cancelled after it entered the mailbox.
+/// store, the sent item whose work sent it, and the ids cancelled after it entered the mailbox.
 ///
 /// The store-owned task that runs the item binds it to ``current``, so the work the item does, and the tasks
-/// it starts, carry it. A cancellation by id marks every live item that entered the mailbox before it (before
-/// the item it comes from, or before the call, from outside), and a run that a marked item's work registers
-/// under that id later is cancelled before its operation starts (``EffectRegistry``).
+/// it starts, carry it. A cancellation by id marks every live item that entered the mailbox before it: from
+/// outside, every live item; from a sent item's work, the items that entered before that item and the items
+/// that item sent itself (sent before the cancellation, in its program order). A run that a marked item's
+/// work registers under that id later is cancelled before its operation starts (``EffectRegistry``).
 @usableFromInline
 package final class SentItemOrigin: @unchecked Sendable {
-  // Sendable: `cancelledIDs` is only touched under the store's effect registry lock.
+  // Sendable: `cancelledIDs` is only touched under the store's effect registry lock; `sender` is set before
+  // the origin is shared.
 
   /// The item whose work runs in the current task, if it was handed over with `send`.
   @TaskLocal static var current: SentItemOrigin?
 
   /// The item's rank among the items sent to its store.
   let arrival: UInt64
+  /// The sent item whose work sent this one, if any (weak: a chain of items sending the next must not keep
+  /// them all alive; the sender is alive while its work can cancel).
+  private(set) weak var sender: SentItemOrigin?
   /// Ids cancelled by id after the item entered the mailbox.
   var cancelledIDs: Set<EffectID> = []
 
-  init(arrival: UInt64) {
+  init(arrival: UInt64, sender: SentItemOrigin?) {
     self.arrival = arrival
+    self.sender = sender
   }
 }

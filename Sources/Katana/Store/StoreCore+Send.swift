@@ -177,6 +177,8 @@ extension StoreCore {
       handle.fail(StoreError.dispatchFromStateUpdater(typeName(of: item)))
       return
     }
+    // The sent item whose work sends this one, if any: a cancellation by id from that work reaches this item.
+    let sender = isUpdater ? nil : SentItemOrigin.current
     let (job, decision) = withLock { core -> (MailboxJob, Mailbox<CoreState<S, D>.Waiter, MailboxJob>.JobArrival) in
       let job = MailboxJob(
         id: core.makeID(), isUpdater: isUpdater, store: self, handle: handle, work: work,
@@ -186,7 +188,7 @@ extension StoreCore {
       if case .queued(let position, _) = decision { job.position = position }
       if case .fail = decision { return (job, decision) }
       if !isUpdater {
-        let origin = SentItemOrigin(arrival: arrival)
+        let origin = SentItemOrigin(arrival: arrival, sender: sender)
         job.origin = origin
         core.liveSentItems[arrival] = origin
       }
@@ -252,12 +254,14 @@ extension StoreCore {
     if let actions { perform(actions) }
   }
 
-  /// The side effects sent before `origin` (all of them if nil) that have not finished, for a cancellation by
-  /// id to mark.
+  /// The side effects that have not finished and precede, in program order, a cancellation by id made from
+  /// `origin`'s work (from outside a sent item if nil: all of them), for that cancellation to mark: those
+  /// that entered the mailbox before `origin`, and those `origin`'s work sent (before the cancellation,
+  /// since they are here already).
   func liveSentItems(before origin: SentItemOrigin?) -> [SentItemOrigin] {
     withLock { core in
-      guard let arrival = origin?.arrival else { return Array(core.liveSentItems.values) }
-      return core.liveSentItems.values.filter { $0.arrival < arrival }
+      guard let origin else { return Array(core.liveSentItems.values) }
+      return core.liveSentItems.values.filter { $0.arrival < origin.arrival || $0.sender === origin }
     }
   }
 
