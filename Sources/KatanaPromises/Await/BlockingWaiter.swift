@@ -68,19 +68,37 @@ final class BlockingWaiter: @unchecked Sendable {
   /// main-queue block the run loop cannot service the main queue: there it runs the pending promise
   /// callbacks itself, in their order, and sleeps on a condition in between (other main-queue blocks wait
   /// until the caller returns, as they would anyway).
+  ///
+  /// It cannot ask which of the two it is in, so on the main thread it starts with the run loop, and switches
+  /// to running the callbacks itself, for the rest of the wait, on proof that the run loop does not service
+  /// the main queue: the run loop has no source at all, or a callback went stale (see ``staleJobNanoseconds``)
+  /// although a run of the run loop began after it arrived. In an app, whose main run loop always has
+  /// sources, only the latter happens: the first callback waits that long, the next ones run as they arrive.
   func waitServicingMainQueue() {
     MainQueueJobs.addWaiter(self)
     defer { MainQueueJobs.removeWaiter(self) }
     var useRunLoop = Thread.isMainThread
+    // When the latest run of the run loop began, in `DispatchTime` nanoseconds.
+    var lastRunLoopStart: UInt64?
     while true {
       let seen = signalCount
       // While the run loop runs, it runs the jobs in the main queue's order. A job still waiting after a
       // while means the run loop does not service the main queue here (a main-queue block, with run-loop
       // sources of its own, called us): then run it directly.
-      MainQueueJobs.runPendingJobs(waitingLongerThan: useRunLoop ? Self.staleJobNanoseconds : 0)
+      let staleJobEnqueuedAt = MainQueueJobs.runPendingJobs(
+        waitingLongerThan: useRunLoop ? Self.staleJobNanoseconds : 0)
       if isFinished { return }
+      if useRunLoop, let staleJobEnqueuedAt, let lastRunLoopStart, staleJobEnqueuedAt < lastRunLoopStart {
+        // The job had waited past the bound, and the latest run of the run loop, which began after it arrived,
+        // did not run it: proof. (A job that went stale before this wait, or that arrived while a long
+        // main-queue block ran inside the run loop, is not.) From now on run the jobs as they arrive; look
+        // again at once, for those that were not stale yet and whose arrival `seen` already counts.
+        useRunLoop = false
+        continue
+      }
       if useRunLoop {
         guard enterRunLoop() else { return }
+        lastRunLoopStart = DispatchTime.now().uptimeNanoseconds
         // Returns after handling one source (a main-queue block included), when `finish()` wakes it, or at
         // the deadline, so that stale jobs are looked at again.
         let ran = RunLoop.main.run(mode: .default, before: Date(timeIntervalSinceNow: 0.05))

@@ -110,14 +110,19 @@ enum MainQueueJobs {
 
   /// Runs the pending jobs that have waited longer than `age` nanoseconds (all of them, by default),
   /// oldest first, on the calling thread. Only for a thread that is the main queue's current runner.
-  static func runPendingJobs(waitingLongerThan age: UInt64 = 0) {
+  ///
+  /// - Returns: When the oldest job it ran was enqueued, in `DispatchTime` nanoseconds; nil if it ran none.
+  @discardableResult
+  static func runPendingJobs(waitingLongerThan age: UInt64 = 0) -> UInt64? {
+    var oldestEnqueuedAt: UInt64?
     while true {
       let now = DispatchTime.now().uptimeNanoseconds
       let next = state.withLock { state -> Job? in
         guard let first = state.jobs.first, now >= first.enqueuedAt &+ age else { return nil }
         return state.jobs.removeFirst()
       }
-      guard let next else { return }
+      guard let next else { return oldestEnqueuedAt }
+      if oldestEnqueuedAt == nil { oldestEnqueuedAt = next.enqueuedAt }
       next.body()
     }
   }

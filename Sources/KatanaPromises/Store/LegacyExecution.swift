@@ -64,9 +64,16 @@ struct LegacySideEffectRunner: SideEffectRunner {
     -> T
   {
     // The task of a sent side effect already runs on `ThreadPool.blocking`, where blocking is allowed
-    // (`BlockingTaskExecutor`): the body runs right there, without two hand-offs between threads.
+    // (`BlockingTaskExecutor`): the body runs right there, without two hand-offs between threads. That holds
+    // only for a nonisolated caller. The body runs, and resumes after each suspension, on its caller's actor,
+    // whatever the task prefers: on the main actor that is the main thread and on an actor with an executor
+    // of its own that executor's threads, where `Hydra.await` throws; a default actor does run on the
+    // preferred executor, but the body would hold the actor while it blocks, and a promise that needs the
+    // actor would never settle. From any actor, the body goes to a thread of its own, as from other tasks.
+    // (`#isolation` is bound first: `#isolation == nil` in one expression crashes Swift 6.3's code generation.)
+    let callerIsolation = #isolation
     if #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *),
-      BlockingTaskExecutor.isPreferredByCurrentTask
+      callerIsolation == nil, BlockingTaskExecutor.isPreferredByCurrentTask
     {
       return try await body()
     }

@@ -45,9 +45,10 @@ enum LegacyTasks {
 }
 
 /// Runs the tasks of a `.katana6` store's sent side effects on ``ThreadPool/blocking``, with blocking allowed:
-/// a Katana 6 side-effect body (which may block in `Hydra.await`) then runs in place in its task, instead of
-/// being handed to another thread and back (``LegacySideEffectRunner``). The pool starts a thread whenever
-/// none is idle, so a body that blocks never holds up another.
+/// a Katana 6 side-effect body (which may block in `Hydra.await`) dispatched from the task's nonisolated code
+/// then runs in place in its task, instead of being handed to another thread and back
+/// (``LegacySideEffectRunner``; code isolated to an actor runs where the actor does). The pool starts a thread
+/// whenever none is idle, so a body that blocks never holds up another.
 @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
 final class BlockingTaskExecutor: TaskExecutor {
   static let shared = BlockingTaskExecutor()
@@ -59,7 +60,8 @@ final class BlockingTaskExecutor: TaskExecutor {
     }
   }
 
-  /// Whether the calling code runs in a task that prefers this executor, and so may block where it runs.
+  /// Whether the calling code runs in a task that prefers this executor: then its nonisolated code runs here
+  /// and may block, but code isolated to an actor (the main actor included) runs where the actor does.
   static var isPreferredByCurrentTask: Bool {
     let own = shared.asUnownedTaskExecutor()
     return withUnsafeCurrentTask { task in task?.unownedTaskExecutor == own }
