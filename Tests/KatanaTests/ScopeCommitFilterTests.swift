@@ -84,8 +84,8 @@ struct ScopeLocationOverlapTests {
   }
 
   @Test func elements_overlapOnlyTheSameElement_andTheirCollection() {
-    let one = bytesA.appending(.element(hash: 1.hashValue, id: AnyHashable(1)))
-    let two = bytesA.appending(.element(hash: 2.hashValue, id: AnyHashable(2)))
+    let one = bytesA.appending(.element(hash: 1.hashValue))
+    let two = bytesA.appending(.element(hash: 2.hashValue))
     #expect(!one.mayOverlap(two))
     #expect(one.mayOverlap(one.appendingBytes(offset: 0, size: 8)))
     #expect(one.mayOverlap(bytesA))
@@ -95,11 +95,11 @@ struct ScopeLocationOverlapTests {
   }
 
   @Test func computedKeyPaths_overlapEverythingUnderTheirParent() {
-    let computed = bytesA.appending(.computed(hash: 0, path: \PlainAppState.a))
+    let computed = bytesA.appending(.computed)
     #expect(computed.mayOverlap(bytesA.appendingBytes(offset: 0, size: 8)))
-    #expect(computed.mayOverlap(bytesA.appending(.element(hash: 0, id: AnyHashable(0)))))
+    #expect(computed.mayOverlap(bytesA.appending(.element(hash: 0))))
     #expect(!computed.mayOverlap(bytesB))
-    let computedAtRoot = ScopeLocation.root.appending(.computed(hash: 0, path: \PlainAppState.a))
+    let computedAtRoot = ScopeLocation.root.appending(.computed)
     #expect(computedAtRoot.mayOverlap(bytesB))
   }
 

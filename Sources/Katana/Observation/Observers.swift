@@ -15,7 +15,10 @@ struct ListenerEntry<S: State> {
   }
 }
 
-/// A stream subscriber, as the store sees it: something to hand each committed state to.
+/// A state observer other than a listener, as the store sees it: something to hand each committed state to.
+///
+/// Every such observer is registered through ``StoreCore/observe(location:needsOldState:start:receive:startupState:finish:)``,
+/// which starts it with ``ObserverStartup``: root streams and projections, and every observer of a scope.
 ///
 /// One final class with closures rather than a subclass per stream kind: the closures are created where
 /// the stream is requested, in code specialised for the store's state type, while a subclass's overrides
@@ -26,6 +29,11 @@ final class StateSubscriber<S: State>: Sendable {
   /// Whether ``receive`` needs the state before the change (which costs a copy of whatever the change
   /// mutates).
   @usableFromInline let needsOldState: Bool
+  /// Gets the initial state when a store that started from an async initializer becomes ready (in order with
+  /// the deliveries, before any commit): streams of states and projections yield it (they began with `S()`);
+  /// listeners and streams of changes only take it as the state to compare the next change with (SPEC 4.6: the
+  /// initial state is not a change).
+  let receiveStartupState: @Sendable (S) -> Void
   /// Called once per committed change, in commit order, while the committing dispatch holds the turn (so
   /// never concurrently with itself), outside the store's lock.
   @usableFromInline let receive: @Sendable (_ old: S?, _ new: S) -> Void
@@ -34,81 +42,46 @@ final class StateSubscriber<S: State>: Sendable {
   /// The part of the state the subscriber observes, for a scope's observer; nil for the whole state. Commits
   /// made through a scope skip subscribers whose part they cannot change (see ``ScopeCommitFilter``).
   let location: ScopeLocation?
+  /// Cleared when the subscriber is removed from inside a state updater (where the store's lock is held):
+  /// deliveries skip it from then on, and it is dropped at the next change of observers.
+  @usableFromInline let isSubscribed = AtomicFlag(true)
 
-  @inlinable
-  convenience init(
-    id: UInt64, needsOldState: Bool, receive: @escaping @Sendable (S?, S) -> Void,
-    finish: @escaping @Sendable () -> Void
-  ) {
-    self.init(id: id, needsOldState: needsOldState, location: nil, receive: receive, finish: finish)
-  }
-
-  @usableFromInline
   init(
     id: UInt64, needsOldState: Bool, location: ScopeLocation?, receive: @escaping @Sendable (S?, S) -> Void,
-    finish: @escaping @Sendable () -> Void
+    receiveStartupState: @escaping @Sendable (S) -> Void, finish: @escaping @Sendable () -> Void
   ) {
     self.id = id
     self.needsOldState = needsOldState
+    self.receiveStartupState = receiveStartupState
     self.location = location
     self.receive = receive
     self.finish = finish
   }
 }
 
-/// The last value a projection subscriber delivered.
+/// A delivery to a ``StateSubscriber``, as ``ObserverStartup`` queues it.
+struct StateDelivery<S: State>: Sendable {
+  let old: S?
+  let new: S
+  /// Whether this is the initial state of a store that just became ready, not a commit.
+  let isStartup: Bool
+}
+
+/// The last value a projection pushed to its stream.
 ///
-/// The subscriber is registered under the store's lock, but its projection (user code) runs outside it: the
-/// first value is computed right after registration, on the subscribing thread, while a commit may already
-/// be delivering to the subscriber on another. Until that first value is in, deliveries go through a lock and
-/// only keep their value; the first value is pushed first, then the latest delivered one if it differs.
-/// After that, deliveries (which the turn serialises) use ``last`` without a lock.
+/// Touched by one handler at a time: the subscriber's first value, then deliveries, which
+/// ``ObserverStartup`` orders after it and which the turn serialises.
 @usableFromInline
-final class ProjectionMemory<Value: Equatable & Sendable>: @unchecked Sendable {
-  // Sendable: `last` is touched under `startup`'s lock until `initialized` is set (release), then only by
-  // deliveries, which never run concurrently with each other and read the flag first (acquire).
+final class LastValue<Value: Equatable & Sendable>: @unchecked Sendable {
+  // Sendable: see above; each hand-over between threads goes through the startup primitive's lock or flag,
+  // or the store's lock.
 
-  @usableFromInline let initialized = AtomicFlag()
-  /// Whether the first value is in; taken only while `initialized` reads false.
-  @usableFromInline let startup = Locked(false)
-  @usableFromInline @exclusivity(unchecked) var last: Value?
+  private var last: Value?
 
-  @inlinable
-  init() {}
+  @usableFromInline init() {}
 
-  /// Delivers the projection of a committed state.
-  @inlinable
-  func deliver(_ value: Value, to buffer: StreamBuffer<Value>) {
-    if initialized.isSet {
-      pushIfChanged(value, to: buffer)
-      return
-    }
-    startup.withLock { isInitialized in
-      if isInitialized {
-        pushIfChanged(value, to: buffer)
-      } else {
-        last = value
-      }
-    }
-  }
-
-  /// Sets the first value, computed after registration, and pushes it (then the latest delivered value, if
-  /// a delivery came first and differs).
-  @usableFromInline func initialize(_ value: Value, buffer: StreamBuffer<Value>) {
-    startup.withLock { isInitialized in
-      buffer.push(value)
-      if let delivered = last, delivered != value {
-        buffer.push(delivered)
-      } else {
-        last = value
-      }
-      isInitialized = true
-      initialized.set(true)
-    }
-  }
-
-  @inlinable
-  func pushIfChanged(_ value: Value, to buffer: StreamBuffer<Value>) {
+  /// Pushes `value` to `buffer` unless it equals the last value pushed.
+  @usableFromInline func push(_ value: Value, to buffer: StreamBuffer<Value>) {
     guard value != last else { return }
     last = value
     buffer.push(value)
@@ -128,6 +101,9 @@ struct Observers<S: State> {
   /// Changes whenever a listener or subscriber is added or removed: what ``ScopeCommitFilter``'s cache
   /// is checked against.
   @usableFromInline private(set) var version: UInt64 = 0
+
+  /// Observers taken out, to release after unlocking.
+  typealias Dropped = (listeners: [ListenerEntry<S>], subscribers: [StateSubscriber<S>])
 
   @inlinable
   init() {}
@@ -161,8 +137,8 @@ struct Observers<S: State> {
     filter.version = version
   }
 
-  /// Adds a listener; returns the listeners unsubscribed meanwhile from inside an updater, to release.
-  mutating func add(_ listener: ListenerEntry<S>) -> [ListenerEntry<S>] {
+  /// Adds a listener; returns the observers unsubscribed meanwhile from inside an updater, to release.
+  mutating func add(_ listener: ListenerEntry<S>) -> Dropped {
     let dropped = dropUnsubscribed()
     listeners.append(listener)
     needsOldState = true
@@ -171,25 +147,30 @@ struct Observers<S: State> {
   }
 
   /// Removes a listener; returns what was removed, to release.
-  mutating func removeListener(_ id: UInt64) -> [ListenerEntry<S>] {
+  mutating func removeListener(_ id: UInt64) -> Dropped {
     var removed = dropUnsubscribed()
     if let index = listeners.firstIndex(where: { $0.id == id }) {
-      removed.append(listeners.remove(at: index))
+      removed.listeners.append(listeners.remove(at: index))
     }
     recompute()
     return removed
   }
 
-  mutating func add(_ subscriber: StateSubscriber<S>) {
+  /// Adds a subscriber; returns the observers unsubscribed meanwhile from inside an updater, to release.
+  mutating func add(_ subscriber: StateSubscriber<S>) -> Dropped {
+    let dropped = dropUnsubscribed()
     subscribers.append(subscriber)
     needsOldState = needsOldState || subscriber.needsOldState
     version &+= 1
+    return dropped
   }
 
-  /// Removes a subscriber; returns it, to release.
-  mutating func removeSubscriber(_ id: UInt64) -> StateSubscriber<S>? {
-    guard let index = subscribers.firstIndex(where: { $0.id == id }) else { return nil }
-    let removed = subscribers.remove(at: index)
+  /// Removes a subscriber; returns what was removed, to release.
+  mutating func removeSubscriber(_ id: UInt64) -> Dropped {
+    var removed = dropUnsubscribed()
+    if let index = subscribers.firstIndex(where: { $0.id == id }) {
+      removed.subscribers.append(subscribers.remove(at: index))
+    }
     recompute()
     return removed
   }
@@ -204,10 +185,14 @@ struct Observers<S: State> {
     return (listeners, subscribers)
   }
 
-  private mutating func dropUnsubscribed() -> [ListenerEntry<S>] {
-    guard listeners.contains(where: { !$0.isSubscribed.isSet }) else { return [] }
-    let dropped = listeners.filter { !$0.isSubscribed.isSet }
+  /// Drops the observers unsubscribed from inside a state updater; returns them, to release.
+  private mutating func dropUnsubscribed() -> (listeners: [ListenerEntry<S>], subscribers: [StateSubscriber<S>]) {
+    let hasListeners = listeners.contains { !$0.isSubscribed.isSet }
+    let hasSubscribers = subscribers.contains { !$0.isSubscribed.isSet }
+    guard hasListeners || hasSubscribers else { return ([], []) }
+    let dropped = (listeners.filter { !$0.isSubscribed.isSet }, subscribers.filter { !$0.isSubscribed.isSet })
     listeners.removeAll { !$0.isSubscribed.isSet }
+    subscribers.removeAll { !$0.isSubscribed.isSet }
     recompute()
     return dropped
   }
@@ -242,7 +227,7 @@ struct Commit<S: State> {
         entry.listener(old, new)
       }
     }
-    for subscriber in subscribers {
+    for subscriber in subscribers where subscriber.isSubscribed.isSet {
       subscriber.receive(old, new)
     }
   }

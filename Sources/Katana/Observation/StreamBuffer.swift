@@ -44,7 +44,7 @@ final class StreamBuffer<Element: Sendable>: @unchecked Sendable {  // Sendable:
   }
 
   /// Registers what to do when the consumer goes away (cancelled or iterator released).
-  func setOnTermination(_ handler: @escaping @Sendable () -> Void) {
+  @usableFromInline func setOnTermination(_ handler: @escaping @Sendable () -> Void) {
     let runNow: Bool = state.withLock { state in
       if state.isFinished { return true }
       state.onTermination = handler

@@ -209,33 +209,15 @@ final class RootedScope<Root: State, RootDependencies: SideEffectDependencyConta
   // MARK: - Observation
 
   override func observe(
-    initial: (S?) -> Void, receive: @escaping @Sendable (S?) -> Void, finish: @escaping @Sendable () -> Void
+    initial: (S?) -> Void, receive: @escaping @Sendable (S?) -> Void, startupState: @escaping @Sendable (S?) -> Void,
+    finish: @escaping @Sendable () -> Void
   ) -> @Sendable () -> Void {
-    guard !core.owner.isCurrentThread else {
-      core.runtimeWarning("A scope was observed from inside a StateUpdater; the observer was not added.")
-      finish()
-      return {}
-    }
     let path = self.path
-    let registered = core.withLock { state -> (UInt64, Root)? in
-      if case .shutDown = state.lifecycle.phase { return nil }
-      let id = state.makeID()
-      state.observers.add(
-        StateSubscriber<Root>(
-          id: id, needsOldState: false, location: self.id.location, receive: { _, new in receive(path.read(new)) },
-          finish: finish))
-      return (id, state.state)
-    }
-    guard let (id, root) = registered else {
-      finish()
-      return {}
-    }
-    // The path may run key-path getters: read the first value outside the lock.
-    initial(path.read(root))
-    return { [weak core] in
-      let removed = core?.withLock { $0.observers.removeSubscriber(id) }
-      withExtendedLifetime(removed) {}
-    }
+    // The path may run key-path getters: `observe` calls these closures outside the lock.
+    let unsubscribe = core.observe(
+      location: id.location, needsOldState: false, start: { initial(path.read($0)) },
+      receive: { _, new in receive(path.read(new)) }, startupState: { startupState(path.read($0)) }, finish: finish)
+    return unsubscribe ?? {}
   }
 
   // MARK: - Child scopes
@@ -302,7 +284,7 @@ extension RootedScope where S == Root {
   @usableFromInline
   convenience init(root core: StoreCore<Root, RootDependencies>, routes: ScopeRoutes<Root>) {
     self.init(
-      core: core, id: ScopeID(location: .root, description: String(describing: Root.self)),
+      core: core, id: ScopeID(identity: .root, location: .root, description: String(describing: Root.self)),
       path: ScopePath<Root, Root>.identity(), routes: routes)
   }
 }

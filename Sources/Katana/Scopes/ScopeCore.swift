@@ -1,3 +1,5 @@
+@_spi(Reflection) import Swift
+
 /// The engine behind ``ScopedStore`` and a feature's ``SideEffectContext``, with the root store's types
 /// erased: a feature's code knows its own state `S`, not the app's.
 ///
@@ -81,7 +83,7 @@ class ScopeCore<S: State>: @unchecked Sendable {
 
   /// The registry identifier of work this scope runs under `id`: the id within the scope's namespace.
   final func effectID(for id: some Hashable & Sendable) -> EffectID {
-    EffectID(ScopedEffectKey(location: self.id.location, id: AnyHashable(id)))
+    EffectID(ScopedEffectKey(scope: self.id.identity, id: AnyHashable(id)))
   }
 
   // MARK: - Overridden by RootedScope
@@ -123,11 +125,15 @@ class ScopeCore<S: State>: @unchecked Sendable {
     abstract()
   }
 
-  /// Registers an observer of the slice: `receive` gets the slice of each committed state (nil where it is
-  /// missing), on the committing task, outside the store's lock, one commit at a time; `finish` runs when the
-  /// store shuts down. `initial` gets the slice when registered. Returns a function that unregisters it.
+  /// Registers an observer of the slice: the root store's observer (``StoreCore/observe(location:needsOldState:start:receive:startupState:finish:)``)
+  /// with the slice read from each state (nil where it is missing). `initial` gets the slice at registration,
+  /// first; `receive` then gets the slice of each committed state after it, in commit order, one at a time,
+  /// outside the store's lock; `startupState` gets the slice of the initial state of a store that became ready
+  /// after registration, in the same order; `finish` runs when the store shuts down (at once if the observer
+  /// is not registered). Returns a function that unregisters it, safe to call from anywhere.
   func observe(
-    initial: (S?) -> Void, receive: @escaping @Sendable (S?) -> Void, finish: @escaping @Sendable () -> Void
+    initial: (S?) -> Void, receive: @escaping @Sendable (S?) -> Void, startupState: @escaping @Sendable (S?) -> Void,
+    finish: @escaping @Sendable () -> Void
   ) -> @Sendable () -> Void { abstract() }
 
   /// The scope of the field at `keyPath`, with id `id` (``childID(_:)``) and the fast path `applyIfIdle`.
@@ -181,6 +187,9 @@ class ScopeCore<S: State>: @unchecked Sendable {
 
   /// A description of `keyPath` relative to this scope's, for example `AppState.cart`.
   final func describe(_ keyPath: AnyKeyPath) -> String {
+    // A key path's own description names a stored property by its offset on Linux, which fields of zero
+    // size share: a property of this scope's state is named by the runtime's field list instead.
+    if let name = Self.fieldName(of: keyPath) { return id.description + "." + name }
     var text = String(describing: keyPath)
     if text.hasPrefix("\\") { text.removeFirst() }
     let prefix = String(describing: S.self)
@@ -189,23 +198,37 @@ class ScopeCore<S: State>: @unchecked Sendable {
     return id.description + text
   }
 
-  /// The location of the field at `keyPath` of this scope's slice.
+  /// The name of the stored property of `S` that `keyPath` is, if it is one.
+  private static func fieldName(of keyPath: AnyKeyPath) -> String? {
+    var name: String?
+    _ = _forEachFieldWithKeyPath(of: S.self) { field, fieldPath in
+      guard fieldPath == keyPath else { return true }
+      name = String(cString: field)
+      return false
+    }
+    return name
+  }
+
+  /// The location of the field at `keyPath` of this scope's slice (which observers its commits concern).
   final func location<F>(of keyPath: WritableKeyPath<S, F>) -> ScopeLocation {
     if let offset = MemoryLayout<S>.offset(of: keyPath) {
       return id.location.appendingBytes(offset: offset, size: MemoryLayout<F>.size)
     }
-    return id.location.appending(.computed(hash: keyPath.hashValue, path: keyPath))
+    return id.location.appending(.computed)
   }
 
   /// The ids of this scope's children.
   @usableFromInline
   final func childID<C>(_ keyPath: WritableKeyPath<S, C>) -> ScopeID {
-    ScopeID(location: location(of: keyPath), description: describe(keyPath))
+    ScopeID(
+      identity: id.identity.appending(keyPath), location: location(of: keyPath), description: describe(keyPath))
   }
 
   @usableFromInline
   final func optionalChildID<C>(_ keyPath: WritableKeyPath<S, C?>) -> ScopeID {
-    ScopeID(location: location(of: keyPath).appending(.some), description: describe(keyPath) + "?")
+    ScopeID(
+      identity: id.identity.appending(keyPath).appending(.some), location: location(of: keyPath).appending(.some),
+      description: describe(keyPath) + "?")
   }
 
   @usableFromInline
@@ -213,7 +236,8 @@ class ScopeCore<S: State>: @unchecked Sendable {
     -> ScopeID
   {
     ScopeID(
-      location: location(of: keyPath).appending(.element(hash: id.hashValue, id: AnyHashable(id))),
+      identity: self.id.identity.appending(keyPath).appending(.element(AnyHashable(id))),
+      location: location(of: keyPath).appending(.element(hash: id.hashValue)),
       description: describe(keyPath) + "[id: \(id)]")
   }
 

@@ -20,6 +20,10 @@
 /// `store.scope(\.shop.cart, ...)` and `store.scope(\.shop, ...).scope(\.cart, ...)` have equal ids. Scopes
 /// with equal ids share their effect ids (see ``ScopedStore/cancel(id:)``).
 public struct ScopeID: Hashable, Sendable, CustomStringConvertible {
+  /// What the feature is: the path from the root state. Decides equality, and so the effect-id namespace.
+  let identity: ScopeIdentity
+  /// Where the feature's slice lies in memory: decides which observers a commit through it may concern (see
+  /// ``ScopeCommitFilter``), never equality.
   let location: ScopeLocation
 
   /// The path from the root state, for example `AppState.cart` or `AppState.rooms[id: 3]`.
@@ -27,12 +31,54 @@ public struct ScopeID: Hashable, Sendable, CustomStringConvertible {
 
   /// Two ids are equal when they stand for the same place in the state.
   public static func == (lhs: ScopeID, rhs: ScopeID) -> Bool {
-    lhs.location == rhs.location
+    lhs.identity == rhs.identity
   }
 
   /// Hashes the place in the state the id stands for.
   public func hash(into hasher: inout Hasher) {
-    hasher.combine(location)
+    hasher.combine(identity)
+  }
+}
+
+/// What a scope is: the steps from the root state to its slice, as key paths, element ids and optionals.
+///
+/// Two scopes are the same feature exactly when they take the same steps: key paths are equal when they name
+/// the same properties (`\.shop.cart` and `\.shop` then `\.cart` are one path), so two different fields never
+/// share an identity, whatever their types or sizes (an identity made from memory offsets gave every field
+/// of zero size the same one). Only this decides a feature's effect-id namespace; which observers a commit
+/// may concern is ``ScopeLocation``'s job.
+struct ScopeIdentity: Hashable, @unchecked Sendable {
+  // Sendable: key paths are immutable; element ids are built from Sendable values only.
+
+  enum Segment: Hashable {
+    /// One or more properties; consecutive ones are joined into one key path.
+    case keyPath(AnyKeyPath)
+    /// One element of the collection the previous segments lead to, by id.
+    case element(AnyHashable)
+    /// The value of the optional the previous segments lead to.
+    case some
+  }
+
+  private(set) var segments: [Segment] = []
+
+  /// The whole state.
+  static let root = ScopeIdentity()
+
+  /// This identity followed by the property (or properties) at `keyPath`.
+  func appending(_ keyPath: AnyKeyPath) -> ScopeIdentity {
+    var result = self
+    if case .keyPath(let last) = segments.last, let joined = last.appending(path: keyPath) {
+      result.segments[segments.count - 1] = .keyPath(joined)
+    } else {
+      result.segments.append(.keyPath(keyPath))
+    }
+    return result
+  }
+
+  func appending(_ segment: Segment) -> ScopeIdentity {
+    var result = self
+    result.segments.append(segment)
+    return result
   }
 }
 
@@ -40,6 +86,6 @@ public struct ScopeID: Hashable, Sendable, CustomStringConvertible {
 /// using the same id value never reach each other's work.
 struct ScopedEffectKey: Hashable, @unchecked Sendable {
   // Sendable: `id` is built from a Sendable value only.
-  let location: ScopeLocation
+  let scope: ScopeIdentity
   let id: AnyHashable
 }

@@ -134,6 +134,11 @@ protocol ScopeStepping<Parent, Child>: Sendable {
   associatedtype Child
   /// Runs `body` on the child inside `parent`, in place.
   func callAsFunction(_ parent: inout Parent, _ body: (inout Child) throws -> Void) throws
+  /// Runs `body` on the child inside `parent`, in place, on the fast path of a commit made through `filter`'s
+  /// scope: sets ``ScopeCommitFilter/widened`` if the change may reach places outside the scope's location (an
+  /// element whose id the body changed).
+  func callAsFunction(_ parent: inout Parent, widening filter: ScopeCommitFilter, _ body: (inout Child) throws -> Void)
+    throws
   /// Where the child is in the parent's memory, when it always is at a fixed offset (a stored property, see
   /// `MemoryLayout.offset(of:)`); nil otherwise.
   var fixedOffset: Int? { get }
@@ -142,6 +147,13 @@ protocol ScopeStepping<Parent, Child>: Sendable {
 extension ScopeStepping {
   @inlinable
   var fixedOffset: Int? { nil }
+
+  @inlinable @inline(__always)
+  func callAsFunction(_ parent: inout Parent, widening _: ScopeCommitFilter, _ body: (inout Child) throws -> Void)
+    throws
+  {
+    try self(&parent, body)
+  }
 }
 
 /// The field at a key path.
@@ -209,6 +221,18 @@ where Elements.Element: Identifiable, Elements.Element.ID: Sendable {
   func callAsFunction(_ parent: inout Parent, _ body: (inout Elements.Element) throws -> Void) throws {
     try ScopeStep.withElement(of: &parent, offset: offset, keyPath: keyPath, id: id, scope: scope, body)
   }
+
+  /// An element renamed through its own scope (a temporary id replaced by the server's) now stands where
+  /// another id's scope looks: the commit must reach every observer, not only those of this element's place.
+  @inlinable @inline(__always)
+  func callAsFunction(
+    _ parent: inout Parent, widening filter: ScopeCommitFilter, _ body: (inout Elements.Element) throws -> Void
+  ) throws {
+    try ScopeStep.withElement(of: &parent, offset: offset, keyPath: keyPath, id: id, scope: scope) { element in
+      defer { if element.id != id { filter.widened = true } }
+      try body(&element)
+    }
+  }
 }
 
 /// How a state updater dispatched or sent through a scope reaches the root store, with the root store's types
@@ -273,7 +297,7 @@ struct ScopeRoutes<Slice>: Sendable {
         dispatch: dispatchChild, enqueue: enqueueChild, fixedPlace: (applyToRoot, offset))
     }
     return ScopeRoutes<Step.Child>(
-      applyIfIdle: { filter, body in try applyIfIdle(filter) { slice in try step(&slice, body) } },
+      applyIfIdle: { filter, body in try applyIfIdle(filter) { slice in try step(&slice, widening: filter, body) } },
       dispatch: dispatchChild, enqueue: enqueueChild)
   }
 }
@@ -293,6 +317,9 @@ final class ScopeCommitFilter: @unchecked Sendable {
   @usableFromInline @exclusivity(unchecked) var concerned: [Int] = []
   /// Whether one of them needs the state before the change.
   @usableFromInline @exclusivity(unchecked) var needsOldState = false
+  /// Set by a commit whose change may reach beyond this scope's location (an element renamed through its own
+  /// scope): that commit goes to every observer. Cleared before each commit through the filter.
+  @usableFromInline @exclusivity(unchecked) var widened = false
 
   init(location: ScopeLocation) {
     self.location = location

@@ -14,11 +14,11 @@ extension ScopedStore {
   public func addListener(_ listener: @escaping StoreListener<S>) -> StoreUnsubscribe {
     let memory = SliceMemory<S>()
     let unsubscribe = core.observe(
-      initial: { memory.initialize($0) },
+      initial: { memory.start(with: $0) },
       receive: { new in
         guard let (old, new) = memory.change(to: new) else { return }
         listener(old, new)
-      }, finish: {})
+      }, startupState: { memory.start(with: $0) }, finish: {})
     return { unsubscribe() }
   }
 
@@ -38,11 +38,11 @@ extension ScopedStore {
       let buffer = StreamBuffer<StateChange<S>>(policy: buffering)
       let memory = SliceMemory<S>()
       let unsubscribe = core.observe(
-        initial: { memory.initialize($0) },
+        initial: { memory.start(with: $0) },
         receive: { new in
           guard let (old, new) = memory.change(to: new) else { return }
           buffer.push(StateChange(old: old, new: new))
-        }, finish: { buffer.finish() })
+        }, startupState: { memory.start(with: $0) }, finish: { buffer.finish() })
       buffer.setOnTermination { unsubscribe() }
       return buffer
     }
@@ -57,14 +57,10 @@ extension ScopedStore {
     StoreStream { [core] in
       let buffer = StreamBuffer<S>(policy: buffering)
       let memory = SliceMemory<S>()
-      let unsubscribe = core.observe(
-        initial: { slice in
-          if memory.initialize(slice), let slice { buffer.push(slice) }
-        },
-        receive: { new in
-          guard let (_, new) = memory.change(to: new) else { return }
-          buffer.push(new)
-        }, finish: { buffer.finish() })
+      let push: @Sendable (S?) -> Void = { slice in
+        if let new = memory.newValue(slice) { buffer.push(new) }
+      }
+      let unsubscribe = core.observe(initial: push, receive: push, startupState: push, finish: { buffer.finish() })
       buffer.setOnTermination { unsubscribe() }
       return buffer
     }
@@ -77,17 +73,11 @@ extension ScopedStore {
   ) -> StoreStream<Value> {
     StoreStream { [core] in
       let buffer = StreamBuffer<Value>(policy: buffering)
-      let last = Locked<Value?>(nil)
+      let last = LastValue<Value>()
       let push: @Sendable (S?) -> Void = { slice in
-        guard let slice else { return }
-        let value = projection(slice)
-        let isNew = last.withLock { last -> Bool in
-          defer { last = value }
-          return last != value
-        }
-        if isNew { buffer.push(value) }
+        if let slice { last.push(projection(slice), to: buffer) }
       }
-      let unsubscribe = core.observe(initial: push, receive: push, finish: { buffer.finish() })
+      let unsubscribe = core.observe(initial: push, receive: push, startupState: push, finish: { buffer.finish() })
       buffer.setOnTermination { unsubscribe() }
       return buffer
     }
@@ -95,34 +85,41 @@ extension ScopedStore {
 }
 
 /// The slice an observer of a scope saw last, and whether a new one is a change.
+///
+/// Touched by one handler at a time (``ObserverStartup`` orders the first value before every delivery, and the
+/// store's turn serialises deliveries); the lock only hands the value over between their threads.
 final class SliceMemory<S: State>: Sendable {
-  private struct Seen {
-    var isSet = false
-    var slice: S?
-  }
-
-  private let seen = Locked(Seen())
+  /// The last slice seen, nil until one was present.
+  private let seen = Locked<S?>(nil)
   private let equality = ScopeCore<S>.equality()
 
-  /// Records the slice at registration, unless a commit was delivered first; returns whether it did.
-  @discardableResult
-  func initialize(_ slice: S?) -> Bool {
-    seen.withLock { seen in
-      guard !seen.isSet else { return false }
-      seen = Seen(isSet: true, slice: slice)
-      return true
-    }
+  /// Records the slice at registration (nil: missing).
+  func start(with slice: S?) {
+    seen.withLock { $0 = slice }
   }
 
   /// Records `new`; returns the change from the last slice seen, or nil if there is none to report (the
-  /// slice is missing, was missing, or is equal).
+  /// slice is missing, was never seen, or is equal).
   func change(to new: S?) -> (old: S, new: S)? {
+    guard let new else { return nil }
     let old = seen.withLock { seen -> S? in
-      defer { seen = Seen(isSet: true, slice: new ?? seen.slice) }
-      return seen.slice
+      defer { seen = new }
+      return seen
     }
-    guard let old, let new else { return nil }
+    guard let old else { return nil }
     if let equality, equality(old, new) { return nil }
     return (old, new)
+  }
+
+  /// Records `new`; returns it if a stream of slices yields it: it is present, and was never seen or differs
+  /// from the last slice seen (a slice that appears after the stream started is yielded).
+  func newValue(_ new: S?) -> S? {
+    guard let new else { return nil }
+    let old = seen.withLock { seen -> S? in
+      defer { seen = new }
+      return seen
+    }
+    if let old, let equality, equality(old, new) { return nil }
+    return new
   }
 }

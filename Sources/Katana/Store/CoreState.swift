@@ -21,6 +21,9 @@ struct CoreState<S: State, D: SideEffectDependencyContainer> {
   @usableFromInline var chain: StoreInterceptorNext = Self.noChain
   /// The frame of the updater whose interceptor chain holds the turn.
   @usableFromInline var turnFrame: UpdaterFrame<S>?
+  /// Dispatches whose chain returned while a call of its `next` was still delivering (see
+  /// ``StoreCore/closeChain(_:)``).
+  var chainCloseWaiters = Waiters<Waiter>()
   @usableFromInline var observers = Observers<S>()
   var shutdownHandlers: [@Sendable () -> Void] = []
   /// Side effects handed over with `send` that have not finished, by arrival: what a cancellation by id
@@ -84,12 +87,18 @@ struct CoreState<S: State, D: SideEffectDependencyContainer> {
 
   /// Applies `mutate`, a change made through a scope, to the state; see ``commit(_:)``. Only the stream
   /// subscribers that `filter` says the change concerns get it (and all listeners, which observe the whole
-  /// state): with none, this is the commit of a store without observers.
+  /// state): with none, this is the commit of a store without observers. A change that reached beyond the
+  /// scope's location (``ScopeCommitFilter/widened``) goes to every subscriber.
   @inlinable
   mutating func commit(_ mutate: (inout S) throws -> Void, touching filter: ScopeCommitFilter) rethrows -> Commit<S>? {
-    if observers.isEmpty || observers.concernNobody(filter) {
+    filter.widened = false
+    if observers.isEmpty {
       try mutate(&state)
       return nil
+    }
+    if observers.concernNobody(filter) {
+      try mutate(&state)
+      return widenedCommit(filter)
     }
     return try commitConcerned(mutate, touching: filter)
   }
@@ -99,9 +108,21 @@ struct CoreState<S: State, D: SideEffectDependencyContainer> {
     -> Commit<S>
   {
     let concerned = observers.subscribers(concerning: filter)
+    // Every subscriber that needs the old state observes the whole state (a scope's observers do not), so
+    // it is concerned by every commit: `old` is kept whenever one exists, widened or not.
     let old: S? = !observers.listeners.isEmpty || concerned.needsOldState ? state : nil
     try mutate(&state)
-    return Commit(old: old, new: state, listeners: observers.listeners, subscribers: concerned.subscribers)
+    let subscribers = filter.widened ? observers.subscribers : concerned.subscribers
+    return Commit(old: old, new: state, listeners: observers.listeners, subscribers: subscribers)
+  }
+
+  /// The commit of a change made through `filter`'s scope that concerned no observer of its location, if it
+  /// reached beyond it (``ScopeCommitFilter/widened``): every subscriber gets it. Call after the mutation, with
+  /// no listener registered (``Observers/concernNobody(_:)``).
+  @inlinable
+  func widenedCommit(_ filter: ScopeCommitFilter) -> Commit<S>? {
+    guard filter.widened, !observers.subscribers.isEmpty else { return nil }
+    return Commit(old: nil, new: state, listeners: [], subscribers: observers.subscribers)
   }
 
   /// Releases the turn and starts whatever comes next, if the store is running.

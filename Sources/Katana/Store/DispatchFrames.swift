@@ -57,8 +57,13 @@ final class UpdaterFrame<S: State>: DispatchFrame, @unchecked Sendable {
   /// Items of the other kind handed to `next`; dispatched once the chain has returned.
   @usableFromInline var redirects: [any Dispatchable] = []
   /// Whether a call of `next` is being handled (committed, then delivered to observers): a second call in
-  /// the meantime is rejected, so that commits never overlap.
+  /// the meantime is rejected, so that commits never overlap. Set and cleared only by
+  /// ``StoreCore/enterNext(_:frame:in:)`` and ``StoreCore/exitNext(_:)``.
   @usableFromInline var inNext = false
+  /// Whether the chain has returned (``StoreCore/closeChain(_:)``): a `next` called from now on fails.
+  @usableFromInline var isClosed = false
+  /// The dispatch waiting in ``StoreCore/closeChain(_:)`` for the call of `next` still in progress, if any.
+  @usableFromInline var closeWaiter: UInt64?
 
   /// A frame for a dispatch of `U`.
   @inlinable

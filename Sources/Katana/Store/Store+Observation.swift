@@ -40,12 +40,10 @@ extension Store {
   public nonisolated func states(buffering: StreamBuffering = .latest) -> StoreStream<S> {
     StoreStream { [core] in
       let buffer = StreamBuffer<S>(policy: buffering)
-      _ = core.subscribe(buffer: buffer) { id, state in
-        // The buffer is new and nobody consumes it yet: pushing runs no user code and releases nothing.
-        buffer.push(state)
-        return StateSubscriber(
-          id: id, needsOldState: false, receive: { _, new in buffer.push(new) }, finish: { buffer.finish() })
-      }
+      let unsubscribe = core.observe(
+        location: nil, needsOldState: false, start: { buffer.push($0) }, receive: { _, new in buffer.push(new) },
+        startupState: { buffer.push($0) }, finish: { buffer.finish() })
+      if let unsubscribe { buffer.setOnTermination(unsubscribe) }
       return buffer
     }
   }
@@ -61,14 +59,13 @@ extension Store {
   public nonisolated func changes(buffering: StreamBuffering = .bufferingNewest(64)) -> StoreStream<StateChange<S>> {
     StoreStream { [core] in
       let buffer = StreamBuffer<StateChange<S>>(policy: buffering)
-      _ = core.subscribe(buffer: buffer) { id, _ in
-        StateSubscriber(
-          id: id, needsOldState: true,
-          receive: { old, new in
-            // The store captures the old state whenever a subscriber needs it.
-            if let old { buffer.push(StateChange(old: old, new: new)) }
-          }, finish: { buffer.finish() })
-      }
+      let unsubscribe = core.observe(
+        location: nil, needsOldState: true, start: { _ in },
+        receive: { old, new in
+          // The store captures the old state whenever a subscriber needs it.
+          if let old { buffer.push(StateChange(old: old, new: new)) }
+        }, startupState: { _ in }, finish: { buffer.finish() })
+      if let unsubscribe { buffer.setOnTermination(unsubscribe) }
       return buffer
     }
   }
@@ -96,16 +93,13 @@ extension Store {
   ) -> StoreStream<Value> {
     StoreStream { [core] in
       let buffer = StreamBuffer<Value>(policy: buffering)
-      let memory = ProjectionMemory<Value>()
-      let registered = core.subscribe(buffer: buffer) { id, _ in
-        StateSubscriber(
-          id: id, needsOldState: false, receive: { _, new in memory.deliver(projection(new), to: buffer) },
-          finish: { buffer.finish() })
-      }
-      // The projection is user code: its first value is computed here, outside the store's lock.
-      if let registered {
-        memory.initialize(projection(registered), buffer: buffer)
-      }
+      let last = LastValue<Value>()
+      // The projection is user code: it runs outside the store's lock, its first value first.
+      let push: @Sendable (S) -> Void = { last.push(projection($0), to: buffer) }
+      let unsubscribe = core.observe(
+        location: nil, needsOldState: false, start: push, receive: { _, new in push(new) }, startupState: push,
+        finish: { buffer.finish() })
+      if let unsubscribe { buffer.setOnTermination(unsubscribe) }
       return buffer
     }
   }

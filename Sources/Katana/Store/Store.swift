@@ -71,8 +71,29 @@ public actor Store<S: State, D: SideEffectDependencyContainer> {
     dependenciesInitializer: DependenciesInitializer,
     configuration: Configuration = .init()
   ) {
+    self.init(
+      interceptors: interceptors, start: .initializer(stateInitializer),
+      dependenciesInitializer: dependenciesInitializer, configuration: configuration)
+  }
+
+  /// How a store gets its initial state.
+  @usableFromInline
+  enum Start {
+    /// From a value: the store holds it, and is ready, when its initialiser returns.
+    case value(S)
+    /// From an initializer, run in the store's start-up task.
+    case initializer(StateInitializer)
+  }
+
+  @inlinable
+  init(
+    interceptors: [StoreInterceptor], start: Start, dependenciesInitializer: DependenciesInitializer,
+    configuration: Configuration
+  ) {
+    let initialState: S
+    if case .value(let value) = start { initialState = value } else { initialState = S() }
     let core = StoreCore<S, D>(
-      initialState: S(), hasInterceptors: !interceptors.isEmpty, configuration: configuration)
+      initialState: initialState, hasInterceptors: !interceptors.isEmpty, configuration: configuration)
     let dependencies = dependenciesInitializer(
       { [weak core] item in
         guard let core else { throw StoreError.storeShutDown }
@@ -85,7 +106,12 @@ public actor Store<S: State, D: SideEffectDependencyContainer> {
     // The chain's final `next` is made here, where this initializer is specialised for the client's types,
     // so that what interceptors hand on is handled by specialised code (made inside the module, it ran
     // unspecialised: about 1.6 µs more per intercepted dispatch).
-    core.start(stateInitializer: stateInitializer, interceptors: interceptors, chainEnd: core.makeChainEnd())
+    switch start {
+    case .value:
+      core.startNow(interceptors: interceptors, chainEnd: core.makeChainEnd())
+    case .initializer(let stateInitializer):
+      core.start(stateInitializer: stateInitializer, interceptors: interceptors, chainEnd: core.makeChainEnd())
+    }
   }
 
   /// Creates a store whose dependency container is built with its required initializer.
@@ -106,14 +132,19 @@ public actor Store<S: State, D: SideEffectDependencyContainer> {
 
   /// Creates a store that starts from `initialState`.
   ///
-  /// See ``init(interceptors:stateInitializer:dependenciesInitializer:configuration:)``.
+  /// The store holds `initialState`, and is ready (``isReady``), when this initialiser returns: ``state``,
+  /// observers added then, and dispatches see it at once. Its interceptors are initialised here, in array
+  /// order. Otherwise as ``init(interceptors:stateInitializer:dependenciesInitializer:configuration:)``.
   @inlinable
   public init(
     initialState: S,
     interceptors: [StoreInterceptor] = [],
     configuration: Configuration = .init()
   ) {
-    self.init(interceptors: interceptors, stateInitializer: { initialState }, configuration: configuration)
+    self.init(
+      interceptors: interceptors, start: .value(initialState),
+      dependenciesInitializer: { dispatch, getState in D(dispatch: dispatch, getState: { getState() }) },
+      configuration: configuration)
   }
 
   /// Creates a store that starts from `initialState`, with a dependency container built beforehand.
@@ -125,8 +156,8 @@ public actor Store<S: State, D: SideEffectDependencyContainer> {
   /// ```
   ///
   /// The container's required `init(dispatch:getState:)` is not called, so the container has no `dispatch`
-  /// closure of this store: its side effects dispatch through their context. See
-  /// ``init(interceptors:stateInitializer:dependenciesInitializer:configuration:)``.
+  /// closure of this store: its side effects dispatch through their context. The store holds `initialState`,
+  /// and is ready, when this initialiser returns; see ``init(initialState:interceptors:configuration:)``.
   @inlinable
   public init(
     initialState: S,
@@ -135,9 +166,7 @@ public actor Store<S: State, D: SideEffectDependencyContainer> {
     configuration: Configuration = .init()
   ) {
     self.init(
-      interceptors: interceptors,
-      stateInitializer: { initialState },
-      dependenciesInitializer: { _, _ in dependencies },
+      interceptors: interceptors, start: .value(initialState), dependenciesInitializer: { _, _ in dependencies },
       configuration: configuration)
   }
 

@@ -106,20 +106,29 @@ extension StoreCore {
     }
   }
 
-  func finishStartup(state: S, interceptors: [StoreInterceptor], chainEnd: @escaping StoreInterceptorNext) {
+  /// Starts a store built from a value, which it already holds, synchronously: initialises the interceptors
+  /// and opens the mailbox (what the dependency container dispatched in `init` runs first, in order).
+  @usableFromInline func startNow(interceptors: [StoreInterceptor], chainEnd: @escaping StoreInterceptorNext) {
+    finishStartup(state: nil, interceptors: interceptors, chainEnd: chainEnd)
+  }
+
+  /// Makes the store ready: with `state` (the state initializer's result) as its state, if given.
+  func finishStartup(state: S?, interceptors: [StoreInterceptor], chainEnd: @escaping StoreInterceptorNext) {
     var replaced = state
-    let started = withLock { core -> (D?, [StateSubscriber<S>])? in
+    let started = withLock { core -> (D?, [StateSubscriber<S>], S)? in
       guard case .starting = core.lifecycle.phase else { return nil }
-      swap(&core.state, &replaced)
-      return (core.dependencies, core.observers.subscribers.filter { !$0.needsOldState })
+      guard replaced != nil else { return (core.dependencies, [], core.state) }
+      swap(&core.state, &replaced!)
+      return (core.dependencies, core.observers.subscribers, core.state)
     }
     // `replaced` (the state before start-up) is released here, outside the lock.
-    guard let (dependencies, stateStreams) = started, let dependencies else { return }
-    // Streams of states (`states()`, `values(of:)`) that started before the store was ready began with `S()`:
-    // they get the initial state now, before any commit can happen (the mailbox opens below). Listeners and
-    // `changes()` report changes made by dispatches, which this is not.
-    for subscriber in stateStreams {
-      subscriber.receive(nil, state)
+    replaced = nil
+    guard let (dependencies, stateStreams, initial) = started, let dependencies else { return }
+    // Observers that started before the store was ready began with `S()`: they get the initial state now,
+    // before any commit can happen (the mailbox opens below). Streams of states and projections yield it;
+    // listeners and streams of changes only compare the next change with it (it is not a change).
+    for subscriber in stateStreams where subscriber.isSubscribed.isSet {
+      subscriber.receiveStartupState(initial)
     }
     var chain: StoreInterceptorNext = CoreState<S, D>.noChain
     if !interceptors.isEmpty {

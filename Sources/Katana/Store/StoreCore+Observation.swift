@@ -19,7 +19,7 @@ extension StoreCore {
         }
       }
     }
-    let added = withLock { core -> (id: UInt64, dropped: [ListenerEntry<S>])? in
+    let added = withLock { core -> (id: UInt64, dropped: Observers<S>.Dropped)? in
       if case .shutDown = core.lifecycle.phase { return nil }
       let id = core.makeID()
       return (id, core.observers.add(ListenerEntry(id: id, listener: listener, isSubscribed: isSubscribed)))
@@ -40,41 +40,78 @@ extension StoreCore {
     withExtendedLifetime(removed) {}
   }
 
-  /// Registers a stream subscriber. `makeSubscriber` runs under the lock with the current state: it must not
-  /// run user code (a projection is evaluated by the caller afterwards, from the returned state).
+  /// Registers an observer of committed states (everything but a root listener: streams and projections at
+  /// the root, every observer of a scope), started with the one start-up primitive, ``ObserverStartup``.
   ///
-  /// - Returns: The state the subscriber was registered at, or nil if it was not (the store has shut down,
-  ///   or the call comes from inside a state updater): the buffer is then finished.
-  @usableFromInline func subscribe<Element: Sendable>(
-    buffer: StreamBuffer<Element>, makeSubscriber: (UInt64, S) -> StateSubscriber<S>
-  ) -> S? {
+  /// `start` runs first, outside the lock, with the state at registration (it may run user code: a key path's
+  /// getter, a projection); then `receive` gets every state committed after registration, in commit order,
+  /// each exactly once and never two at a time, the ones that raced `start` included (they wait until it has
+  /// returned). A store that started from an async initializer hands its initial state, once ready, to
+  /// `startupState` instead, in the same order.
+  ///
+  /// - Parameters:
+  ///   - location: The part of the state observed, for a scope's observer; nil for the whole state.
+  ///   - needsOldState: Whether `receive` needs the state before each change.
+  ///   - startupState: Gets the initial state of a store that became ready after registration: streams of
+  ///     states and projections yield it (they began with `S()`); listeners and streams of changes only
+  ///     compare the next change with it (the initial state is not a change).
+  /// - Returns: A closure that removes the observer, safe to call from anywhere (a state updater included),
+  ///   any number of times; nil if the observer was not registered (the store has shut down, or the call
+  ///   comes from inside a state updater), in which case `finish` has been called.
+  @usableFromInline func observe(
+    location: ScopeLocation?, needsOldState: Bool, start: (S) -> Void,
+    receive: @escaping @Sendable (_ old: S?, _ new: S) -> Void, startupState: @escaping @Sendable (S) -> Void,
+    finish: @escaping @Sendable () -> Void
+  ) -> (@Sendable () -> Void)? {
     guard !owner.isCurrentThread else {
-      runtimeWarning("A store stream was created inside a StateUpdater; it finishes immediately.")
-      buffer.finish()
+      runtimeWarning("A store was observed from inside a StateUpdater; the observer was not added.")
+      finish()
       return nil
     }
-    let registered = withLock { core -> (UInt64, S)? in
+    let startup = ObserverStartup<StateDelivery<S>>()
+    let handle: @Sendable (StateDelivery<S>) -> Void = { delivery in
+      if delivery.isStartup {
+        startupState(delivery.new)
+      } else {
+        receive(delivery.old, delivery.new)
+      }
+    }
+    let registered = withLock { core -> (StateSubscriber<S>, S, Observers<S>.Dropped)? in
       if case .shutDown = core.lifecycle.phase { return nil }
-      let id = core.makeID()
-      core.observers.add(makeSubscriber(id, core.state))
-      return (id, core.state)
+      let subscriber = StateSubscriber<S>(
+        id: core.makeID(), needsOldState: needsOldState, location: location,
+        receive: { old, new in startup.deliver(StateDelivery(old: old, new: new, isStartup: false), handle) },
+        receiveStartupState: { new in startup.deliver(StateDelivery(old: nil, new: new, isStartup: true), handle) },
+        finish: finish)
+      return (subscriber, core.state, core.observers.add(subscriber))
     }
-    guard let (id, state) = registered else {
-      buffer.finish()
+    // Observers unsubscribed from inside an updater meanwhile are released here, outside the lock.
+    guard let (subscriber, state, _) = registered else {
+      finish()
       return nil
     }
-    buffer.setOnTermination { [weak self] in
-      let removed = self?.withLock { $0.observers.removeSubscriber(id) }
-      withExtendedLifetime(removed) {}
+    start(state)
+    startup.finishStart(handle)
+    return { [weak self, id = subscriber.id, isSubscribed = subscriber.isSubscribed] in
+      isSubscribed.set(false)
+      self?.removeSubscriber(id)
     }
-    return state
+  }
+
+  /// Removes subscriber `id`, releasing it outside the lock. From inside a state updater (where the lock is
+  /// held) it has only been marked unsubscribed: it is skipped from then on and dropped later.
+  func removeSubscriber(_ id: UInt64) {
+    guard !owner.isCurrentThread else { return }
+    let removed = withLock { $0.observers.removeSubscriber(id) }
+    withExtendedLifetime(removed) {}
   }
 
   /// The number of registered listeners (unsubscribed ones excluded) and stream subscribers (tests check
   /// unregistration).
   var observerCount: Int {
     withLock { core in
-      core.observers.listeners.filter { $0.isSubscribed.isSet }.count + core.observers.subscribers.count
+      core.observers.listeners.filter { $0.isSubscribed.isSet }.count
+        + core.observers.subscribers.filter { $0.isSubscribed.isSet }.count
     }
   }
 

@@ -92,13 +92,11 @@ extension StoreCore {
     do {
       try await runChainHoldingTurn(item, frame: frame, holder: TaskIdentity.current)
     } catch {
-      withLock { $0.turnFrame = nil }
+      await closeChain(frame)
       throw error
     }
-    return withLock { core in
-      core.turnFrame = nil
-      return frame.redirects
-    }
+    await closeChain(frame)
+    return withLock { _ in frame.redirects }
   }
 
   /// Enqueues a sent updater. Without interceptors it is committed synchronously (`apply`); with them,

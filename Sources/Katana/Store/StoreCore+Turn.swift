@@ -50,17 +50,48 @@ extension StoreCore {
   /// commit with observers takes the lock a second time, in ``applyObservedIfIdle(touching:_:)``.
   @inlinable @inline(__always)
   func applyIfIdle(touching filter: ScopeCommitFilter, _ mutate: (inout S) throws -> Void) throws -> Bool {
-    let unobserved = try withLockRunningUpdater { core -> Bool? in
-      guard core.canTakeTurnNow else { return nil }
-      guard core.observers.isEmpty || core.observers.concernNobody(filter) else { return false }
+    let attempt = try withLockRunningUpdater { core -> IdleAttempt in
+      guard core.canTakeTurnNow else { return .wait }
+      guard core.observers.isEmpty || core.observers.concernNobody(filter) else { return .observe }
+      filter.widened = false
       try mutate(&core.state)
+      guard filter.widened, !core.observers.subscribers.isEmpty else { return .applied }
+      // The change reached beyond the scope's place (an element renamed through its own scope): rare, so
+      // delivered to everyone from a second critical section, holding the turn until it is done.
+      core.mailbox.takeTurn(holder: nil)
+      return .appliedWidely
+    }
+    switch attempt {
+    case .wait: return false
+    case .applied: return true
+    case .observe: return try applyObservedIfIdle(touching: filter, mutate)
+    case .appliedWidely:
+      deliverToEverySubscriberHoldingTurn()
       return true
     }
-    switch unobserved {
-    case nil: return false
-    case true?: return true
-    case false?: return try applyObservedIfIdle(touching: filter, mutate)
+  }
+
+  /// What ``applyIfIdle(touching:_:)``'s first critical section did.
+  @usableFromInline
+  enum IdleAttempt {
+    /// The store is busy: the caller waits for its turn.
+    case wait
+    /// Applied; nobody to tell.
+    case applied
+    /// Nothing done: observers may be concerned, so the commit is made in a second critical section.
+    case observe
+    /// Applied, and the turn taken: the change must reach every subscriber.
+    case appliedWidely
+  }
+
+  /// Delivers the current state to every stream subscriber, then releases the turn, which the caller holds:
+  /// no commit can happen in between, so the state read is the caller's commit.
+  @usableFromInline func deliverToEverySubscriberHoldingTurn() {
+    let commit = withLock { core in
+      Commit(old: nil, new: core.state, listeners: [], subscribers: core.observers.subscribers)
     }
+    commit.deliver()
+    releaseTurn()
   }
 
   /// ``applyIfIdle(touching:_:)`` for a commit that observers may see.
@@ -110,11 +141,12 @@ extension StoreCore {
         try await runChainHoldingTurn(item, frame: frame, holder: holder)
       }
     } catch {
+      await closeChain(frame)
       releaseTurn()
       throw error
     }
-    // Reading the redirects and releasing the turn in one critical section closes the frame: a `next`
-    // called later fails instead of being lost.
+    // Closing the chain makes a `next` called later fail instead of being lost, and waits for one in progress.
+    await closeChain(frame)
     let (redirects, actions) = withLock { core in (frame.redirects, core.releaseTurn(byPump: false)) }
     if !actions.isEmpty {
       perform(actions)
@@ -343,59 +375,74 @@ extension StoreCore {
       try Self.enterNext(item, frame: frame, in: &core)
       let (applied, commit) = core.commitIfApplies { state in frame.applyIfDispatchedType(item, &state) }
       guard applied else { return .notDispatchedType }
-      // Without a delivery to make, the call is over.
-      if commit == nil { frame.inNext = false }
       return .done(commit)
     }
     switch attempt {
     case .done(let commit):
-      if let commit {
-        commit.deliver()
-        withLock { _ in frame.inNext = false }
-      }
+      commit?.deliver()
+      exitNext(frame)
     case .notDispatchedType:
       try handleSubstitute(item, frame: frame)
     }
   }
 
-  /// Checks, under the lock, that `frame` holds the turn and has no `next` call in progress, and marks one.
+  /// Checks, under the lock, that `frame` holds the turn, that its chain has not returned, and that it has
+  /// no `next` call in progress, and marks one: every call that passes ends with ``exitNext(_:)``.
   @inlinable
   static func enterNext(_ item: any Dispatchable, frame: UpdaterFrame<S>, in core: inout CoreState<S, D>) throws {
-    guard core.turnFrame === frame else { throw StoreError.nextCalledOutOfScope(typeName(of: item)) }
+    guard core.turnFrame === frame, !frame.isClosed else { throw StoreError.nextCalledOutOfScope(typeName(of: item)) }
     if let error = core.lifecycle.phase.dispatchError { throw error }
     guard !frame.inNext else { throw StoreError.nextCalledConcurrently(typeName(of: item)) }
     frame.inNext = true
   }
 
+  /// Ends the `next` call in progress for `frame`, once its commit is delivered (or it failed): if the chain
+  /// has returned meanwhile, its dispatch waits in ``closeChain(_:)``, and goes on now.
+  @usableFromInline func exitNext(_ frame: UpdaterFrame<S>) {
+    let resumption = withLock { core -> Resumption<CoreState<S, D>.Waiter>? in
+      frame.inNext = false
+      guard frame.isClosed, let waiter = frame.closeWaiter else { return nil }
+      frame.closeWaiter = nil
+      if core.turnFrame === frame { core.turnFrame = nil }
+      return core.chainCloseWaiters.resolve(waiter, with: .success(()))
+    }
+    resumption?.perform()
+  }
+
+  /// Ends the chain of `frame`'s dispatch, which holds the turn: a `next` called from now on fails with
+  /// ``StoreError/nextCalledOutOfScope(_:)``, and a call still in progress (an interceptor that handed `next`
+  /// to a task it did not await, and returned) is waited for. So the dispatch that holds the turn owns the
+  /// delivery in flight too: it releases the turn, and returns, only after that delivery is done, and the next
+  /// updater's commit can never overlap it. Not cancellable: what it waits for is a synchronous delivery.
+  @usableFromInline nonisolated(nonsending) func closeChain(_ frame: UpdaterFrame<S>) async {
+    let waiter = withLock { core -> UInt64? in
+      frame.isClosed = true
+      guard frame.inNext else {
+        if core.turnFrame === frame { core.turnFrame = nil }
+        return nil
+      }
+      let waiter = core.chainCloseWaiters.add()
+      frame.closeWaiter = waiter
+      return waiter
+    }
+    guard let waiter else { return }
+    // Never fails: the outcome is always success, and the wait ignores cancellation.
+    try? await suspend(install: { core, continuation in core.chainCloseWaiters.suspend(waiter, on: continuation) })
+  }
+
   /// Handles an item of another type than the dispatched updater: rare, so classified outside the lock.
   @usableFromInline func handleSubstitute(_ item: any Dispatchable, frame: UpdaterFrame<S>) throws {
-    let kind: ItemKind
-    do {
-      kind = try Self.classify(item)
-    } catch {
-      withLock { _ in frame.inNext = false }
-      throw error
-    }
-    switch kind {
+    defer { exitNext(frame) }
+    switch try Self.classify(item) {
     case .sideEffect:
-      withLock { _ in
-        frame.redirects.append(item)
-        frame.inNext = false
-      }
+      withLock { _ in frame.redirects.append(item) }
     case .updater(let updater):
-      let commit: Commit<S>?
-      do {
-        commit = try withLockRunningUpdater { core in
-          guard core.turnFrame === frame else { throw StoreError.nextCalledOutOfScope(typeName(of: item)) }
-          if let error = core.lifecycle.phase.dispatchError { throw error }
-          return try core.commit { try Self.applyErased(updater, to: &$0) }
-        }
-      } catch {
-        withLock { _ in frame.inNext = false }
-        throw error
+      let commit = try withLockRunningUpdater { core in
+        guard core.turnFrame === frame else { throw StoreError.nextCalledOutOfScope(typeName(of: item)) }
+        if let error = core.lifecycle.phase.dispatchError { throw error }
+        return try core.commit { try Self.applyErased(updater, to: &$0) }
       }
       commit?.deliver()
-      withLock { _ in frame.inNext = false }
     }
   }
 }
