@@ -10,7 +10,7 @@
 /// every delivery exactly once, in delivery order, and never two at a time (deliveries themselves never
 /// overlap: each is made while its commit holds the store's turn).
 ///
-/// Pure: the caller keeps it under a lock and handles what it returns after unlocking. `ObserverStartupTests`
+/// Pure: the caller keeps it under a lock and handles what it returns after unlocking. `ObserverStartupStateMachineTests`
 /// checks it over every order of a subscriber's steps and a few deliveries.
 struct ObserverStartupMachine<Event> {
   enum Phase {

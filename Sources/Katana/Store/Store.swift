@@ -92,6 +92,10 @@ public actor Store<S: State, D: SideEffectDependencyContainer> {
   ) {
     let initialState: S
     if case .value(let value) = start { initialState = value } else { initialState = S() }
+    var interceptors = interceptors
+    if configuration.forcesPlainPath && interceptors.isEmpty {
+      interceptors = [{ _ in { next in { item in try await next(item) } } }]
+    }
     let core = StoreCore<S, D>(
       initialState: initialState, hasInterceptors: !interceptors.isEmpty, configuration: configuration)
     let dependencies = dependenciesInitializer(

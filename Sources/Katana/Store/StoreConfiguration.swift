@@ -31,6 +31,12 @@ public struct StoreConfiguration: Sendable {
   /// acquisitions per dispatch.
   package var tracksActivity = false
 
+  /// Test-only: every dispatch takes the plain path, through an interceptor chain (a pass-through interceptor is
+  /// added to a store that has none): no updater applied at once on the caller's thread, no commit filter, no
+  /// side effect started without the chain. Tests run the same schedules with and without it and compare what
+  /// users observe (STYLE 11).
+  @usableFromInline var forcesPlainPath = false
+
   /// Runs every side-effect body, when set. KatanaPromises sets it to run Katana 6's synchronous side
   /// effects, which block their thread in `Hydra.await`, on dedicated threads instead of the cooperative
   /// pool. Nil (the default) costs nothing.
