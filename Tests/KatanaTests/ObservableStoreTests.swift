@@ -443,6 +443,11 @@
   struct ShopAppState: State, Equatable {
     var shop = ShopState()
     var other = ShopState()
+    var sheet: ShopState?
+  }
+
+  struct PresentSheet: StateUpdater {
+    func updateState(_ state: inout ShopAppState) { state.sheet = ShopState(counter: 9) }
   }
 
   struct BumpOther: StateUpdater {
@@ -470,6 +475,26 @@
       #expect(counter.count == 1)
       #expect(title.count == 0)
       #expect(applied.count == 2)
+    }
+
+    /// A model of an optional child made before the child exists (a sheet's model created eagerly) shows the
+    /// child as soon as it appears (issue 21, bug 3: it showed `init()` until the child's next change).
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+    @Test func scopeModel_ofAnOptionalChildThatAppearsLater_showsIt() async throws {
+      let store = Store<ShopAppState, EmptySideEffectDependencyContainer>(initialState: ShopAppState())
+      let model = ObservableStore(scope: store.scope(\.sheet, dependencies: \.self))
+      #expect(model.counter == 0)
+      try await store.dispatch(PresentSheet())
+      #expect(await waitUntil(model) { $0.counter == 9 })
+    }
+
+    /// A model made right after a store built from a value shows that value at once (bug 11).
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+    @Test func model_ofAStoreBuiltFromAValue_showsItAtOnce() async throws {
+      let store = Store<ShopAppState, EmptySideEffectDependencyContainer>(
+        initialState: ShopAppState(shop: ShopState(counter: 4)))
+      let model = ObservableStore(store: store)
+      #expect(model.state.shop.counter == 4)
     }
   }
 #endif
