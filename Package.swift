@@ -40,7 +40,8 @@ let package = Package(
       swiftSettings: strictSettings),
     .executableTarget(
       name: "KatanaBenchmarks",
-      dependencies: ["Katana", "KatanaPromises", "KatanaBenchmarkBaselines", "KatanaBenchmarkFixtures"],
+      // CKatana: the calling task's Mach port on Apple platforms (`residentMemory()`).
+      dependencies: ["CKatana", "Katana", "KatanaPromises", "KatanaBenchmarkBaselines", "KatanaBenchmarkFixtures"],
       swiftSettings: strictSettings),
     // Gates, recorders and output capture that the test targets share (test targets cannot import each other).
     .target(name: "KatanaTestSupport", path: "Tests/KatanaTestSupport", swiftSettings: strictSettings),
