@@ -40,10 +40,14 @@ let package = Package(
       swiftSettings: strictSettings),
     .executableTarget(
       name: "KatanaBenchmarks",
-      dependencies: ["Katana", "KatanaPromises", "KatanaBenchmarkBaselines", "KatanaBenchmarkFixtures"],
+      // CKatana: the calling task's Mach port on Apple platforms (`residentMemory()`).
+      dependencies: ["CKatana", "Katana", "KatanaPromises", "KatanaBenchmarkBaselines", "KatanaBenchmarkFixtures"],
       swiftSettings: strictSettings),
-    // Gates, recorders and output capture that the test targets share (test targets cannot import each other).
-    .target(name: "KatanaTestSupport", path: "Tests/KatanaTestSupport", swiftSettings: strictSettings),
+    // Gates, recorders and output capture that the test targets share (test targets cannot import each other);
+    // KatanaPromises for the switch that runs the `.katana6` suites on the pre-macOS 15 fallbacks.
+    .target(
+      name: "KatanaTestSupport", dependencies: ["KatanaPromises"], path: "Tests/KatanaTestSupport",
+      swiftSettings: strictSettings),
     .testTarget(name: "KatanaTests", dependencies: ["Katana", "KatanaTestSupport"], swiftSettings: strictSettings),
     .testTarget(
       name: "KatanaTestingTests", dependencies: ["Katana", "KatanaTesting", "KatanaTestSupport"],

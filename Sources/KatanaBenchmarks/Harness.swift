@@ -85,24 +85,3 @@ func nanosecondsPerOperation(operations: Int, _ body: () async throws -> Void) a
     Double(elapsed.components.seconds) * 1e9 + Double(elapsed.components.attoseconds) / 1e9
   return nanoseconds / Double(operations)
 }
-
-/// The resident set size of this process, in bytes, or nil where it cannot be read.
-func residentMemory() -> Int? {
-  #if os(Linux)
-    guard let statm = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return nil }
-    let fields = statm.split(separator: " ")
-    guard fields.count > 1, let pages = Int(fields[1]) else { return nil }
-    return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
-  #elseif canImport(Darwin)
-    var info = mach_task_basic_info()
-    var count = mach_msg_type_number_t(MemoryLayout<mach_task_basic_info>.size / MemoryLayout<natural_t>.size)
-    let result = withUnsafeMutablePointer(to: &info) { pointer in
-      pointer.withMemoryRebound(to: integer_t.self, capacity: Int(count)) {
-        task_info(mach_task_self_, task_flavor_t(MACH_TASK_BASIC_INFO), $0, &count)
-      }
-    }
-    return result == KERN_SUCCESS ? Int(info.resident_size) : nil
-  #else
-    return nil
-  #endif
-}

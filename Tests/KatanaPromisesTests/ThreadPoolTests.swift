@@ -72,6 +72,28 @@ struct ThreadPoolTests {
     #expect(try await finished.wait(seconds: Self.failsafe))
   }
 
+  @Test(arguments: [1 << 20, 16 << 20])
+  func threads_haveTheStackSizeThePoolGivesThem(stackSize: Int) async throws {
+    // Read back from inside a thread of the pool, as the system reports it. Sizes other than Linux's usual
+    // 8 MiB default, so that a pool that did not set the size fails here too, not only on Apple platforms.
+    let pool = ThreadPool(name: "test.stack", limit: 1, idleTimeout: 0.5, stackSize: stackSize)
+    let reported = await onPool(pool) { currentThreadStackSize() }
+    #expect(reported == stackSize)
+  }
+
+  @Test func sharedPools_give8MiBStacks_evenWhereThePlatformsThreadsGetLess() async throws {
+    // Apple platforms give a new thread 512 KiB; the pools that run Katana 6 code and a `.katana6` store's own
+    // tasks set 8 MiB, as Linux gives. The store's pool is reached through a task that prefers its executor.
+    #expect(ThreadPool.defaultStackSize == 8 << 20)
+    #expect(await onPool(.blocking) { currentThreadStackSize() } == ThreadPool.defaultStackSize)
+    if #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *) {
+      let storeThread = await Task.detached(executorPreference: LegacyTaskExecutor.shared) {
+        currentThreadStackSize()
+      }.value
+      #expect(storeThread == ThreadPool.defaultStackSize)
+    }
+  }
+
   @Test(arguments: [1, 2, 3] as [UInt64])
   func serialQueue_closuresFromManyThreads_runOneAtATime_eachThreadsInItsOrder(seed: UInt64) async throws {
     let submitters = 4
@@ -117,6 +139,13 @@ private final class SubmitsWhenReleased: Sendable {
   }
 
   deinit { pool.execute(work) }
+}
+
+/// Runs `body` on a thread of `pool` and returns what it returns.
+private func onPool<T: Sendable>(_ pool: ThreadPool, _ body: @escaping @Sendable () -> T) async -> T {
+  await withCheckedContinuation { continuation in
+    pool.execute { continuation.resume(returning: body()) }
+  }
 }
 
 /// A closure that is the only owner of a ``SubmitsWhenReleased``.

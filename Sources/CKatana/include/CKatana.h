@@ -1,6 +1,7 @@
 // Atomic access to one machine word (relaxed, acquire and release), for the few places where Katana needs an
-// atomic without Swift's `Synchronization` module (which requires macOS 15 / iOS 18). Everything is
-// `static inline`, so the package ships no compiled C code of its own.
+// atomic without Swift's `Synchronization` module (which requires macOS 15 / iOS 18); and, on Apple platforms,
+// the calling task's Mach port for katana-benchmarks. Everything is `static inline`, so the package ships no
+// compiled C code of its own.
 
 #ifndef CKATANA_H
 #define CKATANA_H
@@ -26,5 +27,16 @@ static inline uintptr_t ckatana_load_acquire(const uintptr_t *word) {
 static inline void ckatana_store_release(uintptr_t *word, uintptr_t value) {
   __atomic_store_n(word, value, __ATOMIC_RELEASE);
 }
+
+#ifdef __APPLE__
+#include <mach/mach.h>
+
+/// The Mach port of the calling task: `mach_task_self()`, read in C. In Swift 6 mode, SDKs that declare
+/// `mach_task_self_` as a plain mutable global (up to at least macOS 15.2's) make Swift reject reading it
+/// ("not concurrency-safe because it involves shared mutable state"); it is set once, before `main`.
+static inline mach_port_t ckatana_mach_task_self(void) {
+  return mach_task_self();
+}
+#endif
 
 #endif

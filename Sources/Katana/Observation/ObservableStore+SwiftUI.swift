@@ -16,7 +16,9 @@
       _ keyPath: KeyPath<S, T>, send makeUpdater: @escaping @Sendable (T) -> U
     ) -> Binding<T> where U.StateType == S {
       let field = fieldBinding(keyPath, send: makeUpdater)
-      return Binding(get: { field.get() }, set: { field.set($0) })
+      // `Binding`'s closures are `@isolated(any) @Sendable`: a closure literal does not inherit the main actor
+      // from this method, so each one says it runs there (SwiftUI calls them on the main actor).
+      return Binding(get: { @MainActor in field.get() }, set: { @MainActor in field.set($0) })
     }
   }
 #endif

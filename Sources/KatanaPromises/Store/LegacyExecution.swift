@@ -59,6 +59,11 @@ actor ExecutorIsland {
 /// synchronous side effects waiting in `Hydra.await` never block the cooperative pool, and never wait for a
 /// thread from Dispatch (which stops at 255 on Linux).
 struct LegacySideEffectRunner: SideEffectRunner {
+  /// Whether the store was created while ``TaskExecutorFallbacks/areForced`` was true: then no task prefers
+  /// ``BlockingTaskExecutor``, and every body goes to a thread of its own, as on the Apple versions without
+  /// task executors.
+  let forcesFallbacks: Bool
+
   nonisolated(nonsending) func run<T: Sendable>(_ body: sending nonisolated(nonsending) () async throws -> T)
     async throws
     -> T
@@ -72,7 +77,7 @@ struct LegacySideEffectRunner: SideEffectRunner {
     // actor would never settle. From any actor, the body goes to a thread of its own, as from other tasks.
     // (`#isolation` is bound first: `#isolation == nil` in one expression crashes Swift 6.3's code generation.)
     let callerIsolation = #isolation
-    if #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *),
+    if !forcesFallbacks, #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *),
       callerIsolation == nil, BlockingTaskExecutor.isPreferredByCurrentTask
     {
       return try await body()

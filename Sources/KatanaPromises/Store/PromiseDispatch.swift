@@ -26,11 +26,14 @@ public typealias PromiseDispatch = @Sendable (_ dispatchable: any Dispatchable) 
 ///   in either order (Katana 6 kept their order). Where order matters, dispatch through the store
 ///   (`store.dispatch`, `send`) or a side effect's context, which keep call order.
 public func promiseDispatch(_ dispatch: @escaping AnyDispatch) -> PromiseDispatch {
-  { item in
+  // A store builds its dependencies, and so this closure, where its configuration was made: forced fallbacks
+  // there hold for every call, also from code that runs outside the store's tasks (a main-queue block).
+  let forcesFallbacks = TaskExecutorFallbacks.areForced
+  return { item in
     // Eager, as Katana 6's dispatch was: the task starts now, whether or not anyone observes the promise;
     // `retry` runs the body again, which dispatches again.
     Promise(eager: { resolver in
-      let task = LegacyTasks.start {
+      let task = LegacyTasks.start(forcingFallbacks: forcesFallbacks || TaskExecutorFallbacks.areForced) {
         do {
           resolver.resolve(try await dispatch(item))
         } catch {

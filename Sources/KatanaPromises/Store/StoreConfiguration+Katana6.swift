@@ -44,9 +44,11 @@ extension StoreConfiguration {
   ///   - listenersAsyncProvider: Where listeners run. It must run closures one at a time, in order.
   public init(stateInitializerAsyncProvider: any Executor, listenersAsyncProvider: any Executor) {
     self.init()
-    sideEffectRunner = LegacySideEffectRunner()
-    ownedTaskStarter = Self.legacyOwnedTaskStarter
-    sideEffectTaskStarter = Self.legacySideEffectTaskStarter
+    // Read once: the store then takes the same path for its whole life, wherever its tasks are started from.
+    let forcesFallbacks = TaskExecutorFallbacks.areForced
+    sideEffectRunner = LegacySideEffectRunner(forcesFallbacks: forcesFallbacks)
+    ownedTaskStarter = Self.legacyOwnedTaskStarter(forcingFallbacks: forcesFallbacks)
+    sideEffectTaskStarter = Self.legacySideEffectTaskStarter(forcingFallbacks: forcesFallbacks)
     stateInitializerRunner = ExecutorRunner(executor: stateInitializerAsyncProvider)
     listenerExecutor = { call in listenersAsyncProvider.execute(call) }
   }
@@ -66,18 +68,23 @@ extension StoreConfiguration {
 
 extension StoreConfiguration {
   /// Starts a `.katana6` store's own tasks on ``LegacyTaskExecutor`` (see ``LegacyTasks``).
-  fileprivate static let legacyOwnedTaskStarter:
-    @Sendable (_ operation: @escaping @Sendable () async -> Void) -> Task<Void, Never> = { operation in
-      LegacyTasks.startDetached(operation)
-    }
+  fileprivate static func legacyOwnedTaskStarter(
+    forcingFallbacks: Bool
+  ) -> @Sendable (_ operation: @escaping @Sendable () async -> Void) -> Task<Void, Never> {
+    { operation in LegacyTasks.startDetached(forcingFallbacks: forcingFallbacks, operation) }
+  }
 
   /// Starts the tasks of a `.katana6` store's sent side effects on ``BlockingTaskExecutor``, where their
-  /// bodies run in place (see ``LegacySideEffectRunner``); like the other tasks elsewhere.
-  fileprivate static let legacySideEffectTaskStarter:
-    @Sendable (_ operation: @escaping @Sendable () async -> Void) -> Task<Void, Never> = { operation in
-      if #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *) {
+  /// bodies run in place (see ``LegacySideEffectRunner``); like the other tasks where the platform has no task
+  /// executors, or while ``TaskExecutorFallbacks/areForced`` is true.
+  fileprivate static func legacySideEffectTaskStarter(
+    forcingFallbacks: Bool
+  ) -> @Sendable (_ operation: @escaping @Sendable () async -> Void) -> Task<Void, Never> {
+    { operation in
+      if !forcingFallbacks, #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *) {
         return BlockingTaskExecutor.startDetached(operation)
       }
-      return LegacyTasks.startDetached(operation)
+      return LegacyTasks.startDetached(forcingFallbacks: forcingFallbacks, operation)
     }
+  }
 }

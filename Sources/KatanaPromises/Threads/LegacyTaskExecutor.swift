@@ -25,22 +25,34 @@ final class LegacyTaskExecutor: TaskExecutor {
 
 /// Starts tasks that prefer ``LegacyTaskExecutor`` where the platform has task executors (Linux; Apple
 /// platforms from macOS 15 and iOS 18), and that run on Swift's cooperative pool elsewhere (on Apple
-/// platforms, Dispatch's blocked worker threads do not delay that pool).
+/// platforms, Dispatch's blocked worker threads do not delay that pool), or while
+/// ``TaskExecutorFallbacks/areForced`` is true.
 enum LegacyTasks {
   /// Starts `operation` as `Task { }` does (task-locals and priority inherited).
-  static func start(_ operation: sending @escaping @isolated(any) () async -> Void) -> Task<Void, Never> {
-    if #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *) {
+  static func start(
+    forcingFallbacks: Bool = TaskExecutorFallbacks.areForced,
+    _ operation: sending @escaping @isolated(any) () async -> Void
+  ) -> Task<Void, Never> {
+    if !forcingFallbacks, #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *) {
       return Task(executorPreference: LegacyTaskExecutor.shared, operation: operation)
     }
-    return Task(operation: operation)
+    guard forcingFallbacks, !TaskExecutorFallbacks.areForced else { return Task(operation: operation) }
+    return Task { await TaskExecutorFallbacks.$areForced.withValue(true) { await operation() } }
   }
 
   /// Starts `operation` as `Task.detached(priority: Task.currentPriority)` does.
-  static func startDetached(_ operation: sending @escaping @isolated(any) () async -> Void) -> Task<Void, Never> {
-    if #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *) {
+  static func startDetached(
+    forcingFallbacks: Bool = TaskExecutorFallbacks.areForced,
+    _ operation: sending @escaping @isolated(any) () async -> Void
+  ) -> Task<Void, Never> {
+    if !forcingFallbacks, #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *) {
       return Task.detached(executorPreference: LegacyTaskExecutor.shared, operation: operation)
     }
-    return Task.detached(priority: Task.currentPriority, operation: operation)
+    guard forcingFallbacks else { return Task.detached(priority: Task.currentPriority, operation: operation) }
+    // A detached task does not inherit task-locals: the forced fallbacks are bound again for its run.
+    return Task.detached(priority: Task.currentPriority) {
+      await TaskExecutorFallbacks.$areForced.withValue(true) { await operation() }
+    }
   }
 }
 

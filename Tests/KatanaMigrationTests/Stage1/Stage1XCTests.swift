@@ -23,6 +23,11 @@ private struct FlakyIncrement: Stage1.AppSideEffect {
 }
 
 final class Stage1XCTests: XCTestCase {
+  override func invokeTest() {
+    // On the pre-macOS 15 fallbacks too, in .ci/run's second run (KATANA_TASK_EXECUTOR_FALLBACKS=forced).
+    onTaskExecutorPathOfThisRun { super.invokeTest() }
+  }
+
   typealias CounterState = Stage1.CounterState
 
   func testOverview_appliesTheIncrement_andCallsListenersOnTheMainQueue() {

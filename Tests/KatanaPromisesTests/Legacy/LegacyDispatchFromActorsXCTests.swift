@@ -11,6 +11,11 @@ import XCTest
 /// XCTest, not Swift Testing: the synchronous test methods wait in the main run loop (``outcome(of:)``), so the
 /// main actor runs while they wait, as in an app.
 final class LegacyDispatchFromActorsXCTests: XCTestCase {
+  override func invokeTest() {
+    // On the pre-macOS 15 fallbacks too, in .ci/run's second run (KATANA_TASK_EXECUTOR_FALLBACKS=forced).
+    onTaskExecutorPathOfThisRun { super.invokeTest() }
+  }
+
   func testSentSideEffect_dispatchingABlockingSideEffectFromTheMainActor_runsIt() {
     let store = makeStore()
     let sent = Promise<Bool> {

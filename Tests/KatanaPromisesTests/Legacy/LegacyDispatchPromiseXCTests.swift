@@ -7,6 +7,11 @@ import XCTest
 /// Katana 6 section 2.4: when each dispatch promise settles, and with what; and the promise-specific
 /// behaviours Katana 6 code relies on (eager, cancellable).
 final class LegacyDispatchPromiseXCTests: XCTestCase {
+  override func invokeTest() {
+    // On the pre-macOS 15 fallbacks too, in .ci/run's second run (KATANA_TASK_EXECUTOR_FALLBACKS=forced).
+    onTaskExecutorPathOfThisRun { super.invokeTest() }
+  }
+
   func testUpdaterPromise_thenOnMain_seesTheListenersOfThatUpdateAlreadyRun() {
     // Katana 6's testListeners_areInvokedOnStateChange relies on this order.
     let store = makeStore()

@@ -1,11 +1,17 @@
 import Dispatch
 import Foundation
 import KatanaPromises
+import KatanaTestSupport
 import XCTest
 
 /// The corners of Hydra's surface (katana6.md section 4.2) that the promise suites do not reach, used the
 /// way Katana 6 code did.
 final class LegacyHydraSurfaceXCTests: XCTestCase {
+  override func invokeTest() {
+    // On the pre-macOS 15 fallbacks too, in .ci/run's second run (KATANA_TASK_EXECUTOR_FALLBACKS=forced).
+    onTaskExecutorPathOfThisRun { super.invokeTest() }
+  }
+
   func testContexts_runCallbacksOnHydrasQueues() {
     let contexts: [(Context, DispatchQueue)] = [
       (.userInteractive, .global(qos: .userInteractive)),

@@ -7,6 +7,11 @@ import XCTest
 /// Katana 6 section 1.6 and 2.5: synchronous interceptors, adapted with `synchronousInterceptor`, and their
 /// edge cases.
 final class LegacyInterceptorXCTests: XCTestCase {
+  override func invokeTest() {
+    // On the pre-macOS 15 fallbacks too, in .ci/run's second run (KATANA_TASK_EXECUTOR_FALLBACKS=forced).
+    onTaskExecutorPathOfThisRun { super.invokeTest() }
+  }
+
   func testInterceptors_runInArrayOrder_foreachDispatch() {
     let seen = Recorder<String>()
     let first = interceptor { _, next, item in

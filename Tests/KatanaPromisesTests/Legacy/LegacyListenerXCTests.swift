@@ -6,6 +6,11 @@ import XCTest
 
 /// Katana 6 section 2.7: listeners on the listeners executor.
 final class LegacyListenerXCTests: XCTestCase {
+  override func invokeTest() {
+    // On the pre-macOS 15 fallbacks too, in .ci/run's second run (KATANA_TASK_EXECUTOR_FALLBACKS=forced).
+    onTaskExecutorPathOfThisRun { super.invokeTest() }
+  }
+
   func testListeners_runOnTheListenersExecutor_oncePerUpdate_inCommitOrder() {
     let listenersQueue = MarkedQueue("test.listeners")
     let store = CounterStore(

@@ -1,10 +1,16 @@
 import Dispatch
 import Foundation
 import KatanaPromises
+import KatanaTestSupport
 import XCTest
 
 /// Katana 6 section 2.8: what crashed in Katana 6 rejects the dispatch promise with a typed error here.
 final class LegacyMisuseXCTests: XCTestCase {
+  override func invokeTest() {
+    // On the pre-macOS 15 fallbacks too, in .ci/run's second run (KATANA_TASK_EXECUTOR_FALLBACKS=forced).
+    onTaskExecutorPathOfThisRun { super.invokeTest() }
+  }
+
   func testAnyDispatch_ofAnItemOfNeitherKind_rejectsWithUnsupportedDispatchable() {
     let store = makeStore()
     let expected = StoreError.unsupportedDispatchable(String(reflecting: NotHandleable.self))

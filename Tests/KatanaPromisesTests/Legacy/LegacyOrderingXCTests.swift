@@ -7,6 +7,11 @@ import XCTest
 /// Katana 6 section 2.2 (state updaters: one at a time, in call order) and 2.3 (side effects: concurrent),
 /// through the promise-returning `dispatch` of a `.katana6` store.
 final class LegacyOrderingXCTests: XCTestCase {
+  override func invokeTest() {
+    // On the pre-macOS 15 fallbacks too, in .ci/run's second run (KATANA_TASK_EXECUTOR_FALLBACKS=forced).
+    onTaskExecutorPathOfThisRun { super.invokeTest() }
+  }
+
   func testDispatch_whenNotChained_updatersApplyInCallOrder() {
     // Katana 6's test slowed the first updaters down with sleeps; here an interceptor holds the first one
     // until the others are queued behind it.

@@ -7,6 +7,11 @@ import XCTest
 /// Katana 6 sections 2.9 (reentrancy) and 2.10 (error propagation): side effects that block on nested
 /// dispatches, and blocking waits where they cannot work.
 final class LegacyReentrancyXCTests: XCTestCase {
+  override func invokeTest() {
+    // On the pre-macOS 15 fallbacks too, in .ci/run's second run (KATANA_TASK_EXECUTOR_FALLBACKS=forced).
+    onTaskExecutorPathOfThisRun { super.invokeTest() }
+  }
+
   func testSideEffect_awaitingANestedUpdater_seesItInGetState() {
     let store = makeStore()
     let promise = store.dispatch(

@@ -6,6 +6,11 @@ import XCTest
 
 /// Katana 6 section 2.11: `retry` on a dispatch promise dispatches the item again, interceptors included.
 final class LegacyRetryXCTests: XCTestCase {
+  override func invokeTest() {
+    // On the pre-macOS 15 fallbacks too, in .ci/run's second run (KATANA_TASK_EXECUTOR_FALLBACKS=forced).
+    onTaskExecutorPathOfThisRun { super.invokeTest() }
+  }
+
   func testRetry_ofAStoreDispatch_runsTheInterceptorsAndTheBodyAgain() {
     // Katana 6 [ran]: retry(5) of a side effect failing twice: 3 interceptor runs, 3 bodies, resolved.
     let seen = Recorder<String>()

@@ -6,6 +6,11 @@ import XCTest
 
 /// Katana 6 section 2.6: the store's start-up phases with Katana 6's configuration.
 final class LegacyStartupXCTests: XCTestCase {
+  override func invokeTest() {
+    // On the pre-macOS 15 fallbacks too, in .ci/run's second run (KATANA_TASK_EXECUTOR_FALLBACKS=forced).
+    onTaskExecutorPathOfThisRun { super.invokeTest() }
+  }
+
   func testStateInitializer_runsOnTheStateInitializerExecutor_andDispatchesMadeEarlierWaitInOrder() {
     let initializerQueue = MarkedQueue("test.state-initializer")
     let release = ThreadLatch()

@@ -7,6 +7,11 @@ import XCTest
 /// The rest of Katana 6's store surface: `PartialStore` and `AnyStore`, custom `Executor`s, and dependency
 /// containers whose `dispatch` returns promises.
 final class LegacyStoreSurfaceXCTests: XCTestCase {
+  override func invokeTest() {
+    // On the pre-macOS 15 fallbacks too, in .ci/run's second run (KATANA_TASK_EXECUTOR_FALLBACKS=forced).
+    onTaskExecutorPathOfThisRun { super.invokeTest() }
+  }
+
   func testStore_promiseOverloads_pickTheItemsKind_withoutAmbiguity() {
     let store = makeStore()
     // The annotations are the test: each line compiles only if overload resolution picks the right one.

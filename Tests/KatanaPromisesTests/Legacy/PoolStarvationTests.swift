@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import KatanaPromises
+import KatanaTestSupport
 import Testing
 
 // Katana 6's side effects block their thread in `Hydra.await`. Swift's cooperative pool has one thread per
@@ -11,7 +12,9 @@ import Testing
 // Every blocking wait here has a short failsafe, so that a regression fails within the suite's time limit
 // instead of hanging the run.
 
-@Suite("Pool starvation: 32 blocking legacy side effects on a 2-core machine", .timeLimit(.minutes(1)))
+@Suite(
+  "Pool starvation: 32 blocking legacy side effects on a 2-core machine", .timeLimit(.minutes(1)),
+  .taskExecutorPathOfThisRun)
 struct PoolStarvationTests {
   static let count = 32
 

@@ -9,7 +9,9 @@ import Testing
 // Dispatch for threads: every one of these tests blocks 1,000 bodies at once (a barrier proves it), each
 // waiting for work that itself needs a thread to block on.
 
-@Suite("1,000 blocked legacy bodies at once, above Dispatch's thread cap", .serialized, .timeLimit(.minutes(1)))
+@Suite(
+  "1,000 blocked legacy bodies at once, above Dispatch's thread cap", .serialized, .timeLimit(.minutes(1)),
+  .taskExecutorPathOfThisRun)
 struct ThreadCapTests {
   static let count = 1_000
   static let failsafe: TimeInterval = 20
