@@ -58,20 +58,21 @@ struct ObserverStartupMachine<Event> {
 }
 
 /// ``ObserverStartupMachine`` behind a lock, with a flag that spares live deliveries the lock.
+@usableFromInline
 final class ObserverStartup<Event: Sendable>: Sendable {
   private let machine = Locked(ObserverStartupMachine<Event>())
   /// Set (release) when the machine goes live; a delivery that reads it set (acquire) handles its event at once.
-  private let isLive = AtomicFlag()
+  @usableFromInline let live = AtomicFlag()
 
-  init() {}
+  @usableFromInline init() {}
 
-  /// Handles `event` with `handle` now if the observer is live; queues it for the subscriber otherwise.
-  @inline(__always)
-  func deliver(_ event: Event, _ handle: (Event) -> Void) {
-    if isLive.isSet {
-      handle(event)
-      return
-    }
+  /// Whether deliveries are handled where they arrive: the hot path, one flag read. Otherwise, deliver with
+  /// ``deliverWhileStarting(_:_:)``.
+  @inlinable var isLive: Bool { live.isSet }
+
+  /// Handles `event` with `handle` now if the observer has gone live meanwhile; queues it for the subscriber
+  /// otherwise.
+  @usableFromInline func deliverWhileStarting(_ event: Event, _ handle: (Event) -> Void) {
     if let now = machine.withLock({ $0.deliver(event) }) {
       handle(now)
     }
@@ -79,11 +80,11 @@ final class ObserverStartup<Event: Sendable>: Sendable {
 
   /// Called by the subscriber once it has handled its first value: handles the deliveries that came meanwhile,
   /// in order, then makes the observer live.
-  func finishStart(_ handle: (Event) -> Void) {
+  @usableFromInline func finishStart(_ handle: (Event) -> Void) {
     while true {
       let queued = machine.withLock { machine -> [Event] in
         let queued = machine.takeQueued()
-        if machine.isLive { isLive.set(true) }
+        if machine.isLive { live.set(true) }
         return queued
       }
       if queued.isEmpty { return }

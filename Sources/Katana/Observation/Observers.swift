@@ -35,7 +35,8 @@ final class StateSubscriber<S: State>: Sendable {
   /// initial state is not a change).
   let receiveStartupState: @Sendable (S) -> Void
   /// Called once per committed change, in commit order, while the committing dispatch holds the turn (so
-  /// never concurrently with itself), outside the store's lock.
+  /// never concurrently with itself), outside the store's lock; deliveries that race the subscriber's first
+  /// value wait for it (``deliver(old:new:)``).
   @usableFromInline let receive: @Sendable (_ old: S?, _ new: S) -> Void
   /// Ends the subscriber's stream (store shutdown).
   @usableFromInline let finish: @Sendable () -> Void
@@ -45,7 +46,10 @@ final class StateSubscriber<S: State>: Sendable {
   /// Cleared when the subscriber is removed from inside a state updater (where the store's lock is held):
   /// deliveries skip it from then on, and it is dropped at the next change of observers.
   @usableFromInline let isSubscribed = AtomicFlag(true)
+  /// Orders the subscriber's first value before every delivery (see ``ObserverStartup``).
+  @usableFromInline let startup = ObserverStartup<StateDelivery<S>>()
 
+  @usableFromInline
   init(
     id: UInt64, needsOldState: Bool, location: ScopeLocation?, receive: @escaping @Sendable (S?, S) -> Void,
     receiveStartupState: @escaping @Sendable (S) -> Void, finish: @escaping @Sendable () -> Void
@@ -57,14 +61,55 @@ final class StateSubscriber<S: State>: Sendable {
     self.receive = receive
     self.finish = finish
   }
+
+  /// Delivers a committed change: handled now once the subscriber is live (a flag read), queued until its
+  /// first value is in otherwise.
+  @inlinable
+  func deliver(old: S?, new: S) {
+    if startup.isLive {
+      receive(old, new)
+    } else {
+      deliverWhileStarting(StateDelivery(old: old, new: new, isStartup: false))
+    }
+  }
+
+  /// Delivers the initial state of a store that became ready after the subscriber was registered.
+  func deliverStartupState(_ state: S) {
+    deliverWhileStarting(StateDelivery(old: nil, new: state, isStartup: true))
+  }
+
+  @usableFromInline func deliverWhileStarting(_ delivery: StateDelivery<S>) {
+    startup.deliverWhileStarting(delivery) { handle($0) }
+  }
+
+  /// Called once the subscriber's first value is in: handles what was delivered meanwhile, then goes live.
+  func finishStart() {
+    startup.finishStart { handle($0) }
+  }
+
+  private func handle(_ delivery: StateDelivery<S>) {
+    if delivery.isStartup {
+      receiveStartupState(delivery.new)
+    } else {
+      receive(delivery.old, delivery.new)
+    }
+  }
 }
 
 /// A delivery to a ``StateSubscriber``, as ``ObserverStartup`` queues it.
+@usableFromInline
 struct StateDelivery<S: State>: Sendable {
-  let old: S?
-  let new: S
+  @usableFromInline let old: S?
+  @usableFromInline let new: S
   /// Whether this is the initial state of a store that just became ready, not a commit.
-  let isStartup: Bool
+  @usableFromInline let isStartup: Bool
+
+  @inlinable
+  init(old: S?, new: S, isStartup: Bool) {
+    self.old = old
+    self.new = new
+    self.isStartup = isStartup
+  }
 }
 
 /// The last value a projection pushed to its stream.
@@ -76,12 +121,12 @@ final class LastValue<Value: Equatable & Sendable>: @unchecked Sendable {
   // Sendable: see above; each hand-over between threads goes through the startup primitive's lock or flag,
   // or the store's lock.
 
-  private var last: Value?
+  @usableFromInline @exclusivity(unchecked) var last: Value?
 
-  @usableFromInline init() {}
+  @inlinable init() {}
 
   /// Pushes `value` to `buffer` unless it equals the last value pushed.
-  @usableFromInline func push(_ value: Value, to buffer: StreamBuffer<Value>) {
+  @inlinable func push(_ value: Value, to buffer: StreamBuffer<Value>) {
     guard value != last else { return }
     last = value
     buffer.push(value)
@@ -228,7 +273,7 @@ struct Commit<S: State> {
       }
     }
     for subscriber in subscribers where subscriber.isSubscribed.isSet {
-      subscriber.receive(old, new)
+      subscriber.deliver(old: old, new: new)
     }
   }
 }

@@ -97,7 +97,8 @@ extension Store {
       // The projection is user code: it runs outside the store's lock, its first value first.
       let push: @Sendable (S) -> Void = { last.push(projection($0), to: buffer) }
       let unsubscribe = core.observe(
-        location: nil, needsOldState: false, start: push, receive: { _, new in push(new) }, startupState: push,
+        location: nil, needsOldState: false, start: push,
+        receive: { _, new in last.push(projection(new), to: buffer) }, startupState: push,
         finish: { buffer.finish() })
       if let unsubscribe { buffer.setOnTermination(unsubscribe) }
       return buffer

@@ -23,7 +23,7 @@ struct CoreState<S: State, D: SideEffectDependencyContainer> {
   @usableFromInline var turnFrame: UpdaterFrame<S>?
   /// Dispatches whose chain returned while a call of its `next` was still delivering (see
   /// ``StoreCore/closeChain(_:)``).
-  var chainCloseWaiters = Waiters<Waiter>()
+  @usableFromInline var chainCloseWaiters = Waiters<Waiter>()
   @usableFromInline var observers = Observers<S>()
   var shutdownHandlers: [@Sendable () -> Void] = []
   /// Side effects handed over with `send` that have not finished, by arrival: what a cancellation by id
@@ -123,6 +123,32 @@ struct CoreState<S: State, D: SideEffectDependencyContainer> {
   func widenedCommit(_ filter: ScopeCommitFilter) -> Commit<S>? {
     guard filter.widened, !observers.subscribers.isEmpty else { return nil }
     return Commit(old: nil, new: state, listeners: [], subscribers: observers.subscribers)
+  }
+
+  /// Closes the chain of `frame`'s dispatch, which holds the turn: a `next` called from now on fails. Returns a
+  /// waiter for the dispatch to suspend on if a call of `next` is still in progress (an interceptor handed it to
+  /// a task it did not await, and returned): ``exitNext(_:)`` resumes it. See ``StoreCore/closeChain(_:)``.
+  @inlinable
+  mutating func closeChain(_ frame: UpdaterFrame<S>) -> UInt64? {
+    frame.isClosed = true
+    guard frame.inNext else {
+      if turnFrame === frame { turnFrame = nil }
+      return nil
+    }
+    let waiter = chainCloseWaiters.add()
+    frame.closeWaiter = waiter
+    return waiter
+  }
+
+  /// Ends the call of `frame`'s `next` in progress; returns the resumption of its dispatch if that dispatch is
+  /// waiting in ``closeChain(_:)``.
+  @inlinable
+  mutating func exitNext(_ frame: UpdaterFrame<S>) -> Resumption<Waiter>? {
+    frame.inNext = false
+    guard frame.isClosed, let waiter = frame.closeWaiter else { return nil }
+    frame.closeWaiter = nil
+    if turnFrame === frame { turnFrame = nil }
+    return chainCloseWaiters.resolve(waiter, with: .success(()))
   }
 
   /// Releases the turn and starts whatever comes next, if the store is running.

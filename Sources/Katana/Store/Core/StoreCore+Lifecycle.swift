@@ -128,7 +128,7 @@ extension StoreCore {
     // before any commit can happen (the mailbox opens below). Streams of states and projections yield it;
     // listeners and streams of changes only compare the next change with it (it is not a change).
     for subscriber in stateStreams where subscriber.isSubscribed.isSet {
-      subscriber.receiveStartupState(initial)
+      subscriber.deliverStartupState(initial)
     }
     var chain: StoreInterceptorNext = CoreState<S, D>.noChain
     if !interceptors.isEmpty {

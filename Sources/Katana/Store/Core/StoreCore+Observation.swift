@@ -68,21 +68,11 @@ extension StoreCore {
       finish()
       return nil
     }
-    let startup = ObserverStartup<StateDelivery<S>>()
-    let handle: @Sendable (StateDelivery<S>) -> Void = { delivery in
-      if delivery.isStartup {
-        startupState(delivery.new)
-      } else {
-        receive(delivery.old, delivery.new)
-      }
-    }
     let registered = withLock { core -> (StateSubscriber<S>, S, Observers<S>.Dropped)? in
       if case .shutDown = core.lifecycle.phase { return nil }
       let subscriber = StateSubscriber<S>(
-        id: core.makeID(), needsOldState: needsOldState, location: location,
-        receive: { old, new in startup.deliver(StateDelivery(old: old, new: new, isStartup: false), handle) },
-        receiveStartupState: { new in startup.deliver(StateDelivery(old: nil, new: new, isStartup: true), handle) },
-        finish: finish)
+        id: core.makeID(), needsOldState: needsOldState, location: location, receive: receive,
+        receiveStartupState: startupState, finish: finish)
       return (subscriber, core.state, core.observers.add(subscriber))
     }
     // Observers unsubscribed from inside an updater meanwhile are released here, outside the lock.
@@ -91,7 +81,7 @@ extension StoreCore {
       return nil
     }
     start(state)
-    startup.finishStart(handle)
+    subscriber.finishStart()
     return { [weak self, id = subscriber.id, isSubscribed = subscriber.isSubscribed] in
       isSubscribed.set(false)
       self?.removeSubscriber(id)

@@ -95,7 +95,9 @@ extension StoreCore {
       await closeChain(frame)
       throw error
     }
-    await closeChain(frame)
+    let (waiter, redirects) = withLock { core in (core.closeChain(frame), frame.redirects) }
+    guard let waiter else { return redirects }
+    await waitForChainClose(waiter)
     return withLock { _ in frame.redirects }
   }
 

@@ -145,9 +145,21 @@ extension StoreCore {
       releaseTurn()
       throw error
     }
-    // Closing the chain makes a `next` called later fail instead of being lost, and waits for one in progress.
-    await closeChain(frame)
-    let (redirects, actions) = withLock { core in (frame.redirects, core.releaseTurn(byPump: false)) }
+    // Closing the chain makes a `next` called later fail instead of being lost; in the same critical section,
+    // the redirects are read and the turn released, unless a `next` is still in progress: then once it is done.
+    typealias Released = (redirects: [any Dispatchable], actions: Mailbox<CoreState<S, D>.Waiter, MailboxJob>.Actions)
+    let closed = withLock { core -> (waiter: UInt64?, released: Released?) in
+      if let waiter = core.closeChain(frame) { return (waiter, nil) }
+      return (nil, (frame.redirects, core.releaseTurn(byPump: false)))
+    }
+    let released: Released
+    if let done = closed.released {
+      released = done
+    } else {
+      if let waiter = closed.waiter { await waitForChainClose(waiter) }
+      released = withLock { core -> Released in (frame.redirects, core.releaseTurn(byPump: false)) }
+    }
+    let (redirects, actions) = released
     if !actions.isEmpty {
       perform(actions)
     }
@@ -360,6 +372,8 @@ extension StoreCore {
     case done(Commit<S>?)
     /// The item is not of the dispatched type: classify it outside the lock.
     case notDispatchedType
+    /// Applied without a delivery, while the dispatch's chain has returned: end the call after unlocking.
+    case endAfterUnlocking
   }
 
   /// Handles an item handed to `next` by a chain running for the state updater of `frame`: applies it if it
@@ -375,11 +389,20 @@ extension StoreCore {
       try Self.enterNext(item, frame: frame, in: &core)
       let (applied, commit) = core.commitIfApplies { state in frame.applyIfDispatchedType(item, &state) }
       guard applied else { return .notDispatchedType }
+      // Without a delivery to make, the call ends here (after unlocking if its dispatch waits for it).
+      if commit == nil {
+        if frame.isClosed { return .endAfterUnlocking }
+        frame.inNext = false
+      }
       return .done(commit)
     }
     switch attempt {
     case .done(let commit):
-      commit?.deliver()
+      if let commit {
+        commit.deliver()
+        exitNext(frame)
+      }
+    case .endAfterUnlocking:
       exitNext(frame)
     case .notDispatchedType:
       try handleSubstitute(item, frame: frame)
@@ -399,33 +422,23 @@ extension StoreCore {
   /// Ends the `next` call in progress for `frame`, once its commit is delivered (or it failed): if the chain
   /// has returned meanwhile, its dispatch waits in ``closeChain(_:)``, and goes on now.
   @usableFromInline func exitNext(_ frame: UpdaterFrame<S>) {
-    let resumption = withLock { core -> Resumption<CoreState<S, D>.Waiter>? in
-      frame.inNext = false
-      guard frame.isClosed, let waiter = frame.closeWaiter else { return nil }
-      frame.closeWaiter = nil
-      if core.turnFrame === frame { core.turnFrame = nil }
-      return core.chainCloseWaiters.resolve(waiter, with: .success(()))
-    }
-    resumption?.perform()
+    withLock { $0.exitNext(frame) }?.perform()
   }
 
   /// Ends the chain of `frame`'s dispatch, which holds the turn: a `next` called from now on fails with
   /// ``StoreError/nextCalledOutOfScope(_:)``, and a call still in progress (an interceptor that handed `next`
   /// to a task it did not await, and returned) is waited for. So the dispatch that holds the turn owns the
   /// delivery in flight too: it releases the turn, and returns, only after that delivery is done, and the next
-  /// updater's commit can never overlap it. Not cancellable: what it waits for is a synchronous delivery.
+  /// updater's commit can never overlap it.
   @usableFromInline nonisolated(nonsending) func closeChain(_ frame: UpdaterFrame<S>) async {
-    let waiter = withLock { core -> UInt64? in
-      frame.isClosed = true
-      guard frame.inNext else {
-        if core.turnFrame === frame { core.turnFrame = nil }
-        return nil
-      }
-      let waiter = core.chainCloseWaiters.add()
-      frame.closeWaiter = waiter
-      return waiter
+    if let waiter = withLock({ $0.closeChain(frame) }) {
+      await waitForChainClose(waiter)
     }
-    guard let waiter else { return }
+  }
+
+  /// Waits until the `next` call that ``CoreState/closeChain(_:)`` found in progress has ended. Not
+  /// cancellable: what it waits for is a synchronous delivery.
+  @usableFromInline nonisolated(nonsending) func waitForChainClose(_ waiter: UInt64) async {
     // Never fails: the outcome is always success, and the wait ignores cancellation.
     try? await suspend(install: { core, continuation in core.chainCloseWaiters.suspend(waiter, on: continuation) })
   }
