@@ -174,7 +174,8 @@ enum OracleBehaviour: String, Sendable {
 }
 
 /// Parts of the schedule that can be left out, to tell which one a failure needs:
-/// `KATANA_ORACLE_WITHOUT=renames,emptyFeatures,unawaitedNext,asyncStartUp,appearing swift test --filter ObservationFuzz`.
+/// `KATANA_ORACLE_WITHOUT=renames,emptyFeatures,unawaitedNext,asyncStartUp,appearing,programOrder swift test --filter
+/// ObservationFuzz`.
 /// Everything is in by default.
 struct OracleFeatures: Sendable {
   /// Elements renamed through their own scope.
@@ -187,6 +188,8 @@ struct OracleFeatures: Sendable {
   var asyncStartUp = true
   /// The optional child and elements that appear and disappear (root updaters that toggle them).
   var appearing = true
+  /// A run under an id, then a cancel of that id from the same place (store or feature scope).
+  var programOrder = true
 
   static let current: OracleFeatures = {
     var features = OracleFeatures()
@@ -198,6 +201,7 @@ struct OracleFeatures: Sendable {
       case "unawaitedNext": features.unawaitedNext = false
       case "asyncStartUp": features.asyncStartUp = false
       case "appearing": features.appearing = false
+      case "programOrder": features.programOrder = false
       default: break
       }
     }
@@ -228,6 +232,14 @@ struct OracleRunCheck: Sendable {
 }
 
 final class OracleJournal: Sendable {
+  /// How long each listener call works: long calls widen the windows in which deliveries could overlap; short ones
+  /// let a racing commit reach an observer that is still subscribing.
+  let listenerWork: Int
+
+  init(listenerWork: Int) {
+    self.listenerWork = listenerWork
+  }
+
   private let clock = LockedValue(0)
   /// Each committed state, in commit order: `commits[v]` has version `v` (`commits[0]` is the start-up state).
   let commits = LockedValue<[OracleState]>([])
@@ -241,8 +253,8 @@ final class OracleJournal: Sendable {
   /// The listener calls running now, by observer number, and the commit each is for.
   private let running = LockedValue<[Int: String]>([:])
   let shutdownTick = LockedValue<Int?>(nil)
-  /// The commit the store was at when a task called `shutdown()` in the middle of the run.
-  let shutdownVersion = LockedValue<Int?>(nil)
+  let shutDownMidRun = LockedValue(false)
+  let bodies = OracleBodies()
   /// Tasks that call an interceptor's `next` without being awaited; the run waits for them before checking.
   let detached = LockedValue<[Task<Void, Never>]>([])
 
@@ -297,9 +309,14 @@ final class OracleJournal: Sendable {
       let list = others.map { "#\($0.key) for \($0.value)" }.sorted().joined(separator: ", ")
       problem("\(log.title): its call for \(commit) started while other listener calls were running (\(list))")
     }
+    // Recorded in the order calls start; `end` is filled in when the call returns.
+    let index = log.events.withLock { events in
+      events.append(OracleEvent(start: start, end: Int.max, old: old, new: new))
+      return events.count - 1
+    }
     work()
     running.withLock { $0[log.number] = nil }
     let end = tick()
-    log.events.withLock { $0.append(OracleEvent(start: start, end: end, old: old, new: new)) }
+    log.events.withLock { $0[index].end = end }
   }
 }

@@ -139,9 +139,12 @@ struct OracleRootWork: SideEffect {
   let nested: [Int]
   let runID: Int?
   let cancelInFlight: Bool
+  let bodies: OracleBodies
 
   func sideEffect(_ context: SideEffectContext<OracleState, EmptySideEffectDependencyContainer>) async throws {
     let body: @Sendable () async throws -> Void = {
+      bodies.started.withLock { $0 += 1 }
+      defer { bodies.finished.increment() }
       for op in nested {
         try await context.dispatch(OracleRootBump(op: op))
       }
@@ -152,6 +155,13 @@ struct OracleRootWork: SideEffect {
       try await body()
     }
   }
+}
+
+/// Counts the bodies of `OracleRootWork`: one cancelled by id returns to its caller at once, while its operation may
+/// still be committing; the run waits for them all before it shuts the store down.
+final class OracleBodies: Sendable {
+  let started = LockedValue(0)
+  let finished = EventCounter()
 }
 
 /// A feature's side effect: dispatches its updaters through the context, which goes through the scope.

@@ -35,6 +35,11 @@ final class OracleWorld: Sendable {
   let emptyA: ScopedStore<OracleEmptyA, EmptySideEffectDependencyContainer>
   let emptyB: ScopedStore<OracleEmptyB, EmptySideEffectDependencyContainer>
   let sent = LockedValue<[OracleSent]>([])
+  /// The threads `raceSubscription` started, and how many of them have finished.
+  let racers = LockedValue(0)
+  let racersDone = EventCounter()
+  /// Side effects sent from threads, awaited before the final shutdown so that nothing commits during it.
+  let sentEffects = LockedValue<[DispatchHandle<Void>]>([])
   let pendingRuns = LockedValue<[OraclePendingRun]>([])
   /// How to unsubscribe each observer that can be removed, by observer number.
   let removers = LockedValue<[Int: @Sendable () -> Void]>([:])
@@ -166,9 +171,14 @@ final class OracleWorld: Sendable {
     let nested = (1...Int(generator.next() % 2 + 1)).map { op + $0 }
     if generator.next() % 2 == 0 {
       let runID = generator.next() % 2 == 0 ? Int(generator.next() % 3) : nil
-      store.send(OracleRootWork(nested: nested, runID: runID, cancelInFlight: generator.next() % 2 == 0))
+      let handle = store.send(
+        OracleRootWork(
+          nested: nested, runID: runID, cancelInFlight: generator.next() % 2 == 0, bodies: journal.bodies))
+      sentEffects.withLock { $0.append(handle) }
     } else {
-      scopes[[.feature, .inner, .child, .item(2)][Int(generator.next() % 4)]]!.send(OracleCellWork(nested: nested))
+      let scope = scopes[[.feature, .inner, .child, .item(2)][Int(generator.next() % 4)]]!
+      let handle = scope.send(OracleCellWork(nested: nested))
+      sentEffects.withLock { $0.append(handle) }
     }
   }
 
@@ -177,7 +187,8 @@ final class OracleWorld: Sendable {
     let result: Result<Void, any Error>
     if generator.next() % 2 == 0 {
       let runID = generator.next() % 2 == 0 ? Int(generator.next() % 3) : nil
-      let work = OracleRootWork(nested: nested, runID: runID, cancelInFlight: generator.next() % 2 == 0)
+      let work = OracleRootWork(
+        nested: nested, runID: runID, cancelInFlight: generator.next() % 2 == 0, bodies: journal.bodies)
       result = awaited ? await outcome { try await store.dispatch(work) } : await store.send(work).result
     } else {
       let scope = scopes[[.feature, .inner, .child, .item(1)][Int(generator.next() % 4)]]!
@@ -198,7 +209,10 @@ final class OracleWorld: Sendable {
     let handle: DispatchHandle<Void>
     let description: String
     let mustNotStart: Bool
-    switch OracleFeatures.current.emptyFeatures ? kind % 3 : kind % 2 {
+    let features = OracleFeatures.current
+    let kinds: [UInt64] = (features.programOrder ? [0, 1] : []) + (features.emptyFeatures ? [2] : [])
+    guard !kinds.isEmpty else { return }
+    switch kinds[Int(kind % UInt64(kinds.count))] {
     case 0:
       handle = store.send(OracleMarkedRun<OracleState>(id: id, marker: marker, started: started))
       store.cancel(id: id)
@@ -226,6 +240,22 @@ final class OracleWorld: Sendable {
 
   // MARK: - Observers
 
+  /// Sends updaters of `slice` from a new thread, so that their commits race the subscription about to be made
+  /// (operations `op + 5` to `op + 9`).
+  func raceSubscription(to slice: OracleSlice, op: Int) {
+    racers.withLock { $0 += 1 }
+    Thread { [self] in
+      defer { racersDone.increment() }
+      for nested in 5...9 {
+        let target = Target.bump(slice, op: op + nested)
+        sent.withLock {
+          $0.append(
+            OracleSent(op: op + nested, target: target.name, behaviour: behaviour(op + nested), handle: send(target)))
+        }
+      }
+    }.start()
+  }
+
   /// Adds a listener of the root (nil) or of a slice. A root listener may add a scope listener from inside its
   /// first call.
   func addListener(slice: OracleSlice?, origin: String, nests: Bool = false) {
@@ -235,13 +265,15 @@ final class OracleWorld: Sendable {
     let unsubscribe: StoreUnsubscribe
     if let slice {
       unsubscribe = scopes[slice]!.addListener { old, new in
-        journal.call(log, old: .cell(old), new: .cell(new), commit: "slice \(new)") { spin(2_000) }
+        journal.call(log, old: .cell(old), new: .cell(new), commit: "slice \(new)") {
+          spin(journal.listenerWork)
+        }
       }
     } else {
       let nested = LockedValue(nests)
       unsubscribe = store.addListener { [weak self] old, new in
         journal.call(log, old: .state(old), new: .state(new), commit: "commit \(new.version)") {
-          spin(2_000)
+          spin(journal.listenerWork)
           let nests = nested.withLock { nests in
             defer { nests = false }
             return nests
@@ -257,11 +289,12 @@ final class OracleWorld: Sendable {
   }
 
   /// Subscribes a stream of the kind and slice `generator` picks, consumed by a task of its own.
-  func subscribeStream(_ generator: inout SeededGenerator, origin: String) async {
+  func subscribeStream(_ generator: inout SeededGenerator, op: Int, origin: String) async {
     let exact = generator.next() % 2 == 0
     let buffering: StreamBuffering = exact ? .bufferingNewest(1 << 20) : .latest
     let slice = Self.slices[Int(generator.next() % UInt64(Self.slices.count))]
     let scope = scopes[slice]!
+    if generator.next() % 2 == 0 { raceSubscription(to: slice, op: op) }
     switch generator.next() % 6 {
     case 0:
       await consume(store.states(buffering: buffering), kind: .rootStates, slice: nil, exact: exact, origin: origin) {
@@ -289,7 +322,8 @@ final class OracleWorld: Sendable {
       { (nil, .cell($0)) }
     case 4:
       await consume(
-        scope.values(of: { $0 }, buffering: buffering), kind: .scopeValues, slice: slice, exact: exact, origin: origin
+        scope.values(of: Self.slowProjection, buffering: buffering), kind: .scopeValues, slice: slice, exact: exact,
+        origin: origin
       ) { (nil, .cell($0)) }
     default:
       await consume(
@@ -297,6 +331,13 @@ final class OracleWorld: Sendable {
         origin: origin
       ) { (.cell($0.old), .cell($0.new)) }
     }
+  }
+
+  /// A projection that takes a moment (user code may), which widens the window between a subscription's first
+  /// value and a racing commit.
+  @Sendable static func slowProjection(_ cell: OracleCell) -> OracleCell {
+    spin(50_000)
+    return cell
   }
 
   /// Starts a task that subscribes to `stream` and records what it yields; returns once it has subscribed.
@@ -308,10 +349,11 @@ final class OracleWorld: Sendable {
     let log = journal.newObserver(kind: kind, slice: slice, projectsIDs: projectsIDs, exact: exact, origin: origin)
     let subscribed = Gate()
     let task = Task {
-      log.afterShutdown.withLock { $0 = journal.shutdownTick.current != nil }
       let a = position()
       var iterator = stream.makeAsyncIterator()
       log.window.withLock { $0 = (a, position()) }
+      // A subscription that may have come after shutdown gets nothing.
+      log.afterShutdown.withLock { $0 = journal.shutdownTick.current != nil }
       subscribed.open()
       while let element = await iterator.next() {
         let (old, new) = convert(element)
