@@ -12,9 +12,9 @@
 // `KATANA_ORACLE_SEED=<seed> swift test --filter ObservationFuzz` replays that plan (the interleaving is the
 // machine's). `KATANA_SOAK=<factor>` runs more seeds.
 //
-// Budget per CI run: 2 configurations x 96 seeds x (3 tasks + 2 threads) x 40 operations = 38,400 operations (plus
-// the updaters sent by threads that race subscriptions), about 6 s of wall time in a debug build and 30 s under the
-// thread sanitizer on 2 cores when nothing fails; a failing run stops after three failing seeds.
+// Budget per CI run: 2 configurations x 128 seeds x (3 tasks + 2 threads) x 40 operations = 51,200 operations (plus
+// the updaters sent by threads that race subscriptions), measured with every seed run: about 8 s of wall time in a
+// debug build and 37 s under the thread sanitizer on 2 cores; a failing run stops after three failing seeds.
 import Foundation
 import KatanaTestSupport
 import Testing
@@ -188,6 +188,8 @@ struct OracleRun {
         world.runCheck(marker: op, kind: generator.next())
       case 14:
         world.store.cancel(id: Int(generator.next() % 3))
+      case 15:
+        await world.subscribeRacingProjection(&generator, op: op, origin: origin)
       default:
         await Task.yield()
       }
@@ -235,7 +237,7 @@ struct ObservationFuzzTests {
   /// The seeds one run covers: a fixed list in CI (more with `KATANA_SOAK`), or the one to replay.
   static var seeds: [UInt64] {
     if let value = ProcessInfo.processInfo.environment["KATANA_ORACLE_SEED"], let seed = UInt64(value) { return [seed] }
-    return (0..<UInt64(96 * soakFactor)).map { 0x0BAC_1E &+ $0 &* 104_729 }
+    return (0..<UInt64(128 * soakFactor)).map { 0x0BAC_1E &+ $0 &* 104_729 }
   }
 
   @Test(arguments: [false, true])

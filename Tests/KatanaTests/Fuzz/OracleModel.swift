@@ -124,12 +124,14 @@ struct OracleModel {
 
   /// Checks one observer; returns the failure, or the registration point that fits.
   func check(_ log: OracleObserverLog) -> Result<Int, OracleFailure> {
-    var best: (k: Int, expected: [OracleExpected])?
+    var best: (k: Int, expected: [OracleExpected], agreed: Int)?
     for k in candidates(log) {
       guard let expected = mismatch(log, at: k) else { return .success(k) }
-      if best == nil { best = (k, expected) }
+      // Shown against the registration point whose values agree longest with what was received.
+      let agreed = zip(expected, log.events.current).prefix { $0.old == $1.old && $0.new == $1.new }.count
+      if best.map({ agreed > $0.agreed }) ?? true { best = (k, expected, agreed) }
     }
-    let (k, expected) = best!
+    let (k, expected, _) = best!
     return .failure(OracleFailure(describe(log, expected: expected, k: k)))
   }
 

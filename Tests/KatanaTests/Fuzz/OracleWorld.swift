@@ -322,7 +322,7 @@ final class OracleWorld: Sendable {
       { (nil, .cell($0)) }
     case 4:
       await consume(
-        scope.values(of: Self.slowProjection, buffering: buffering), kind: .scopeValues, slice: slice, exact: exact,
+        scope.values(of: Self.slowProjection(), buffering: buffering), kind: .scopeValues, slice: slice, exact: exact,
         origin: origin
       ) { (nil, .cell($0)) }
     default:
@@ -333,11 +333,29 @@ final class OracleWorld: Sendable {
     }
   }
 
-  /// A projection that takes a moment (user code may), which widens the window between a subscription's first
-  /// value and a racing commit.
-  @Sendable static func slowProjection(_ cell: OracleCell) -> OracleCell {
-    spin(50_000)
-    return cell
+  /// Subscribes a projection of a slice while a thread sends updaters of it: a commit racing the subscription.
+  func subscribeRacingProjection(_ generator: inout SeededGenerator, op: Int, origin: String) async {
+    let slice = Self.slices[Int(generator.next() % 3)]
+    let exact = generator.next() % 2 == 0
+    raceSubscription(to: slice, op: op)
+    await consume(
+      scopes[slice]!.values(of: Self.slowProjection(), buffering: exact ? .bufferingNewest(1 << 20) : .latest),
+      kind: .scopeValues, slice: slice, exact: exact, origin: origin + " (racing updaters of its slice)"
+    ) { (nil, .cell($0)) }
+  }
+
+  /// A projection whose first call takes a moment (user code may): it widens the window between a subscription's
+  /// first value and a commit racing it. Later calls are quick.
+  static func slowProjection() -> @Sendable (OracleCell) -> OracleCell {
+    let first = LockedValue(true)
+    return { cell in
+      let isFirst = first.withLock { isFirst in
+        defer { isFirst = false }
+        return isFirst
+      }
+      if isFirst { spin(50_000) }
+      return cell
+    }
   }
 
   /// Starts a task that subscribes to `stream` and records what it yields; returns once it has subscribed.
@@ -404,6 +422,9 @@ final class OracleWorld: Sendable {
           log.finalShown.withLock { $0 = .state(shown) }
         }
       }
+      // The model subscribes in a task it starts on the main actor, whose first job was enqueued by its creation, at
+      // this task's priority: once a later job of ours has run there, it has subscribed (if the store was ready).
+      await MainActor.run {}
       log.window.withLock { $0 = (a, position()) }
       finishers.withLock { $0.append(finisher) }
     #endif
