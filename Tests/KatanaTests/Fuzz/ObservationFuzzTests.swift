@@ -33,7 +33,7 @@ struct OracleRun {
 
   func run() async -> [String] {
     var generator = SeededGenerator(seed: seed)
-    let journal = OracleJournal(listenerWork: generator.next() % 2 == 0 ? 0 : 2_000)
+    let journal = OracleJournal(listenerWork: generator.next() % 4 == 0 ? 0 : 2_000)
     let intercepted = generator.next() % 2 == 0
     let asyncStart = generator.next() % 3 == 0 && OracleFeatures.current.asyncStartUp
     // Task 0 opens the start-up gate at step `openAt` and shuts the store down at step `shutdownAt` (half the runs

@@ -166,8 +166,8 @@ enum OracleBehaviour: String, Sendable {
     case 0..<3: return .fail
     case 3..<6: return .substitute
     case 6..<9: return .nextFromAwaitedTask
-    case 9..<12: return OracleFeatures.current.unawaitedNext ? .nextFromUnawaitedTask : .pass
-    case 12..<18: return .suspend
+    case 9..<14: return OracleFeatures.current.unawaitedNext ? .nextFromUnawaitedTask : .pass
+    case 14..<20: return .suspend
     default: return .pass
     }
   }

@@ -256,8 +256,8 @@ final class OracleWorld: Sendable {
     }.start()
   }
 
-  /// Adds a listener of the root (nil) or of a slice. A root listener may add a scope listener from inside its
-  /// first call.
+  /// Adds a listener of the root (nil) or of a slice. A root listener may, from inside its first call, add a scope
+  /// listener and remove an observer.
   func addListener(slice: OracleSlice?, origin: String, nests: Bool = false) {
     let journal = journal
     let log = journal.newObserver(kind: slice == nil ? .rootListener : .scopeListener, slice: slice, origin: origin)
@@ -281,6 +281,9 @@ final class OracleWorld: Sendable {
           guard nests, let self else { return }
           let slice = Self.slices[(log.number &+ Int(truncatingIfNeeded: self.seed)) % Self.slices.count]
           self.addListener(slice: slice, origin: "from inside listener #\(log.number), during commit \(new.version)")
+          // And removes an observer (perhaps itself) from inside the call.
+          var generator = SeededGenerator(seed: self.seed &+ UInt64(log.number))
+          self.unsubscribe(&generator)
         }
       }
     }
