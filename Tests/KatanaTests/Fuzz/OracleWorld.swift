@@ -477,8 +477,13 @@ final class OracleWorld: Sendable {
               }
             }
             journal.detached.withLock { $0.append(task) }
-            // Sometimes give the task a head start, so that its `next` comes while this handler still runs.
-            for _ in 0..<(op / 10 % 2) { await Task.yield() }
+            // Sometimes give the task a head start (on this thread, or on another one while this handler works), so
+            // that its `next` comes while this handler still runs.
+            switch op / 10 % 3 {
+            case 0: break
+            case 1: await Task.yield()
+            default: spin(20_000)
+            }
           }
         }
       }
