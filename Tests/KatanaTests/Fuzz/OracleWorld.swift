@@ -206,6 +206,7 @@ final class OracleWorld: Sendable {
     let id = OracleRunID(value: marker)
     let started = journal.started
     let sentTick = journal.tick()
+    let readiness = store.isReady ? "" : " (sent before the store was ready)"
     let handle: DispatchHandle<Void>
     let description: String
     let mustNotStart: Bool
@@ -234,7 +235,8 @@ final class OracleWorld: Sendable {
     pendingRuns.withLock {
       $0.append(
         OraclePendingRun(
-          marker: marker, description: description, mustNotStart: mustNotStart, sentTick: sentTick, handle: handle))
+          marker: marker, description: description + readiness, mustNotStart: mustNotStart, sentTick: sentTick,
+          handle: handle))
     }
   }
 
