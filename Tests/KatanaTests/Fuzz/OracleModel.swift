@@ -1,0 +1,299 @@
+// The reference model of what users observe (SPEC 4.1, 4.6, 4.7, 4.9; verification.md section 5), written for
+// clarity, not speed. The store's commit log is the linearisation; from it the model derives, for an observer
+// registered at commit k, exactly what it must receive, and the checks try every k the observer's window allows
+// (the commit read before subscribing, up to the one read after). Concurrency only decides which log happened; the
+// model decides whether everything observed is consistent with it.
+import KatanaTestSupport
+
+/// One value (or change) an observer must receive, and the commit it comes from.
+struct OracleExpected: Equatable {
+  let version: Int
+  let old: OracleValue?
+  let new: OracleValue
+}
+
+struct OracleModel {
+  /// `commits[v]` is the state with version `v`; `commits[0]` the start-up state.
+  let commits: [OracleState]
+  /// The last commit every stream must have received before shutdown finished it: that of the last awaited
+  /// dispatch that returned before `shutdown()` was called (which returned after its commit was delivered, and
+  /// deliveries go in commit order). A commit still being delivered when shutdown is called may be missed by
+  /// streams (and `ObservableStore`s), which finish at shutdown: they end on a commit in `shutdownVersion...latest`.
+  /// Listeners still get every commit. The run ends with such a dispatch (a fence) before its final shutdown.
+  let shutdownVersion: Int
+  let shutdownTick: Int?
+  /// Whether a task shut the store down in the middle of the run. An `ObservableStore` follows commits from its
+  /// first turn on the main actor; one created just before such a shutdown may never get that turn, and then keeps
+  /// showing the state it was created with (documented).
+  let shutDownMidRun: Bool
+
+  var latest: Int { commits.count - 1 }
+
+  /// The state at registration point `k`; -1 is before start-up, when the store shows `OracleState()`.
+  func state(at k: Int) -> OracleState { k < 0 ? OracleState() : commits[k] }
+
+  /// What the observer sees of the state at registration, then of each later commit (nil: the slice is missing).
+  func series(_ log: OracleObserverLog, from k: Int) -> [(version: Int, value: OracleValue?)] {
+    var series = [(version: k, value: log.view(state(at: k)))]
+    for version in (k + 1)..<commits.count { series.append((version, log.view(commits[version]))) }
+    return series
+  }
+
+  /// Listeners and change streams: one call per later commit that changes the slice (equal slices are skipped),
+  /// with the slice as last seen; none while the slice is missing, and none for the start-up state (a listener
+  /// added before start-up compares with the start-up state).
+  func changes(_ log: OracleObserverLog, from k: Int) -> [OracleExpected] {
+    let series = series(log, from: max(k, 0))
+    var last = series[0].value
+    var expected: [OracleExpected] = []
+    for (version, value) in series.dropFirst() {
+      guard let value else { continue }
+      if let old = last, old != value { expected.append(OracleExpected(version: version, old: old, new: value)) }
+      last = value
+    }
+    return expected
+  }
+
+  /// State and projection streams (and what an `ObservableStore` applies): the value at subscription, then each
+  /// later value that differs from the last one yielded; nothing while the slice is missing (and its value when it
+  /// appears). Before start-up, a stream starts with the value of `OracleState()`.
+  func values(_ log: OracleObserverLog, from k: Int) -> [OracleExpected] {
+    var expected: [OracleExpected] = []
+    for (version, value) in series(log, from: k) {
+      guard let value, value != expected.last?.new else { continue }
+      expected.append(OracleExpected(version: version, old: nil, new: value))
+    }
+    return expected
+  }
+
+  /// What `log` must have received if it was registered at `k`; nil if what it received fits.
+  func mismatch(_ log: OracleObserverLog, at k: Int) -> [OracleExpected]? {
+    let events = log.events.current
+    let received = events.map { OracleExpected(version: 0, old: $0.old, new: $0.new) }
+    if log.kind.isObservableStore {
+      let expected = values(log, from: k)
+      // The model first shows the source's `state`: the default slice where it is missing.
+      let fallback: OracleValue = log.slice == nil ? .state(state(at: k)) : .cell(OracleCell())
+      let shown = log.finalShown.current
+      if shutDownMidRun, log.events.current.isEmpty, shown == (log.view(state(at: k)) ?? fallback) { return nil }
+      for end in max(k, shutdownVersion)...max(k, latest)
+      where shown == (expected.last { $0.version <= end }?.new ?? fallback) {
+        return nil
+      }
+      return expected
+    }
+    let all = log.kind.isChangeObserver ? changes(log, from: k) : values(log, from: k)
+    if log.afterShutdown.current && received.isEmpty { return nil }
+    guard log.kind.isListener else {
+      // A stream ends with the commit at which shutdown finished it.
+      for end in max(k, shutdownVersion)...max(k, latest) {
+        if fits(log, received: received, expected: all.filter { $0.version <= end }) { return nil }
+      }
+      return all
+    }
+    return fits(log, received: received, expected: all) ? nil : all
+  }
+
+  func fits(_ log: OracleObserverLog, received: [OracleExpected], expected: [OracleExpected]) -> Bool {
+    let unsubscribed = log.unsubscribedAt.current != nil
+    func same(_ expected: OracleExpected, _ event: OracleExpected) -> Bool {
+      expected.old == event.old && expected.new == event.new
+    }
+    if log.kind.isChangeObserver || log.exact {
+      // Nothing may be dropped: exactly the model's sequence (a prefix of it once unsubscribed).
+      let prefix = Array(expected.prefix(received.count))
+      let isPrefix = received.count <= expected.count && zip(prefix, received).allSatisfy(same)
+      return isPrefix && (unsubscribed || received.count == expected.count)
+    }
+    // `.latest`: any subsequence of the model's values, in order, ending on the latest one.
+    var index = 0
+    for event in received {
+      while index < expected.count, !same(expected[index], event) { index += 1 }
+      if index == expected.count { return false }
+      index += 1
+    }
+    return unsubscribed || received.last?.new == expected.last?.new
+  }
+
+  /// The registration points the observer's window allows.
+  func candidates(_ log: OracleObserverLog) -> ClosedRange<Int> {
+    let (a, b) = log.window.current
+    let low = max(-1, min(a, latest))
+    return low...max(low, min(b, latest))
+  }
+
+  /// Checks one observer; returns the failure, or the registration point that fits.
+  func check(_ log: OracleObserverLog) -> Result<Int, OracleFailure> {
+    var best: (k: Int, expected: [OracleExpected], agreed: Int)?
+    for k in candidates(log) {
+      guard let expected = mismatch(log, at: k) else { return .success(k) }
+      // Shown against the registration point whose values agree longest with what was received.
+      let agreed = zip(expected, log.events.current).prefix { $0.old == $1.old && $0.new == $1.new }.count
+      if best.map({ agreed > $0.agreed }) ?? true { best = (k, expected, agreed) }
+    }
+    let (k, expected, _) = best!
+    return .failure(OracleFailure(describe(log, expected: expected, k: k)))
+  }
+
+  func describe(_ log: OracleObserverLog, expected: [OracleExpected], k: Int) -> String {
+    let (a, b) = log.window.current
+    func show(_ item: OracleExpected) -> String {
+      item.old.map { "(\($0) -> \(item.new))" } ?? "\(item.new)"
+    }
+    var text = "\(log.title), registered between commits \(a) and \(b) (-1: before start-up)"
+    if let unsubscribed = log.unsubscribedAt.current { text += ", unsubscribed at tick \(unsubscribed)" }
+    if log.kind.isObservableStore {
+      text += "\n    ends showing: \(log.finalShown.current.map(\.description) ?? "nothing")"
+      text += "\n    expected to end on: \(expected.last.map(show) ?? "the value at creation")"
+      let applied = log.events.current.suffix(4).map { "tick \($0.start): \($0.new)" }
+      text += "\n    last states it applied: \(applied.isEmpty ? "none" : applied.joined(separator: "\n      "))"
+      text += "\n    store shut down at tick \(shutdownTick.map(String.init) ?? "-")"
+      return text
+    }
+    let received = log.events.current.map { OracleExpected(version: 0, old: $0.old, new: $0.new) }
+    let rule = log.kind.isChangeObserver || log.exact ? "exactly" : "a subsequence, ending on the last one, of"
+    text +=
+      "\n    must receive \(rule) these \(expected.count) (if registered at commit \(k)); received \(received.count)"
+    if shutdownVersion < latest, !log.kind.isListener {
+      text +=
+        " (the last commit delivered before shutdown is \(shutdownVersion): may end at any commit up to \(latest))"
+    }
+    // Around the first difference (or the ends): what the user saw against what the log implies.
+    var first = 0
+    while first < min(expected.count, received.count), expected[first].old == received[first].old,
+      expected[first].new == received[first].new
+    {
+      first += 1
+    }
+    let from = max(0, min(first, max(expected.count, received.count)) - 2)
+    text += "\n    expected, from #\(from):"
+    for (index, item) in expected.enumerated().dropFirst(from).prefix(5) {
+      text += "\n      #\(index) commit \(item.version): \(show(item))"
+    }
+    if expected.count <= from { text += " (nothing more)" }
+    text += "\n    received, from #\(from):"
+    for (index, item) in received.enumerated().dropFirst(from).prefix(5) { text += "\n      #\(index) \(show(item))" }
+    if received.count <= from { text += " (nothing more)" }
+    return text
+  }
+
+  /// `shutdownVersion` for a run: the commit of the last awaited dispatch that returned before the shutdown.
+  static func settledVersion(commits: [OracleState], journal: OracleJournal) -> Int {
+    let model = OracleModel(commits: commits, shutdownVersion: 0, shutdownTick: nil, shutDownMidRun: false)
+    let committed = model.commitsByOperation()
+    let shutdown = journal.shutdownTick.current ?? Int.max
+    var settled = 0
+    for dispatch in journal.dispatches.current
+    where dispatch.awaited && dispatch.error == nil && dispatch.returnTick < shutdown
+      && dispatch.behaviour != .nextFromUnawaitedTask
+    {
+      let versions = committed[dispatch.op, default: []] + committed[-dispatch.op, default: []]
+      settled = max(settled, versions.max() ?? 0)
+    }
+    return settled
+  }
+
+  /// The commits each operation made (an interceptor's substitute for operation `op` commits `-op`).
+  func commitsByOperation() -> [Int: [Int]] {
+    var result: [Int: [Int]] = [:]
+    for version in commits.indices.dropFirst() {
+      if let op = commits[version].committedOp(from: commits[version - 1]) { result[op, default: []].append(version) }
+    }
+    return result
+  }
+}
+
+struct OracleFailure: Error {
+  let text: String
+  init(_ text: String) { self.text = text }
+}
+
+extension OracleModel {
+  /// Everything the journal recorded, checked; returns the failures.
+  func check(_ journal: OracleJournal) -> [String] {
+    var failures = journal.problems.current
+    var matched: [Int: Int] = [:]
+    let observers = journal.observers.current
+    for log in observers {
+      switch check(log) {
+      case .success(let k): matched[log.number] = k
+      case .failure(let failure): failures.append(failure.text)
+      }
+    }
+    failures += checkDispatches(journal, observers: observers, matched: matched)
+    failures += checkRuns(journal)
+    return failures
+  }
+
+  /// SPEC 4.1 and 4.3: what each dispatch returned agrees with what it committed; an awaited dispatch returns after
+  /// its commit and after every listener registered at commit time ran for it.
+  func checkDispatches(_ journal: OracleJournal, observers: [OracleObserverLog], matched: [Int: Int]) -> [String] {
+    var failures: [String] = []
+    let committed = commitsByOperation()
+    let logged = journal.logged.current
+    for dispatch in journal.dispatches.current {
+      let versions = committed[dispatch.op, default: []] + committed[-dispatch.op, default: []]
+      let what =
+        "\(dispatch.awaited ? "awaited dispatch" : "send") of op \(dispatch.op) to \(dispatch.target) "
+        + "(interceptor: \(dispatch.behaviour.rawValue))"
+      switch dispatch.behaviour {
+      case .fail:
+        if !versions.isEmpty || dispatch.error == nil {
+          failures.append(
+            "\(what): rejected by its interceptor, but committed \(versions) and returned \(dispatch.error ?? "normally")"
+          )
+        }
+      case .pass, .suspend, .nextFromAwaitedTask, .substitute:
+        if versions.count != (dispatch.error == nil ? 1 : 0) {
+          failures.append("\(what): returned \(dispatch.error ?? "normally") with commits \(versions)")
+        }
+      case .nextFromUnawaitedTask:
+        if versions.count > 1 { failures.append("\(what): committed \(versions)") }
+      }
+      guard dispatch.awaited, dispatch.error == nil else { continue }
+      for version in versions {
+        guard let end = logged[version], end < dispatch.returnTick else {
+          failures.append(
+            "\(what): returned (tick \(dispatch.returnTick)) before the first listener was called for its commit "
+              + "\(version) (tick \(logged[version].map(String.init) ?? "never"))")
+          continue
+        }
+        for log in observers where log.kind.isListener {
+          guard let k = matched[log.number], log.window.current.b < version else { continue }
+          if let unsubscribed = log.unsubscribedAt.current, unsubscribed < dispatch.returnTick { continue }
+          guard let index = changes(log, from: k).firstIndex(where: { $0.version == version }) else { continue }
+          let events = log.events.current
+          if index >= events.count || events[index].end > dispatch.returnTick {
+            failures.append(
+              "\(what): returned (tick \(dispatch.returnTick)) before \(log.title) was called for its commit "
+                + "\(version) (\(index < events.count ? "call ended at tick \(events[index].end)" : "never called"))")
+          }
+        }
+      }
+    }
+    return failures
+  }
+
+  /// SPEC 4.7 and 4.9: a cancel by id reaches the runs under that id whose item entered the mailbox before it, and
+  /// only the ones of its own feature.
+  func checkRuns(_ journal: OracleJournal) -> [String] {
+    let started = journal.started.current
+    let shutdown = journal.shutdownTick.current
+    var failures: [String] = []
+    for check in journal.runChecks.current {
+      let didStart = started.contains(check.marker)
+      if check.mustNotStart, didStart {
+        failures.append(
+          "\(check.description): the run started although the cancel was sent after it (its handle: "
+            + "\(check.error ?? "success"); store shut down at tick \(shutdown.map(String.init) ?? "-"), sent at tick "
+            + "\(check.sentTick))")
+      }
+      if !check.mustNotStart, !didStart, shutdown.map({ $0 > check.completionTick }) ?? true {
+        failures.append(
+          "\(check.description): the run never ran (\(check.error ?? "no error")): the other feature's cancel reached it"
+        )
+      }
+    }
+    return failures
+  }
+}

@@ -1,0 +1,203 @@
+// The state, updaters and side effects the observation fuzzer drives (see ObservationFuzzTests.swift).
+//
+// Every commit raises `OracleState.version` by exactly one, whoever makes it (the root or any scope): each updater
+// bumps the `seq` of the one cell it owns, and a root updater that removes a cell moves that cell's `seq` into
+// `retired`. So any state, read from anywhere (`store.state` before and after a subscription, a listener's `new`),
+// says at which commit of the log it is, although scoped updaters never touch the root's fields.
+import Katana
+import KatanaTestSupport
+
+/// A slice the fuzzer observes: a feature's state, an optional child, or an element of an identified collection.
+/// `born` (the root commit that created it) and `seq` make every value a cell takes over a run distinct.
+struct OracleCell: State, Equatable, Identifiable, CustomStringConvertible {
+  var id = 0
+  var seq = 0
+  var lastOp = 0
+  var born = 0
+
+  var description: String { "{id \(id) seq \(seq) op \(lastOp) born \(born)}" }
+}
+
+/// A feature that holds a feature: scoped twice.
+struct OracleOuter: State, Equatable {
+  var inner = OracleCell()
+}
+
+/// Two features whose state structs are empty (zero-size fields), each with its own effect-id namespace.
+struct OracleEmptyA: State, Equatable {}
+struct OracleEmptyB: State, Equatable {}
+
+struct OracleState: State, Equatable, CustomStringConvertible {
+  var seq = 0
+  var lastOp = 0
+  /// The `seq` of cells that root updaters removed, so that `version` never goes back.
+  var retired = 0
+  var feature = OracleCell()
+  var outer = OracleOuter()
+  var child: OracleCell?
+  var items: [OracleCell] = []
+  var emptyA = OracleEmptyA()
+  var emptyB = OracleEmptyB()
+
+  /// The number of commits since start-up.
+  var version: Int {
+    seq + retired + feature.seq + outer.inner.seq + (child?.seq ?? 0) + items.reduce(0) { $0 + $1.seq }
+  }
+
+  /// What the state initializer produces: unlike `OracleState()`, it has elements, and its feature differs from
+  /// `OracleCell()` (an observer added before start-up must not be called for the difference).
+  static let startUp = OracleState(
+    feature: OracleCell(born: -100), items: [OracleCell(id: 1, born: -1), OracleCell(id: 2, born: -2)])
+
+  var description: String {
+    "v\(version) root \(seq)/op \(lastOp) feature \(feature) inner \(outer.inner) child \(child.map(\.description) ?? "nil") "
+      + "items \(items.map(\.description))"
+  }
+
+  /// The operation that made the commit from `old` to `self` (negative: an interceptor's substitute), or nil if no
+  /// single cell was bumped.
+  func committedOp(from old: OracleState) -> Int? {
+    if seq != old.seq { return lastOp }
+    if feature.seq != old.feature.seq { return feature.lastOp }
+    if outer.inner.seq != old.outer.inner.seq { return outer.inner.lastOp }
+    if let child, let oldChild = old.child, child.seq != oldChild.seq { return child.lastOp }
+    guard items.count == old.items.count else { return nil }
+    for (element, oldElement) in zip(items, old.items) where element.seq != oldElement.seq {
+      return element.lastOp
+    }
+    return nil
+  }
+}
+
+/// An updater the interceptor recognises by its operation number.
+protocol OracleOperation: Dispatchable {
+  var op: Int { get }
+}
+
+struct OracleRootBump: StateUpdater, OracleOperation {
+  let op: Int
+  func updateState(_ state: inout OracleState) {
+    state.seq += 1
+    state.lastOp = op
+  }
+}
+
+/// Presents the optional child, or dismisses it.
+struct OracleToggleChild: StateUpdater, OracleOperation {
+  let op: Int
+  func updateState(_ state: inout OracleState) {
+    state.seq += 1
+    state.lastOp = op
+    if let child = state.child {
+      state.retired += child.seq
+      state.child = nil
+    } else {
+      state.child = OracleCell(id: 0, seq: 0, lastOp: op, born: state.seq)
+    }
+  }
+}
+
+/// Removes the first element with identifier `id`, or inserts a new one at a place that depends on `op`.
+struct OracleToggleItem: StateUpdater, OracleOperation {
+  let op: Int
+  let id: Int
+  func updateState(_ state: inout OracleState) {
+    state.seq += 1
+    state.lastOp = op
+    if let index = state.items.firstIndex(where: { $0.id == id }) {
+      state.retired += state.items[index].seq
+      state.items.remove(at: index)
+    } else {
+      let cell = OracleCell(id: id, seq: 0, lastOp: op, born: state.seq)
+      state.items.insert(cell, at: abs(op) % (state.items.count + 1))
+    }
+  }
+}
+
+/// A feature's updater: bumps the slice it is dispatched to.
+struct OracleBumpCell: StateUpdater, OracleOperation {
+  let op: Int
+  func updateState(_ state: inout OracleCell) {
+    state.seq += 1
+    state.lastOp = op
+  }
+}
+
+/// An element's updater that changes the element's identifier (through the element's own scope).
+struct OracleRename: StateUpdater, OracleOperation {
+  let op: Int
+  let to: Int
+  func updateState(_ state: inout OracleCell) {
+    state.seq += 1
+    state.lastOp = op
+    state.id = to
+  }
+}
+
+/// A side effect of the root that dispatches root updaters, possibly under an id.
+struct OracleRootWork: SideEffect {
+  let nested: [Int]
+  let runID: Int?
+  let cancelInFlight: Bool
+  let bodies: OracleBodies
+
+  func sideEffect(_ context: SideEffectContext<OracleState, EmptySideEffectDependencyContainer>) async throws {
+    let body: @Sendable () async throws -> Void = {
+      bodies.started.withLock { $0 += 1 }
+      defer { bodies.finished.increment() }
+      for op in nested {
+        try await context.dispatch(OracleRootBump(op: op))
+      }
+    }
+    if let runID {
+      try await context.run(id: runID, cancelInFlight: cancelInFlight, operation: body)
+    } else {
+      try await body()
+    }
+  }
+}
+
+/// Counts the bodies of `OracleRootWork`: one cancelled by id returns to its caller at once, while its operation may
+/// still be committing; the run waits for them all before it shuts the store down.
+final class OracleBodies: Sendable {
+  let started = LockedValue(0)
+  let finished = EventCounter()
+}
+
+/// A feature's side effect: dispatches its updaters through the context, which goes through the scope.
+struct OracleCellWork: SideEffect {
+  let nested: [Int]
+
+  func sideEffect(_ context: SideEffectContext<OracleCell, EmptySideEffectDependencyContainer>) async throws {
+    for op in nested {
+      try await context.dispatch(OracleBumpCell(op: op))
+    }
+  }
+}
+
+/// Identifiers of the runs the fuzzer starts to check cancellation by id; a type of its own, so that no other work
+/// of the fuzzer runs under them.
+struct OracleRunID: Hashable, Sendable {
+  let value: Int
+}
+
+/// Runs under `id` in whatever scope it is dispatched through and records that it started.
+struct OracleMarkedRun<S: State>: SideEffect {
+  let id: OracleRunID
+  let marker: Int
+  let started: LockedValue<Set<Int>>
+
+  func sideEffect(_ context: SideEffectContext<S, EmptySideEffectDependencyContainer>) async throws {
+    try await context.run(id: id) {
+      _ = started.withLock { $0.insert(marker) }
+      await Task.yield()
+    }
+  }
+}
+
+struct OracleError: Error, Equatable {
+  let op: Int
+}
+
+typealias OracleStore = Store<OracleState, EmptySideEffectDependencyContainer>
+typealias OracleScope = ScopedStore<OracleCell, EmptySideEffectDependencyContainer>

@@ -1,0 +1,494 @@
+// One store of the observation fuzzer and everything that acts on it: the operations tasks and threads run, the
+// observers they add and remove, the interceptor. Each operation records what it did in the journal.
+import Foundation
+import KatanaTestSupport
+
+@testable import Katana
+
+#if canImport(Observation)
+  import Observation
+#endif
+
+/// A sent item, awaited at the end of the run.
+struct OracleSent: Sendable {
+  let op: Int
+  let target: String
+  let behaviour: OracleBehaviour
+  let handle: DispatchHandle<Void>
+}
+
+/// A run started for a cancellation check, awaited at the end of the run.
+struct OraclePendingRun: Sendable {
+  let marker: Int
+  let description: String
+  let mustNotStart: Bool
+  let sentTick: Int
+  let handle: DispatchHandle<Void>
+}
+
+final class OracleWorld: Sendable {
+  let seed: UInt64
+  let store: OracleStore
+  let journal: OracleJournal
+  let intercepted: Bool
+  let scopes: [OracleSlice: OracleScope]
+  let emptyA: ScopedStore<OracleEmptyA, EmptySideEffectDependencyContainer>
+  let emptyB: ScopedStore<OracleEmptyB, EmptySideEffectDependencyContainer>
+  let sent = LockedValue<[OracleSent]>([])
+  /// The threads `raceSubscription` started, and how many of them have finished.
+  let racers = LockedValue(0)
+  let racersDone = EventCounter()
+  /// Side effects sent from threads, awaited before the final shutdown so that nothing commits during it.
+  let sentEffects = LockedValue<[DispatchHandle<Void>]>([])
+  let pendingRuns = LockedValue<[OraclePendingRun]>([])
+  /// How to unsubscribe each observer that can be removed, by observer number.
+  let removers = LockedValue<[Int: @Sendable () -> Void]>([:])
+  /// The tasks consuming streams, and the functions that read what each `ObservableStore` ends showing.
+  let consumers = LockedValue<[Task<Void, Never>]>([])
+  let finishers = LockedValue<[@Sendable () async -> Void]>([])
+
+  static let slices: [OracleSlice] = [.feature, .inner, .child] + OracleSlice.itemIDs.map(OracleSlice.item)
+
+  init(seed: UInt64, store: OracleStore, journal: OracleJournal, intercepted: Bool) {
+    self.seed = seed
+    self.store = store
+    self.journal = journal
+    self.intercepted = intercepted
+    var scopes: [OracleSlice: OracleScope] = [:]
+    scopes[.feature] = store.scope(\.feature, dependencies: \.self)
+    scopes[.inner] = store.scope(\.outer, dependencies: \.self).scope(\.inner, dependencies: \.self)
+    scopes[.child] = store.scope(\.child, dependencies: \.self)
+    for id in OracleSlice.itemIDs { scopes[.item(id)] = store.scope(\.items, id: id, dependencies: \.self) }
+    self.scopes = scopes
+    emptyA = store.scope(\.emptyA, dependencies: \.self)
+    emptyB = store.scope(\.emptyB, dependencies: \.self)
+  }
+
+  /// The commit the store is at, as far as a caller can tell; -1 before start-up. (A store that has shut down is not
+  /// ready either, but stays at its last commit.)
+  func position() -> Int {
+    store.isReady || journal.shutdownTick.current != nil ? store.state.version : -1
+  }
+
+  // MARK: - Updaters
+
+  /// An updater for an operation, at the root or through a scope.
+  enum Target {
+    case rootBump(op: Int)
+    case toggleChild(op: Int)
+    case toggleItem(op: Int, id: Int)
+    case bump(OracleSlice, op: Int)
+    case rename(OracleSlice, op: Int, to: Int)
+
+    var name: String {
+      switch self {
+      case .rootBump: "root (OracleRootBump)"
+      case .toggleChild: "root (OracleToggleChild)"
+      case .toggleItem(_, let id): "root (OracleToggleItem id \(id))"
+      case .bump(let slice, _): "\(slice) (OracleBumpCell)"
+      case .rename(let slice, _, let to): "\(slice) (OracleRename to \(to))"
+      }
+    }
+  }
+
+  func target(op: Int, _ generator: inout SeededGenerator) -> Target {
+    let features = OracleFeatures.current
+    switch generator.next() % 10 {
+    case 0, 1, 2: return .rootBump(op: op)
+    case 3: return features.appearing ? .toggleChild(op: op) : .rootBump(op: op)
+    case 4: return features.appearing ? .toggleItem(op: op, id: Int(generator.next() % 6) + 1) : .rootBump(op: op)
+    case 5: return .bump(.feature, op: op)
+    case 6: return .bump(.inner, op: op)
+    case 7: return .bump(.child, op: op)
+    default:
+      let id = Int(generator.next() % 6) + 1
+      if generator.next() % 2 == 0, features.renames { return .rename(.item(id), op: op, to: OracleSlice.renamed(id)) }
+      return .bump(.item(id), op: op)
+    }
+  }
+
+  func behaviour(_ op: Int) -> OracleBehaviour { OracleBehaviour.of(op, seed: seed, intercepted: intercepted) }
+
+  func dispatch(_ target: Target) async throws {
+    switch target {
+    case .rootBump(let op): try await store.dispatch(OracleRootBump(op: op))
+    case .toggleChild(let op): try await store.dispatch(OracleToggleChild(op: op))
+    case .toggleItem(let op, let id): try await store.dispatch(OracleToggleItem(op: op, id: id))
+    case .bump(let slice, let op): try await scopes[slice]!.dispatch(OracleBumpCell(op: op))
+    case .rename(let slice, let op, let to): try await scopes[slice]!.dispatch(OracleRename(op: op, to: to))
+    }
+  }
+
+  func send(_ target: Target) -> DispatchHandle<Void> {
+    switch target {
+    case .rootBump(let op): store.send(OracleRootBump(op: op))
+    case .toggleChild(let op): store.send(OracleToggleChild(op: op))
+    case .toggleItem(let op, let id): store.send(OracleToggleItem(op: op, id: id))
+    case .bump(let slice, let op): scopes[slice]!.send(OracleBumpCell(op: op))
+    case .rename(let slice, let op, let to): scopes[slice]!.send(OracleRename(op: op, to: to))
+    }
+  }
+
+  /// An awaited dispatch of an updater, recorded with the tick at which it returned.
+  func awaitedDispatch(op: Int, _ generator: inout SeededGenerator) async {
+    let target = target(op: op, &generator)
+    let result = await outcome { try await dispatch(target) }
+    record(op: op, target: target.name, awaited: true, result: result, tick: journal.tick())
+  }
+
+  func sendUpdater(op: Int, _ generator: inout SeededGenerator) {
+    let target = target(op: op, &generator)
+    let handle = send(target)
+    sent.withLock { $0.append(OracleSent(op: op, target: target.name, behaviour: behaviour(op), handle: handle)) }
+  }
+
+  func record(op: Int, target: String, awaited: Bool, result: Result<Void, any Error>, tick: Int) {
+    var error: String?
+    if case .failure(let failure) = result {
+      error = String(describing: failure)
+      if !Self.isExpected(failure, behaviour: behaviour(op)) {
+        journal.problem("op \(op) to \(target): unexpected error \(failure)")
+      }
+    }
+    journal.dispatches.withLock {
+      $0.append(
+        OracleDispatchRecord(
+          op: op, target: target, awaited: awaited, behaviour: behaviour(op), returnTick: tick, error: error))
+    }
+  }
+
+  static func isExpected(_ error: any Error, behaviour: OracleBehaviour) -> Bool {
+    if error is ScopeError { return true }
+    if error is OracleError { return behaviour == .fail }
+    if case StoreError.storeShutDown = error { return true }
+    return false
+  }
+
+  // MARK: - Side effects and cancellation by id
+
+  /// Sends a side effect from synchronous code (a thread), without waiting for it.
+  func sendSideEffect(op: Int, _ generator: inout SeededGenerator) {
+    let nested = (1...Int(generator.next() % 2 + 1)).map { op + $0 }
+    if generator.next() % 2 == 0 {
+      let runID = generator.next() % 2 == 0 ? Int(generator.next() % 3) : nil
+      let handle = store.send(
+        OracleRootWork(
+          nested: nested, runID: runID, cancelInFlight: generator.next() % 2 == 0, bodies: journal.bodies))
+      sentEffects.withLock { $0.append(handle) }
+    } else {
+      let scope = scopes[[.feature, .inner, .child, .item(2)][Int(generator.next() % 4)]]!
+      let handle = scope.send(OracleCellWork(nested: nested))
+      sentEffects.withLock { $0.append(handle) }
+    }
+  }
+
+  func sideEffect(op: Int, _ generator: inout SeededGenerator, awaited: Bool) async {
+    let nested = (1...Int(generator.next() % 2 + 1)).map { op + $0 }
+    let result: Result<Void, any Error>
+    if generator.next() % 2 == 0 {
+      let runID = generator.next() % 2 == 0 ? Int(generator.next() % 3) : nil
+      let work = OracleRootWork(
+        nested: nested, runID: runID, cancelInFlight: generator.next() % 2 == 0, bodies: journal.bodies)
+      result = awaited ? await outcome { try await store.dispatch(work) } : await store.send(work).result
+    } else {
+      let scope = scopes[[.feature, .inner, .child, .item(1)][Int(generator.next() % 4)]]!
+      let work = OracleCellWork(nested: nested)
+      result = awaited ? await outcome { try await scope.dispatch(work) } : await scope.send(work).result
+    }
+    if case .failure(let error) = result, !(error is CancellationError), !Self.isExpected(error, behaviour: .fail) {
+      journal.problem("side effect op \(op): unexpected error \(error)")
+    }
+  }
+
+  /// Sends a run under an id and, right after it, a cancel of that id: from the same place (the run never starts,
+  /// SPEC 4.7), or from another feature whose state is also empty (the run is not affected, SPEC 4.9).
+  func runCheck(marker: Int, kind: UInt64) {
+    let id = OracleRunID(value: marker)
+    let started = journal.started
+    let sentTick = journal.tick()
+    let readiness = store.isReady ? "" : " (sent before the store was ready)"
+    let handle: DispatchHandle<Void>
+    let description: String
+    let mustNotStart: Bool
+    let features = OracleFeatures.current
+    let kinds: [UInt64] = (features.programOrder ? [0, 1] : []) + (features.emptyFeatures ? [2] : [])
+    guard !kinds.isEmpty else { return }
+    switch kinds[Int(kind % UInt64(kinds.count))] {
+    case 0:
+      handle = store.send(OracleMarkedRun<OracleState>(id: id, marker: marker, started: started))
+      store.cancel(id: id)
+      description = "store.send(a run under id \(marker)), then store.cancel(id:)"
+      mustNotStart = true
+    case 1:
+      let scope = scopes[.feature]!
+      handle = scope.send(OracleMarkedRun<OracleCell>(id: id, marker: marker, started: started))
+      scope.cancel(id: id)
+      description = "feature.send(a run under id \(marker)), then feature.cancel(id:)"
+      mustNotStart = true
+    default:
+      handle = emptyA.send(OracleMarkedRun<OracleEmptyA>(id: id, marker: marker, started: started))
+      emptyB.cancel(id: id)
+      description =
+        "emptyA.send(a run under id \(marker)), then emptyB.cancel(id:) (scope ids \(emptyA.id) and \(emptyB.id))"
+      mustNotStart = false
+    }
+    pendingRuns.withLock {
+      $0.append(
+        OraclePendingRun(
+          marker: marker, description: description + readiness, mustNotStart: mustNotStart, sentTick: sentTick,
+          handle: handle))
+    }
+  }
+
+  // MARK: - Observers
+
+  /// Sends updaters of `slice` from a new thread, so that their commits race the subscription about to be made
+  /// (operations `op + 5` to `op + 9`).
+  func raceSubscription(to slice: OracleSlice, op: Int) {
+    racers.withLock { $0 += 1 }
+    Thread { [self] in
+      defer { racersDone.increment() }
+      for nested in 5...9 {
+        let target = Target.bump(slice, op: op + nested)
+        sent.withLock {
+          $0.append(
+            OracleSent(op: op + nested, target: target.name, behaviour: behaviour(op + nested), handle: send(target)))
+        }
+      }
+    }.start()
+  }
+
+  /// Adds a listener of the root (nil) or of a slice. A root listener may, from inside its first call, add a scope
+  /// listener and remove an observer.
+  func addListener(slice: OracleSlice?, origin: String, nests: Bool = false) {
+    let journal = journal
+    let log = journal.newObserver(kind: slice == nil ? .rootListener : .scopeListener, slice: slice, origin: origin)
+    let a = position()
+    let unsubscribe: StoreUnsubscribe
+    if let slice {
+      unsubscribe = scopes[slice]!.addListener { old, new in
+        journal.call(log, old: .cell(old), new: .cell(new), commit: "slice \(new)") {
+          spin(journal.listenerWork)
+        }
+      }
+    } else {
+      let nested = LockedValue(nests)
+      unsubscribe = store.addListener { [weak self] old, new in
+        journal.call(log, old: .state(old), new: .state(new), commit: "commit \(new.version)") {
+          spin(journal.listenerWork)
+          let nests = nested.withLock { nests in
+            defer { nests = false }
+            return nests
+          }
+          guard nests, let self else { return }
+          let slice = Self.slices[(log.number &+ Int(truncatingIfNeeded: self.seed)) % Self.slices.count]
+          self.addListener(slice: slice, origin: "from inside listener #\(log.number), during commit \(new.version)")
+          // And removes an observer (perhaps itself) from inside the call.
+          var generator = SeededGenerator(seed: self.seed &+ UInt64(log.number))
+          self.unsubscribe(&generator)
+        }
+      }
+    }
+    log.window.withLock { $0 = (a, position()) }
+    removers.withLock { $0[log.number] = unsubscribe }
+  }
+
+  /// Subscribes a stream of the kind and slice `generator` picks, consumed by a task of its own.
+  func subscribeStream(_ generator: inout SeededGenerator, op: Int, origin: String) async {
+    let exact = generator.next() % 2 == 0
+    let buffering: StreamBuffering = exact ? .bufferingNewest(1 << 20) : .latest
+    let slice = Self.slices[Int(generator.next() % UInt64(Self.slices.count))]
+    let scope = scopes[slice]!
+    if generator.next() % 2 == 0 { raceSubscription(to: slice, op: op) }
+    switch generator.next() % 6 {
+    case 0:
+      await consume(store.states(buffering: buffering), kind: .rootStates, slice: nil, exact: exact, origin: origin) {
+        (nil, .state($0))
+      }
+    case 1:
+      if generator.next() % 2 == 0 {
+        await consume(
+          store.values(of: { $0.items.map(\.id) }, buffering: buffering), kind: .rootValues, slice: nil,
+          projectsIDs: true, exact: exact, origin: origin
+        ) { (nil, .ids($0)) }
+      } else {
+        await consume(
+          store.values(of: \.feature, buffering: buffering), kind: .rootValues, slice: nil, exact: exact,
+          origin: origin
+        ) { (nil, .cell($0)) }
+      }
+    case 2:
+      await consume(
+        store.changes(buffering: .bufferingNewest(1 << 20)), kind: .rootChanges, slice: nil, exact: true,
+        origin: origin
+      ) { (.state($0.old), .state($0.new)) }
+    case 3:
+      await consume(scope.states(buffering: buffering), kind: .scopeStates, slice: slice, exact: exact, origin: origin)
+      { (nil, .cell($0)) }
+    case 4:
+      await consume(
+        scope.values(of: Self.slowProjection(), buffering: buffering), kind: .scopeValues, slice: slice, exact: exact,
+        origin: origin
+      ) { (nil, .cell($0)) }
+    default:
+      await consume(
+        scope.changes(buffering: .bufferingNewest(1 << 20)), kind: .scopeChanges, slice: slice, exact: true,
+        origin: origin
+      ) { (.cell($0.old), .cell($0.new)) }
+    }
+  }
+
+  /// Subscribes a projection of a slice while a thread sends updaters of it: a commit racing the subscription.
+  func subscribeRacingProjection(_ generator: inout SeededGenerator, op: Int, origin: String) async {
+    let slice = Self.slices[Int(generator.next() % 3)]
+    let exact = generator.next() % 2 == 0
+    raceSubscription(to: slice, op: op)
+    await consume(
+      scopes[slice]!.values(of: Self.slowProjection(), buffering: exact ? .bufferingNewest(1 << 20) : .latest),
+      kind: .scopeValues, slice: slice, exact: exact, origin: origin + " (racing updaters of its slice)"
+    ) { (nil, .cell($0)) }
+  }
+
+  /// A projection whose first call takes a moment (user code may): it widens the window between a subscription's
+  /// first value and a commit racing it. Later calls are quick.
+  static func slowProjection() -> @Sendable (OracleCell) -> OracleCell {
+    let first = LockedValue(true)
+    return { cell in
+      let isFirst = first.withLock { isFirst in
+        defer { isFirst = false }
+        return isFirst
+      }
+      if isFirst { spin(50_000) }
+      return cell
+    }
+  }
+
+  /// Starts a task that subscribes to `stream` and records what it yields; returns once it has subscribed.
+  private func consume<Element: Sendable>(
+    _ stream: StoreStream<Element>, kind: OracleObserverKind, slice: OracleSlice?, projectsIDs: Bool = false,
+    exact: Bool, origin: String, _ convert: @escaping @Sendable (Element) -> (OracleValue?, OracleValue)
+  ) async {
+    let journal = journal
+    let log = journal.newObserver(kind: kind, slice: slice, projectsIDs: projectsIDs, exact: exact, origin: origin)
+    let subscribed = Gate()
+    let task = Task {
+      let a = position()
+      var iterator = stream.makeAsyncIterator()
+      log.window.withLock { $0 = (a, position()) }
+      // A subscription that may have come after shutdown gets nothing.
+      log.afterShutdown.withLock { $0 = journal.shutdownTick.current != nil }
+      subscribed.open()
+      while let element = await iterator.next() {
+        let (old, new) = convert(element)
+        let tick = journal.tick()
+        log.events.withLock { $0.append(OracleEvent(start: tick, end: tick, old: old, new: new)) }
+      }
+    }
+    removers.withLock {
+      $0[log.number] = {
+        task.cancel()
+      }
+    }
+    consumers.withLock { $0.append(task) }
+    await subscribed.wait()
+  }
+
+  /// Creates an `ObservableStore` of the store or of a slice's scope, which the run reads at the end.
+  func makeObservableStore(slice: OracleSlice?, origin: String) async {
+    #if canImport(Observation)
+      guard #available(macOS 14, iOS 17, tvOS 17, watchOS 10, *) else { return }
+      let journal = journal
+      let log = journal.newObserver(
+        kind: slice == nil ? .observableRoot : .observableScope, slice: slice, origin: origin)
+      let a = position()
+      let finisher: @Sendable () async -> Void
+      if let slice {
+        let scope = scopes[slice]!
+        let model = await MainActor.run {
+          let model = ObservableStore(scope: scope)
+          model.didApply = { state in log.applied(.cell(state), tick: journal.tick()) }
+          return model
+        }
+        finisher = {
+          await MainActor.run { model.updates }?.value
+          let shown = await MainActor.run { model.state }
+          log.finalShown.withLock { $0 = .cell(shown) }
+        }
+      } else {
+        let store = store
+        let model = await MainActor.run {
+          let model = ObservableStore(store: store)
+          model.didApply = { state in log.applied(.state(state), tick: journal.tick()) }
+          return model
+        }
+        finisher = {
+          await MainActor.run { model.updates }?.value
+          let shown = await MainActor.run { model.state }
+          log.finalShown.withLock { $0 = .state(shown) }
+        }
+      }
+      // The model subscribes in a task it starts on the main actor, whose first job was enqueued by its creation, at
+      // this task's priority: once a later job of ours has run there, it has subscribed (if the store was ready).
+      await MainActor.run {}
+      log.window.withLock { $0 = (a, position()) }
+      finishers.withLock { $0.append(finisher) }
+    #endif
+  }
+
+  /// Removes an observer picked by `generator` (a listener, or a stream's consuming task).
+  func unsubscribe(_ generator: inout SeededGenerator) {
+    let candidates = removers.current.keys.sorted()
+    guard !candidates.isEmpty else { return }
+    let number = candidates[Int(generator.next() % UInt64(candidates.count))]
+    guard let remove = removers.withLock({ $0.removeValue(forKey: number) }) else { return }
+    let log = journal.observers.current[number]
+    log.unsubscribedAt.withLock { $0 = journal.tick() }
+    remove()
+  }
+
+  // MARK: - The interceptor
+
+  /// Behaves per operation as the seed says (`OracleBehaviour`).
+  static func interceptor(journal: OracleJournal, seed: UInt64) -> StoreInterceptor {
+    { _ in
+      { next in
+        { item in
+          let base = (item as? any ScopedDispatchable)?.base ?? item
+          guard let op = (base as? any OracleOperation)?.op else { return try await next(item) }
+          switch OracleBehaviour.of(op, seed: seed, intercepted: true) {
+          case .pass:
+            try await next(item)
+          case .suspend:
+            for _ in 0..<(op % 3 + 1) { await Task.yield() }
+            try await next(item)
+          case .fail:
+            throw OracleError(op: op)
+          case .substitute:
+            try await next(item is OracleRootBump ? OracleRootBump(op: -op) : item)
+          case .nextFromAwaitedTask:
+            try await Task { try await next(item) }.value
+          case .nextFromUnawaitedTask:
+            let task = Task {
+              do {
+                try await next(item)
+              } catch {
+                if case StoreError.nextCalledOutOfScope = error { return }
+                if case StoreError.storeShutDown = error { return }
+                if error is ScopeError { return }
+                journal.problem("op \(op): a next called from a task the interceptor did not await threw \(error)")
+              }
+            }
+            journal.detached.withLock { $0.append(task) }
+            // Sometimes give the task a head start (on this thread, or on another one while this handler works), so
+            // that its `next` comes while this handler still runs.
+            switch op / 10 % 3 {
+            case 0: break
+            case 1: await Task.yield()
+            default: spin(20_000)
+            }
+          }
+        }
+      }
+    }
+  }
+}
