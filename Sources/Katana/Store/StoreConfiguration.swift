@@ -26,10 +26,6 @@ public struct StoreConfiguration: Sendable {
   /// sleeping. Only the enqueue slow path reads it.
   var onMailboxEnqueue: (@Sendable (_ waitingCount: Int) -> Void)?
 
-  /// Test-only: every dispatch takes the plain path (no apply-at-once fast path, no commit filter), so that tests can
-  /// compare the optimised paths with it on the same schedule.
-  var forcesPlainPath = false
-
   /// Whether the store counts its in-flight work (awaited dispatches, sent items, store-owned tasks) so
   /// that the package's test store can wait until nothing is left. Off by default: it costs two lock
   /// acquisitions per dispatch.
