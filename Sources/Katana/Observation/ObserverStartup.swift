@@ -94,3 +94,17 @@ final class ObserverStartup<Event: Sendable>: Sendable {
     }
   }
 }
+
+/// How an observer takes its first value, given the state at registration.
+@usableFromInline
+enum ObserverStart<S: State> {
+  /// In the critical section that registers the observer: for a first value that runs no user code (pushing
+  /// the state into a new stream, keeping it for later). The observer is live at once, so every delivery is
+  /// handled by the commit that makes it, while that commit holds the store's turn: listeners stay one call at
+  /// a time across the whole store.
+  case underLock((S) -> Void)
+  /// Outside the lock, after registration: for a first value that runs user code (a key path's getter, a
+  /// projection). Deliveries that race it wait, and the subscribing thread handles them after it, in order
+  /// (``ObserverStartup``): fit for streams, whose consumers run on their own.
+  case afterRegistration((S) -> Void)
+}

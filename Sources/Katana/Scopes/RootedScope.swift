@@ -209,14 +209,29 @@ final class RootedScope<Root: State, RootDependencies: SideEffectDependencyConta
   // MARK: - Observation
 
   override func observe(
-    initial: (S?) -> Void, receive: @escaping @Sendable (S?) -> Void, startupState: @escaping @Sendable (S?) -> Void,
+    initial: @escaping (S?) -> Void, receive: @escaping @Sendable (S?) -> Void,
+    startupState: @escaping @Sendable (S?) -> Void,
     finish: @escaping @Sendable () -> Void
   ) -> @Sendable () -> Void {
     let path = self.path
     // The path may run key-path getters: `observe` calls these closures outside the lock.
     let unsubscribe = core.observe(
-      location: id.location, needsOldState: false, start: { initial(path.read($0)) },
+      location: id.location, needsOldState: false, start: .afterRegistration { initial(path.read($0)) },
       receive: { _, new in receive(path.read(new)) }, startupState: { startupState(path.read($0)) }, finish: finish)
+    return unsubscribe ?? {}
+  }
+
+  override func observeChanges(_ change: @escaping @Sendable (S, S) -> Void, finish: @escaping @Sendable () -> Void)
+    -> @Sendable () -> Void
+  {
+    let memory = SliceChanges(path: path, equality: Self.equality())
+    // Registered live, with the root state kept for later: the slice at registration is read (a key path's
+    // getter may run) by the first delivery, which every later one follows under the store's turn.
+    let unsubscribe = core.observe(
+      location: id.location, needsOldState: false, start: .underLock { memory.start(at: $0) },
+      receive: { _, new in
+        if let (old, new) = memory.change(to: new) { change(old, new) }
+      }, startupState: { memory.start(at: $0) }, finish: finish)
     return unsubscribe ?? {}
   }
 
@@ -299,5 +314,59 @@ extension StoreCore {
     try await dispatchUpdaterWaitingForTurn(
       ScopedStateUpdater(scope: scope, base: base, apply: apply), frame: UpdaterFrame<S>(storeID: id, scoped: ()),
       apply: apply, depth: 0)
+  }
+}
+
+/// What a scope's listener or stream of changes saw last, read lazily from root states: the state at
+/// registration is kept as it is (registration runs no user code under the store's lock) and its slice read by
+/// the first delivery.
+final class SliceChanges<Root, S: State>: @unchecked Sendable {
+  // Sendable: `seen` is only touched by deliveries, which the store's turn serialises, and by `start(at:)`, under
+  // the store's lock before any delivery or while the store starts (before any commit); the lock hands it over.
+
+  private struct Seen {
+    /// The root state at registration (or start-up), whose slice is not read yet.
+    var pending: Root?
+    /// The last slice seen, nil until one was present.
+    var slice: S?
+  }
+
+  private let path: ScopePath<Root, S>
+  private let equality: (@Sendable (S, S) -> Bool)?
+  private let seen = Locked(Seen())
+
+  init(path: ScopePath<Root, S>, equality: (@Sendable (S, S) -> Bool)?) {
+    self.path = path
+    self.equality = equality
+  }
+
+  /// Takes `root` as the state to compare the next change with.
+  func start(at root: Root) {
+    let replaced = seen.withLock { seen -> Seen in
+      defer { seen = Seen(pending: root, slice: nil) }
+      return seen
+    }
+    // The previous value (a state) is released outside the lock.
+    withExtendedLifetime(replaced) {}
+  }
+
+  /// Records the slice of `root`; returns the change from the last slice seen, or nil if there is none to report
+  /// (the slice is missing, was never seen, or is equal).
+  func change(to root: Root) -> (old: S, new: S)? {
+    let new = path.read(root)
+    let pending = seen.withLock { seen -> Root? in
+      defer { seen.pending = nil }
+      return seen.pending
+    }
+    // The first delivery reads the slice at registration, outside the lock (a key path's getter may run).
+    let registered = pending.flatMap { path.read($0) }
+    let old: S? = seen.withLock { seen -> S? in
+      if pending != nil { seen.slice = registered }
+      defer { if let new { seen.slice = new } }
+      return seen.slice
+    }
+    guard let old, let new else { return nil }
+    if let equality, equality(old, new) { return nil }
+    return (old, new)
   }
 }

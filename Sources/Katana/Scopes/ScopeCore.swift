@@ -132,9 +132,19 @@ class ScopeCore<S: State>: @unchecked Sendable {
   /// after registration, in the same order; `finish` runs when the store shuts down (at once if the observer
   /// is not registered). Returns a function that unregisters it, safe to call from anywhere.
   func observe(
-    initial: (S?) -> Void, receive: @escaping @Sendable (S?) -> Void, startupState: @escaping @Sendable (S?) -> Void,
+    initial: @escaping (S?) -> Void, receive: @escaping @Sendable (S?) -> Void,
+    startupState: @escaping @Sendable (S?) -> Void,
     finish: @escaping @Sendable () -> Void
   ) -> @Sendable () -> Void { abstract() }
+
+  /// Registers an observer of the slice's changes (a listener, a stream of changes): `change` gets the slice
+  /// before and after each committed change of it, in commit order, one call at a time across the whole store
+  /// (each delivery is made under the committing dispatch's turn), never for the initial state; nothing while
+  /// the slice is missing, and when it comes back the next call compares with the slice as last seen. A commit
+  /// that leaves an `Equatable` slice equal is skipped. Returns a function that unregisters it.
+  func observeChanges(_ change: @escaping @Sendable (S, S) -> Void, finish: @escaping @Sendable () -> Void)
+    -> @Sendable () -> Void
+  { abstract() }
 
   /// The scope of the field at `keyPath`, with id `id` (``childID(_:)``) and the fast path `applyIfIdle`.
   @usableFromInline

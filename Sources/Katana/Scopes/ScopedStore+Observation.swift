@@ -12,13 +12,7 @@ extension ScopedStore {
   ///   mutates a collection inside the slice copies that collection once.
   @discardableResult
   public func addListener(_ listener: @escaping StoreListener<S>) -> StoreUnsubscribe {
-    let memory = SliceMemory<S>()
-    let unsubscribe = core.observe(
-      initial: { memory.start(with: $0) },
-      receive: { new in
-        guard let (old, new) = memory.change(to: new) else { return }
-        listener(old, new)
-      }, startupState: { memory.start(with: $0) }, finish: {})
+    let unsubscribe = core.observeChanges({ old, new in listener(old, new) }, finish: {})
     return { unsubscribe() }
   }
 
@@ -36,13 +30,8 @@ extension ScopedStore {
   public func changes(buffering: StreamBuffering = .bufferingNewest(64)) -> StoreStream<StateChange<S>> {
     StoreStream { [core] in
       let buffer = StreamBuffer<StateChange<S>>(policy: buffering)
-      let memory = SliceMemory<S>()
-      let unsubscribe = core.observe(
-        initial: { memory.start(with: $0) },
-        receive: { new in
-          guard let (old, new) = memory.change(to: new) else { return }
-          buffer.push(StateChange(old: old, new: new))
-        }, startupState: { memory.start(with: $0) }, finish: { buffer.finish() })
+      let unsubscribe = core.observeChanges(
+        { old, new in buffer.push(StateChange(old: old, new: new)) }, finish: { buffer.finish() })
       buffer.setOnTermination { unsubscribe() }
       return buffer
     }
@@ -84,7 +73,7 @@ extension ScopedStore {
   }
 }
 
-/// The slice an observer of a scope saw last, and whether a new one is a change.
+/// The slice a stream of a scope's slices saw last, and whether a new one is worth yielding.
 ///
 /// Touched by one handler at a time (``ObserverStartup`` orders the first value before every delivery, and the
 /// store's turn serialises deliveries); the lock only hands the value over between their threads.
@@ -96,19 +85,6 @@ final class SliceMemory<S: State>: Sendable {
   /// Records the slice at registration (nil: missing).
   func start(with slice: S?) {
     seen.withLock { $0 = slice }
-  }
-
-  /// Records `new`; returns the change from the last slice seen, or nil if there is none to report (the
-  /// slice is missing, was never seen, or is equal).
-  func change(to new: S?) -> (old: S, new: S)? {
-    guard let new else { return nil }
-    let old = seen.withLock { seen -> S? in
-      defer { seen = new }
-      return seen
-    }
-    guard let old else { return nil }
-    if let equality, equality(old, new) { return nil }
-    return (old, new)
   }
 
   /// Records `new`; returns it if a stream of slices yields it: it is present, and was never seen or differs

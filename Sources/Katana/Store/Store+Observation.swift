@@ -41,7 +41,8 @@ extension Store {
     StoreStream { [core] in
       let buffer = StreamBuffer<S>(policy: buffering)
       let unsubscribe = core.observe(
-        location: nil, needsOldState: false, start: { buffer.push($0) }, receive: { _, new in buffer.push(new) },
+        location: nil, needsOldState: false, start: .underLock { buffer.push($0) },
+        receive: { _, new in buffer.push(new) },
         startupState: { buffer.push($0) }, finish: { buffer.finish() })
       if let unsubscribe { buffer.setOnTermination(unsubscribe) }
       return buffer
@@ -60,7 +61,7 @@ extension Store {
     StoreStream { [core] in
       let buffer = StreamBuffer<StateChange<S>>(policy: buffering)
       let unsubscribe = core.observe(
-        location: nil, needsOldState: true, start: { _ in },
+        location: nil, needsOldState: true, start: .underLock { _ in },
         receive: { old, new in
           // The store captures the old state whenever a subscriber needs it.
           if let old { buffer.push(StateChange(old: old, new: new)) }
@@ -97,7 +98,7 @@ extension Store {
       // The projection is user code: it runs outside the store's lock, its first value first.
       let push: @Sendable (S) -> Void = { last.push(projection($0), to: buffer) }
       let unsubscribe = core.observe(
-        location: nil, needsOldState: false, start: push,
+        location: nil, needsOldState: false, start: .afterRegistration(push),
         receive: { _, new in last.push(projection(new), to: buffer) }, startupState: push,
         finish: { buffer.finish() })
       if let unsubscribe { buffer.setOnTermination(unsubscribe) }

@@ -126,7 +126,7 @@ struct OracleRun {
         $0.append(
           OracleRunCheck(
             marker: run.marker, description: run.description, mustNotStart: run.mustNotStart,
-            sentTick: run.sentTick, completionTick: journal.tick(), error: error))
+            sentTick: run.sentTick, cancelledTick: run.cancelledTick, completionTick: journal.tick(), error: error))
       }
     }
     while let task = journal.detached.withLock({ $0.popLast() }) { await task.value }

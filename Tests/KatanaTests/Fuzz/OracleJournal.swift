@@ -227,6 +227,9 @@ struct OracleRunCheck: Sendable {
   /// True: the cancel reaches it, so it never starts. False: the cancel is another feature's, so it runs.
   let mustNotStart: Bool
   let sentTick: Int
+  /// The tick right after the cancel returned: an operation may have started before (the sent item ran ahead of
+  /// the canceller), never after.
+  let cancelledTick: Int
   let completionTick: Int
   let error: String?
 }
@@ -249,7 +252,8 @@ final class OracleJournal: Sendable {
   let observers = LockedValue<[OracleObserverLog]>([])
   let dispatches = LockedValue<[OracleDispatchRecord]>([])
   let runChecks = LockedValue<[OracleRunCheck]>([])
-  let started = LockedValue<Set<Int>>([])
+  /// The tick at which each marked run's operation started.
+  let started = LockedValue<[Int: Int]>([:])
   /// The listener calls running now, by observer number, and the commit each is for.
   private let running = LockedValue<[Int: String]>([:])
   let shutdownTick = LockedValue<Int?>(nil)

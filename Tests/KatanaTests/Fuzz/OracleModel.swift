@@ -75,7 +75,13 @@ struct OracleModel {
       // The model first shows the source's `state`: the default slice where it is missing.
       let fallback: OracleValue = log.slice == nil ? .state(state(at: k)) : .cell(OracleCell())
       let shown = log.finalShown.current
-      if shutDownMidRun, log.events.current.isEmpty, shown == (log.view(state(at: k)) ?? fallback) { return nil }
+      // Shut down before its first turn on the main actor, it keeps the state it read when it was made, which
+      // may be older than the window's start (the window brackets its subscription, made on that turn).
+      if shutDownMidRun, log.events.current.isEmpty,
+        (-1...max(k, latest)).contains(where: { shown == (log.view(state(at: $0)) ?? fallback) })
+      {
+        return nil
+      }
       for end in max(k, shutdownVersion)...max(k, latest)
       where shown == (expected.last { $0.version <= end }?.new ?? fallback) {
         return nil
@@ -281,10 +287,14 @@ extension OracleModel {
     let shutdown = journal.shutdownTick.current
     var failures: [String] = []
     for check in journal.runChecks.current {
-      let didStart = started.contains(check.marker)
-      if check.mustNotStart, didStart {
+      let startTick = started[check.marker]
+      let didStart = startTick != nil
+      // The sent item may run ahead of the canceller and start its operation before the cancel is called (the
+      // cancel then cancels it where it runs); once the cancel has returned, it never starts.
+      if check.mustNotStart, let startTick, startTick > check.cancelledTick {
         failures.append(
-          "\(check.description): the run started although the cancel was sent after it (its handle: "
+          "\(check.description): the run started after the cancel returned (tick \(startTick) > "
+            + "\(check.cancelledTick); its handle: "
             + "\(check.error ?? "success"); store shut down at tick \(shutdown.map(String.init) ?? "-"), sent at tick "
             + "\(check.sentTick))")
       }

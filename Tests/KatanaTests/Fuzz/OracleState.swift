@@ -181,15 +181,18 @@ struct OracleRunID: Hashable, Sendable {
   let value: Int
 }
 
-/// Runs under `id` in whatever scope it is dispatched through and records that it started.
+/// Runs under `id` in whatever scope it is dispatched through and records when it started.
 struct OracleMarkedRun<S: State>: SideEffect {
   let id: OracleRunID
   let marker: Int
-  let started: LockedValue<Set<Int>>
+  /// The tick at which each marked run's operation started.
+  let started: LockedValue<[Int: Int]>
+  let tick: @Sendable () -> Int
 
   func sideEffect(_ context: SideEffectContext<S, EmptySideEffectDependencyContainer>) async throws {
     try await context.run(id: id) {
-      _ = started.withLock { $0.insert(marker) }
+      let now = tick()
+      started.withLock { $0[marker] = now }
       await Task.yield()
     }
   }

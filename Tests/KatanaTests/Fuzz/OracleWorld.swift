@@ -23,6 +23,7 @@ struct OraclePendingRun: Sendable {
   let description: String
   let mustNotStart: Bool
   let sentTick: Int
+  let cancelledTick: Int
   let handle: DispatchHandle<Void>
 }
 
@@ -205,6 +206,7 @@ final class OracleWorld: Sendable {
   func runCheck(marker: Int, kind: UInt64) {
     let id = OracleRunID(value: marker)
     let started = journal.started
+    let tick: @Sendable () -> Int = { [journal] in journal.tick() }
     let sentTick = journal.tick()
     let readiness = store.isReady ? "" : " (sent before the store was ready)"
     let handle: DispatchHandle<Void>
@@ -215,28 +217,29 @@ final class OracleWorld: Sendable {
     guard !kinds.isEmpty else { return }
     switch kinds[Int(kind % UInt64(kinds.count))] {
     case 0:
-      handle = store.send(OracleMarkedRun<OracleState>(id: id, marker: marker, started: started))
+      handle = store.send(OracleMarkedRun<OracleState>(id: id, marker: marker, started: started, tick: tick))
       store.cancel(id: id)
       description = "store.send(a run under id \(marker)), then store.cancel(id:)"
       mustNotStart = true
     case 1:
       let scope = scopes[.feature]!
-      handle = scope.send(OracleMarkedRun<OracleCell>(id: id, marker: marker, started: started))
+      handle = scope.send(OracleMarkedRun<OracleCell>(id: id, marker: marker, started: started, tick: tick))
       scope.cancel(id: id)
       description = "feature.send(a run under id \(marker)), then feature.cancel(id:)"
       mustNotStart = true
     default:
-      handle = emptyA.send(OracleMarkedRun<OracleEmptyA>(id: id, marker: marker, started: started))
+      handle = emptyA.send(OracleMarkedRun<OracleEmptyA>(id: id, marker: marker, started: started, tick: tick))
       emptyB.cancel(id: id)
       description =
         "emptyA.send(a run under id \(marker)), then emptyB.cancel(id:) (scope ids \(emptyA.id) and \(emptyB.id))"
       mustNotStart = false
     }
+    let cancelledTick = journal.tick()
     pendingRuns.withLock {
       $0.append(
         OraclePendingRun(
           marker: marker, description: description + readiness, mustNotStart: mustNotStart, sentTick: sentTick,
-          handle: handle))
+          cancelledTick: cancelledTick, handle: handle))
     }
   }
 

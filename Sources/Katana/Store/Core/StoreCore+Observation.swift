@@ -43,11 +43,10 @@ extension StoreCore {
   /// Registers an observer of committed states (everything but a root listener: streams and projections at
   /// the root, every observer of a scope), started with the one start-up primitive, ``ObserverStartup``.
   ///
-  /// `start` runs first, outside the lock, with the state at registration (it may run user code: a key path's
-  /// getter, a projection); then `receive` gets every state committed after registration, in commit order,
-  /// each exactly once and never two at a time, the ones that raced `start` included (they wait until it has
-  /// returned). A store that started from an async initializer hands its initial state, once ready, to
-  /// `startupState` instead, in the same order.
+  /// `start` runs first, with the state at registration; then `receive` gets every state committed after
+  /// registration, in commit order, each exactly once and never two at a time. A store that started from an
+  /// async initializer hands its initial state, once ready, to `startupState` instead, in the same order. See
+  /// ``ObserverStart`` for where `start` runs, and where the deliveries that race it are handled.
   ///
   /// - Parameters:
   ///   - location: The part of the state observed, for a scope's observer; nil for the whole state.
@@ -59,7 +58,7 @@ extension StoreCore {
   ///   any number of times; nil if the observer was not registered (the store has shut down, or the call
   ///   comes from inside a state updater), in which case `finish` has been called.
   @usableFromInline func observe(
-    location: ScopeLocation?, needsOldState: Bool, start: (S) -> Void,
+    location: ScopeLocation?, needsOldState: Bool, start: ObserverStart<S>,
     receive: @escaping @Sendable (_ old: S?, _ new: S) -> Void, startupState: @escaping @Sendable (S) -> Void,
     finish: @escaping @Sendable () -> Void
   ) -> (@Sendable () -> Void)? {
@@ -73,6 +72,10 @@ extension StoreCore {
       let subscriber = StateSubscriber<S>(
         id: core.makeID(), needsOldState: needsOldState, location: location, receive: receive,
         receiveStartupState: startupState, finish: finish)
+      if case .underLock(let start) = start {
+        start(core.state)
+        subscriber.finishStart()
+      }
       return (subscriber, core.state, core.observers.add(subscriber))
     }
     // Observers unsubscribed from inside an updater meanwhile are released here, outside the lock.
@@ -80,8 +83,10 @@ extension StoreCore {
       finish()
       return nil
     }
-    start(state)
-    subscriber.finishStart()
+    if case .afterRegistration(let start) = start {
+      start(state)
+      subscriber.finishStart()
+    }
     return { [weak self, id = subscriber.id, isSubscribed = subscriber.isSubscribed] in
       isSubscribed.set(false)
       self?.removeSubscriber(id)
