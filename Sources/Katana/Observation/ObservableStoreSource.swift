@@ -14,7 +14,7 @@ protocol ObservableStoreSource<StateType, Dependencies>: Sendable {
   /// Returns once the source is ready; throws if it never will be (failed start-up, shutdown) or if the
   /// calling task is cancelled. A store's initial state is not a commit, so streams subscribed before it
   /// is ready do not deliver it: the model waits for readiness before subscribing.
-  func waitUntilReady() async throws
+  nonisolated(nonsending) func waitUntilReady() async throws
 
   /// The current state when iteration starts, then each committed state, in commit order.
   func states(buffering: StreamBuffering) -> StoreStream<StateType>
@@ -39,8 +39,9 @@ extension ScopedStore: ObservableStoreSource {
   typealias StateType = S
   typealias Dependencies = D
 
-  /// Returns once the root store is ready.
-  func waitUntilReady() async throws {
+  /// Returns once the root store is ready. Runs on the caller's executor, as the store's does: a model's task
+  /// stays on the main actor, and subscribes in its first job there once the store is ready.
+  nonisolated(nonsending) func waitUntilReady() async throws {
     try await core.waitUntilReady()
   }
 }
