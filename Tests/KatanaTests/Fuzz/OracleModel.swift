@@ -125,7 +125,10 @@ struct OracleModel {
   func candidates(_ log: OracleObserverLog) -> ClosedRange<Int> {
     let (a, b) = log.window.current
     let low = max(-1, min(a, latest))
-    return low...max(low, min(b, latest))
+    // Start-up (commit 0) is no commit a listener sees, so the window's end cannot tell whether it came first: an
+    // observer registered while the store was starting may have been registered after it.
+    let high = max(low, min(b, latest), a < 0 ? min(0, latest) : low)
+    return low...high
   }
 
   /// Checks one observer; returns the failure, or the registration point that fits.
