@@ -76,6 +76,9 @@
     /// Called with each state the model receives, after applying it (or finding it unchanged). Internal:
     /// tests record and wait on it.
     var didApply: ((S) -> Void)?
+    /// Test hook: called on the main actor once the model's task has subscribed to the source's states (or
+    /// found it shut down), before the first state arrives.
+    var didSubscribe: (() -> Void)?
 
     /// Creates a model that shows `store`'s state and sends to it.
     ///
@@ -113,7 +116,9 @@
         } catch {
           return  // start-up failed, the store shut down, or the model was released
         }
-        for await state in states {
+        var iterator = states.makeAsyncIterator()
+        self?.didSubscribe?()
+        while let state = await iterator.next() {
           guard let self else { return }
           self.apply(state)
         }

@@ -404,12 +404,20 @@ final class OracleWorld: Sendable {
       let log = journal.newObserver(
         kind: slice == nil ? .observableRoot : .observableScope, slice: slice, origin: origin)
       let a = position()
+      log.window.withLock { $0 = (a, a) }
+      // The model subscribes in a task it starts on the main actor, once the store is ready: the window extends to
+      // where it says it did.
+      let subscribed: @Sendable () -> Void = { [self] in
+        let b = position()
+        log.window.withLock { $0 = (a, max($0.1, b)) }
+      }
       let finisher: @Sendable () async -> Void
       if let slice {
         let scope = scopes[slice]!
         let model = await MainActor.run {
           let model = ObservableStore(scope: scope)
           model.didApply = { state in log.applied(.cell(state), tick: journal.tick()) }
+          model.didSubscribe = subscribed
           return model
         }
         finisher = {
@@ -422,6 +430,7 @@ final class OracleWorld: Sendable {
         let model = await MainActor.run {
           let model = ObservableStore(store: store)
           model.didApply = { state in log.applied(.state(state), tick: journal.tick()) }
+          model.didSubscribe = subscribed
           return model
         }
         finisher = {
@@ -430,10 +439,9 @@ final class OracleWorld: Sendable {
           log.finalShown.withLock { $0 = .state(shown) }
         }
       }
-      // The model subscribes in a task it starts on the main actor, whose first job was enqueued by its creation, at
-      // this task's priority: once a later job of ours has run there, it has subscribed (if the store was ready).
       await MainActor.run {}
-      log.window.withLock { $0 = (a, position()) }
+      let b = position()
+      log.window.withLock { $0 = (a, max($0.1, b)) }
       finishers.withLock { $0.append(finisher) }
     #endif
   }
