@@ -147,19 +147,20 @@ extension StoreCore {
     }
     // Closing the chain makes a `next` called later fail instead of being lost; in the same critical section,
     // the redirects are read and the turn released, unless a `next` is still in progress: then once it is done.
-    typealias Released = (redirects: [any Dispatchable], actions: Mailbox<CoreState<S, D>.Waiter, MailboxJob>.Actions)
-    let closed = withLock { core -> (waiter: UInt64?, released: Released?) in
-      if let waiter = core.closeChain(frame) { return (waiter, nil) }
-      return (nil, (frame.redirects, core.releaseTurn(byPump: false)))
+    var waiter: UInt64?
+    var (redirects, actions) = withLock {
+      core -> ([any Dispatchable], Mailbox<CoreState<S, D>.Waiter, MailboxJob>.Actions) in
+      waiter = core.closeChain(frame)
+      if waiter != nil { return ([], Mailbox<CoreState<S, D>.Waiter, MailboxJob>.Actions()) }
+      return (frame.redirects, core.releaseTurn(byPump: false))
     }
-    let released: Released
-    if let done = closed.released {
-      released = done
-    } else {
-      if let waiter = closed.waiter { await waitForChainClose(waiter) }
-      released = withLock { core -> Released in (frame.redirects, core.releaseTurn(byPump: false)) }
+    if let waiter {
+      await waitForChainClose(waiter)
+      (redirects, actions) = withLock {
+        core -> ([any Dispatchable], Mailbox<CoreState<S, D>.Waiter, MailboxJob>.Actions) in
+        (frame.redirects, core.releaseTurn(byPump: false))
+      }
     }
-    let (redirects, actions) = released
     if !actions.isEmpty {
       perform(actions)
     }
