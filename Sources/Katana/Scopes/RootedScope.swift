@@ -354,16 +354,19 @@ final class SliceChanges<Root, S: State>: @unchecked Sendable {
   /// (the slice is missing, was never seen, or is equal).
   func change(to root: Root) -> (old: S, new: S)? {
     let new = path.read(root)
-    let pending = seen.withLock { seen -> Root? in
-      defer { seen.pending = nil }
-      return seen.pending
+    // One critical section per delivery; the first one also takes the state at registration.
+    let (pending, last) = seen.withLock { seen -> (Root?, S?) in
+      let taken = (seen.pending, seen.slice)
+      seen.pending = nil
+      if let new { seen.slice = new }
+      return taken
     }
-    // The first delivery reads the slice at registration, outside the lock (a key path's getter may run).
-    let registered = pending.flatMap { path.read($0) }
-    let old: S? = seen.withLock { seen -> S? in
-      if pending != nil { seen.slice = registered }
-      defer { if let new { seen.slice = new } }
-      return seen.slice
+    var old = last
+    if let pending {
+      // The slice at registration is read outside the lock (a key path's getter may run); missing now, the
+      // slice keeps it as the last one seen.
+      old = path.read(pending)
+      if new == nil { seen.withLock { $0.slice = old } }
     }
     guard let old, let new else { return nil }
     if let equality, equality(old, new) { return nil }

@@ -39,7 +39,8 @@ extension ScopedStore {
 
   /// The feature's slice: its current value when iteration starts, then each new value, skipping commits
   /// that leave an `Equatable` slice equal (a slice that is not `Equatable` comes with every commit that may
-  /// change it, as for ``addListener(_:)``). While the scope's element or optional child is missing, nothing comes.
+  /// change it, as for ``addListener(_:)``). While the scope's element or optional child is missing, nothing comes; when it
+  /// appears (a sheet's state set after the stream started), it comes at once.
   ///
   /// Each `for await` loop is an independent subscriber; see ``Store/states(buffering:)`` for buffering.
   public func states(buffering: StreamBuffering = .latest) -> StoreStream<S> {
@@ -81,11 +82,6 @@ final class SliceMemory<S: State>: Sendable {
   /// The last slice seen, nil until one was present.
   private let seen = Locked<S?>(nil)
   private let equality = ScopeCore<S>.equality()
-
-  /// Records the slice at registration (nil: missing).
-  func start(with slice: S?) {
-    seen.withLock { $0 = slice }
-  }
 
   /// Records `new`; returns it if a stream of slices yields it: it is present, and was never seen or differs
   /// from the last slice seen (a slice that appears after the stream started is yielded).

@@ -122,7 +122,14 @@ struct CoreState<S: State, D: SideEffectDependencyContainer> {
   @inlinable
   func widenedCommit(_ filter: ScopeCommitFilter) -> Commit<S>? {
     guard filter.widened, !observers.subscribers.isEmpty else { return nil }
-    return Commit(old: nil, new: state, listeners: [], subscribers: observers.subscribers)
+    return commitToEverySubscriber()
+  }
+
+  /// The current state as a commit for every stream subscriber (and no listener): the delivery of a change that
+  /// reached beyond its scope's place, once applied.
+  @inlinable
+  func commitToEverySubscriber() -> Commit<S> {
+    Commit(old: nil, new: state, listeners: [], subscribers: observers.subscribers)
   }
 
   /// Closes the chain of `frame`'s dispatch, which holds the turn: a `next` called from now on fails. Returns a

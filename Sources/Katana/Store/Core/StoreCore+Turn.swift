@@ -87,9 +87,7 @@ extension StoreCore {
   /// Delivers the current state to every stream subscriber, then releases the turn, which the caller holds:
   /// no commit can happen in between, so the state read is the caller's commit.
   @usableFromInline func deliverToEverySubscriberHoldingTurn() {
-    let commit = withLock { core in
-      Commit(old: nil, new: core.state, listeners: [], subscribers: core.observers.subscribers)
-    }
+    let commit = withLock { $0.commitToEverySubscriber() }
     commit.deliver()
     releaseTurn()
   }
