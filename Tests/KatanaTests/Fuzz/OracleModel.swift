@@ -131,15 +131,22 @@ struct OracleModel {
     return low...high
   }
 
-  /// Checks one observer; returns the failure, or the registration point that fits.
-  func check(_ log: OracleObserverLog) -> Result<Int, OracleFailure> {
+  /// Checks one observer; returns the failure, or every registration point that fits (more than one may: an
+  /// observer unsubscribed before its first call fits every point of its window, and the later checks must not
+  /// pick one of them as if it were the registration).
+  func check(_ log: OracleObserverLog) -> Result<[Int], OracleFailure> {
     var best: (k: Int, expected: [OracleExpected], agreed: Int)?
+    var fitting: [Int] = []
     for k in candidates(log) {
-      guard let expected = mismatch(log, at: k) else { return .success(k) }
+      guard let expected = mismatch(log, at: k) else {
+        fitting.append(k)
+        continue
+      }
       // Shown against the registration point whose values agree longest with what was received.
       let agreed = zip(expected, log.events.current).prefix { $0.old == $1.old && $0.new == $1.new }.count
       if best.map({ agreed > $0.agreed }) ?? true { best = (k, expected, agreed) }
     }
+    if !fitting.isEmpty { return .success(fitting) }
     let (k, expected, _) = best!
     return .failure(OracleFailure(describe(log, expected: expected, k: k)))
   }
@@ -221,11 +228,11 @@ extension OracleModel {
   /// Everything the journal recorded, checked; returns the failures.
   func check(_ journal: OracleJournal) -> [String] {
     var failures = journal.problems.current
-    var matched: [Int: Int] = [:]
+    var matched: [Int: [Int]] = [:]
     let observers = journal.observers.current
     for log in observers {
       switch check(log) {
-      case .success(let k): matched[log.number] = k
+      case .success(let fitting): matched[log.number] = fitting
       case .failure(let failure): failures.append(failure.text)
       }
     }
@@ -236,7 +243,10 @@ extension OracleModel {
 
   /// SPEC 4.1 and 4.3: what each dispatch returned agrees with what it committed; an awaited dispatch returns after
   /// its commit and after every listener registered at commit time ran for it.
-  func checkDispatches(_ journal: OracleJournal, observers: [OracleObserverLog], matched: [Int: Int]) -> [String] {
+  ///
+  /// `matched` holds each observer's fitting registration points: a listener is late for a commit only if it is
+  /// late for it whichever of them was its registration.
+  func checkDispatches(_ journal: OracleJournal, observers: [OracleObserverLog], matched: [Int: [Int]]) -> [String] {
     var failures: [String] = []
     let committed = commitsByOperation()
     let logged = journal.logged.current
@@ -268,15 +278,20 @@ extension OracleModel {
           continue
         }
         for log in observers where log.kind.isListener {
-          guard let k = matched[log.number], log.window.current.b < version else { continue }
+          guard let fitting = matched[log.number], log.window.current.b < version else { continue }
           if let unsubscribed = log.unsubscribedAt.current, unsubscribed < dispatch.returnTick { continue }
-          guard let index = changes(log, from: k).firstIndex(where: { $0.version == version }) else { continue }
           let events = log.events.current
-          if index >= events.count || events[index].end > dispatch.returnTick {
-            failures.append(
-              "\(what): returned (tick \(dispatch.returnTick)) before \(log.title) was called for its commit "
-                + "\(version) (\(index < events.count ? "call ended at tick \(events[index].end)" : "never called"))")
+          // What is wrong if the registration was at `k`; nil if nothing.
+          func lateness(at k: Int) -> String? {
+            guard let index = changes(log, from: k).firstIndex(where: { $0.version == version }) else { return nil }
+            if index < events.count, events[index].end <= dispatch.returnTick { return nil }
+            return index < events.count ? "call ended at tick \(events[index].end)" : "never called"
           }
+          let late = fitting.map(lateness)
+          guard let first = late.first, let reason = first, late.allSatisfy({ $0 != nil }) else { continue }
+          failures.append(
+            "\(what): returned (tick \(dispatch.returnTick)) before \(log.title) was called for its commit "
+              + "\(version) (\(reason); registered at one of commits \(fitting))")
         }
       }
     }
