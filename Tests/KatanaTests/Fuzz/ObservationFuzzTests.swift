@@ -43,7 +43,11 @@ struct OracleRun {
     var configuration = StoreConfiguration()
     configuration.forcesPlainPath = plainPath
     let gate = Gate()
-    let interceptors = intercepted ? [OracleWorld.interceptor(journal: journal, seed: seed)] : []
+    var interceptors = intercepted ? [OracleWorld.interceptor(journal: journal, seed: seed)] : []
+    // On the plain path (which has an interceptor anyway), a recorder, last, sees every commit: replayed, its
+    // recording must reproduce the commit log exactly (checked every 7 commits on the way, and compared in full).
+    let recorder = plainPath ? StoreRecorder<OracleState>(capacity: 1 << 20, checkpointInterval: 7) : nil
+    if let recorder { interceptors.append(recorder.interceptor) }
     let store =
       asyncStart
       ? OracleStore(
@@ -100,12 +104,35 @@ struct OracleRun {
     if commits.last != final {
       journal.problem("the store ends at \(final), but the commit log ends at \(commits.last!)")
     }
+    if let recorder { checkReplay(of: recorder.recording(), commits: commits, journal: journal) }
     let shutdownVersion = OracleModel.settledVersion(commits: commits, journal: journal)
     let failures = OracleModel(
       commits: commits, shutdownVersion: shutdownVersion, shutdownTick: journal.shutdownTick.current,
       shutDownMidRun: journal.shutDownMidRun.current
     ).check(journal)
     return failures.isEmpty ? [] : ["\(header), \(commits.count - 1) commits:"] + failures
+  }
+
+  /// Checks that a recording of the whole run replays to the commit log: the same states, one per commit.
+  func checkReplay(of recording: Recording<OracleState>, commits: [OracleState], journal: OracleJournal) {
+    guard !recording.commits.isEmpty || commits.count > 1 else { return }
+    if recording.initialState != commits[0] {
+      journal.problem("the recording starts at \(recording.initialState), the commit log at \(commits[0])")
+    }
+    do {
+      let replayed = try recording.replayedStates()
+      if replayed != Array(commits.dropFirst()) {
+        let logged = Array(commits.dropFirst())
+        let first = zip(replayed, logged).enumerated().first { $0.element.0 != $0.element.1 }?.offset
+          ?? min(replayed.count, logged.count)
+        journal.problem(
+          "the recording's \(replayed.count) commits replay to other states than the commit log's \(commits.count - 1), "
+            + "from commit \(first + 1): replayed \(first < replayed.count ? "\(replayed[first])" : "nothing"), "
+            + "logged \(first + 1 < commits.count ? "\(commits[first + 1])" : "nothing")")
+      }
+    } catch {
+      journal.problem("the recording does not replay: \(error)")
+    }
   }
 
   /// Waits for everything started to finish, shuts the store down (which ends every stream), and reads what each

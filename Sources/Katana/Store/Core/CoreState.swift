@@ -25,6 +25,9 @@ struct CoreState<S: State, D: SideEffectDependencyContainer> {
   /// ``StoreCore/closeChain(_:)``).
   @usableFromInline var chainCloseWaiters = Waiters<Waiter>()
   @usableFromInline var observers = Observers<S>()
+  /// The recorder's hook, if a ``StoreRecorder`` is among the interceptors: commits made through the chain are
+  /// handed to it.
+  @usableFromInline var recorderHook: CommitRecorderHook<S>?
   var shutdownHandlers: [@Sendable () -> Void] = []
   /// Side effects handed over with `send` that have not finished, by arrival: what a cancellation by id
   /// marks (see ``SentItemOrigin``).
@@ -69,6 +72,19 @@ struct CoreState<S: State, D: SideEffectDependencyContainer> {
     let old: S? = observers.needsOldState ? state : nil
     guard try mutate(&state) else { return (false, nil) }
     return (true, Commit(old: old, new: state, listeners: observers.listeners, subscribers: observers.subscribers))
+  }
+
+  /// ``commitIfApplies(_:)`` for a store with a recorder: also returns what the recorder gets (the state before
+  /// the change if it asked for it, and the state after), or nil if `mutate` declined.
+  @usableFromInline
+  mutating func recordedCommit(of item: any Dispatchable, _ mutate: (inout S) throws -> Bool) rethrows
+    -> RecordedChange<S>?
+  {
+    guard let hook = recorderHook else { return nil }
+    let before: S? = hook.needsBefore.isSet ? state : nil
+    let (applied, commit) = try commitIfApplies(mutate)
+    guard applied else { return nil }
+    return RecordedChange(hook: hook, before: before, after: state, commit: commit)
   }
 
   /// Applies `mutate` to the state; see ``commitIfApplies(_:)``.
@@ -163,5 +179,22 @@ struct CoreState<S: State, D: SideEffectDependencyContainer> {
   mutating func releaseTurn(byPump: Bool) -> Mailbox<Waiter, MailboxJob>.Actions {
     turnFrame = nil
     return mailbox.releaseTurn(byPump: byPump)
+  }
+}
+
+/// A commit made through the chain of a store with a recorder: what its hook gets, and the commit to deliver.
+@usableFromInline
+struct RecordedChange<S: State> {
+  @usableFromInline let hook: CommitRecorderHook<S>
+  @usableFromInline let before: S?
+  @usableFromInline let after: S
+  @usableFromInline let commit: Commit<S>?
+
+  @usableFromInline
+  init(hook: CommitRecorderHook<S>, before: S?, after: S, commit: Commit<S>?) {
+    self.hook = hook
+    self.before = before
+    self.after = after
+    self.commit = commit
   }
 }

@@ -183,6 +183,20 @@ extension StoreCore {
     try await DispatchFrame.withFrame(frame) { try await chain(item) }
   }
 
+  /// Commits `mutate` when the calling task's turn comes, without the interceptor chain (a replayed commit, see
+  /// ``Recording/replay(into:throughInterceptors:)``), and delivers the change to observers.
+  nonisolated(nonsending) func commitOutsideChain(_ mutate: (inout S) throws -> Void) async throws {
+    var chain = CoreState<S, D>.noChain
+    _ = try await acquireTurn(holder: TaskIdentity.current, installing: nil, chain: &chain)
+    do {
+      try commitHoldingTurn(mutate)
+    } catch {
+      releaseTurn()
+      throw error
+    }
+    releaseTurn()
+  }
+
   /// Commits `mutate` while holding the turn, and delivers the change to observers.
   @usableFromInline func commitHoldingTurn(_ mutate: (inout S) throws -> Void) throws {
     let commit = try withLockRunningUpdater { core in
@@ -384,8 +398,13 @@ extension StoreCore {
   ///   handled.
   @inlinable
   func handleInUpdaterChain(_ item: any Dispatchable, frame: UpdaterFrame<S>) throws {
+    var recorded: RecordedChange<S>?
     let attempt = try withLockRunningUpdater { core -> ChainAttempt in
       try Self.enterNext(item, frame: frame, in: &core)
+      guard core.recorderHook == nil else {
+        recorded = core.recordedCommit(of: item) { state in frame.applyIfDispatchedType(item, &state) }
+        return recorded == nil ? .notDispatchedType : .done(recorded?.commit)
+      }
       let (applied, commit) = core.commitIfApplies { state in frame.applyIfDispatchedType(item, &state) }
       guard applied else { return .notDispatchedType }
       // Without a delivery to make, the call ends here (after unlocking if its dispatch waits for it).
@@ -397,7 +416,12 @@ extension StoreCore {
     }
     switch attempt {
     case .done(let commit):
-      if let commit {
+      if let recorded {
+        // Recorded while the call still holds the turn (its dispatch cannot release it before `exitNext`).
+        recorded.hook.record(item, recorded.before, recorded.after)
+        commit?.deliver()
+        exitNext(frame)
+      } else if let commit {
         commit.deliver()
         exitNext(frame)
       }
@@ -449,11 +473,20 @@ extension StoreCore {
     case .sideEffect:
       withLock { _ in frame.redirects.append(item) }
     case .updater(let updater):
+      var recorded: RecordedChange<S>?
       let commit = try withLockRunningUpdater { core in
         guard core.turnFrame === frame else { throw StoreError.nextCalledOutOfScope(typeName(of: item)) }
         if let error = core.lifecycle.phase.dispatchError { throw error }
+        guard core.recorderHook == nil else {
+          recorded = try core.recordedCommit(of: item) { state in
+            try Self.applyErased(updater, to: &state)
+            return true
+          }
+          return recorded?.commit
+        }
         return try core.commit { try Self.applyErased(updater, to: &$0) }
       }
+      if let recorded { recorded.hook.record(item, recorded.before, recorded.after) }
       commit?.deliver()
     }
   }

@@ -1,0 +1,241 @@
+/// One commit a ``StoreRecorder`` saw.
+public struct RecordedCommit: Sendable {
+  /// The commit's number in the store's commit order, from 1 for the first commit the recorder saw.
+  public let sequence: Int
+  /// When the commit was made: the time on the store's clock since the recorder was attached.
+  public let time: Duration
+  /// The state updater as the store applied it: a ``ScopedDispatchable`` for one dispatched through a scope.
+  public let updater: any Dispatchable
+  /// The ``RecordedEffect/id`` of the side effect that dispatched the updater, if it came from one (see
+  /// ``StoreRecorder``).
+  public let cause: Int?
+
+  /// Creates a commit (for example to build a recording by hand in a test).
+  public init(sequence: Int, time: Duration, updater: any Dispatchable, cause: Int? = nil) {
+    self.sequence = sequence
+    self.time = time
+    self.updater = updater
+    self.cause = cause
+  }
+
+  /// The scope the updater was dispatched through; nil for the root.
+  public var scope: ScopeID? {
+    (updater as? any ScopedDispatchable)?.scope
+  }
+
+  /// The updater as it was dispatched: the feature's own for one dispatched through a scope.
+  public var base: any Dispatchable {
+    (updater as? any ScopedDispatchable)?.base ?? updater
+  }
+}
+
+/// One side effect a ``StoreRecorder`` saw: when it started and ended, and how.
+public struct RecordedEffect: Sendable {
+  /// How a side effect ended.
+  public enum Outcome: Sendable {
+    /// Its body returned (a ``ReturningSideEffect``'s value is not recorded).
+    case completed
+    /// It threw this error.
+    case failed(any Error)
+    /// It threw `CancellationError`.
+    case cancelled
+  }
+
+  /// The side effect's number, from 1, in the order side effects started.
+  public internal(set) var id: Int
+  /// The side effect as the store ran it (a ``ScopedDispatchable`` for one dispatched through a scope).
+  public let sideEffect: any Dispatchable
+  /// The ``id`` of the side effect that dispatched this one, if any.
+  public let cause: Int?
+  /// When it started, on the store's clock, since the recorder was attached.
+  public let start: Duration
+  /// When it ended; nil while it runs.
+  public internal(set) var end: Duration?
+  /// How it ended; nil while it runs.
+  public internal(set) var outcome: Outcome?
+
+  init(id: Int, sideEffect: any Dispatchable, cause: Int?, start: Duration) {
+    self.id = id
+    self.sideEffect = sideEffect
+    self.cause = cause
+    self.start = start
+  }
+}
+
+/// A session of a store: a state and the commits made on it, in commit order, which reproduce every state that
+/// followed (see ``StoreRecorder``).
+///
+/// Replaying applies the updaters again, in order, to ``initialState``: no side effect runs (its results arrived
+/// as the updaters it dispatched) and no interceptor sees them, unless asked for. The result is checked against
+/// the ``checkpoints``:
+///
+/// ```swift
+/// let recording = recorder.recording()
+/// let final = try recording.replayedState()  // throws ReplayError.diverged at the first checkpoint that differs
+/// ```
+public struct Recording<S: State>: Sendable {
+  /// The state after commit ``sequence``, kept by the recorder.
+  public struct Checkpoint: Sendable {
+    /// The commit after which the state was kept.
+    public let sequence: Int
+    /// The state after that commit.
+    public let state: S
+
+    /// Creates a checkpoint.
+    public init(sequence: Int, state: S) {
+      self.sequence = sequence
+      self.state = state
+    }
+  }
+
+  /// The state before the first of ``commits``.
+  public let initialState: S
+  /// The commits, in commit order, their sequence numbers consecutive.
+  public let commits: [RecordedCommit]
+  /// States after some of the commits, in commit order: what replay checks against.
+  public let checkpoints: [Checkpoint]
+  /// The side effects, in the order they started.
+  public let effects: [RecordedEffect]
+
+  /// Creates a recording.
+  public init(initialState: S, commits: [RecordedCommit], checkpoints: [Checkpoint] = [], effects: [RecordedEffect] = [])
+  {
+    self.initialState = initialState
+    self.commits = commits
+    self.checkpoints = checkpoints
+    self.effects = effects
+  }
+
+  /// Replays every commit on ``initialState`` and returns the state after the last one, checking it against each
+  /// checkpoint on the way.
+  ///
+  /// - Parameter equal: Whether two states are the same; with `nil` (the default for a state that is not
+  ///   `Equatable`), checkpoints are not checked.
+  /// - Throws: ``ReplayError``: the first commit whose updater cannot be applied, or the first checkpoint where the
+  ///   replayed state differs (nothing is replayed past it).
+  public func replayedState(equal: ((S, S) -> Bool)?) throws(ReplayError) -> S {
+    var state = initialState
+    try replay(on: &state, equal: equal) { _, _ in }
+    return state
+  }
+
+  /// Replays every commit and returns the state after each one, in order (one state per commit).
+  ///
+  /// - Throws: ``ReplayError``, as ``replayedState(equal:)``.
+  public func replayedStates(equal: ((S, S) -> Bool)?) throws(ReplayError) -> [S] {
+    var state = initialState
+    var states: [S] = []
+    states.reserveCapacity(commits.count)
+    try replay(on: &state, equal: equal) { _, state in states.append(state) }
+    return states
+  }
+
+  /// Replays the commits on `state`, calling `after` with each commit and the state it produced.
+  func replay(on state: inout S, equal: ((S, S) -> Bool)?, after: (RecordedCommit, S) -> Void) throws(ReplayError) {
+    var checkpoints = self.checkpoints[...]
+    for commit in commits {
+      try Self.apply(commit, to: &state)
+      after(commit, state)
+      while let checkpoint = checkpoints.first, checkpoint.sequence <= commit.sequence {
+        checkpoints.removeFirst()
+        guard checkpoint.sequence == commit.sequence, let equal, !equal(checkpoint.state, state) else { continue }
+        throw .diverged(
+          sequence: commit.sequence, expected: String(describing: checkpoint.state), replayed: String(describing: state))
+      }
+    }
+  }
+
+  /// Applies one commit's updater to `state`.
+  static func apply(_ commit: RecordedCommit, to state: inout S) throws(ReplayError) {
+    guard let updater = commit.updater as? any AnyStateUpdater else {
+      throw .notReplayable(sequence: commit.sequence, typeName: typeName(of: commit.base))
+    }
+    do {
+      try StoreCore<S, EmptySideEffectDependencyContainer>.applyErased(updater, to: &state)
+    } catch {
+      throw .updaterFailed(sequence: commit.sequence, typeName: typeName(of: commit.base), error: error)
+    }
+  }
+}
+
+extension Recording where S: Equatable {
+  /// Replays every commit on ``initialState`` and returns the state after the last one, checking it against each
+  /// checkpoint with `==`.
+  ///
+  /// - Throws: ``ReplayError``: the first commit whose updater cannot be applied, or the first checkpoint where the
+  ///   replayed state differs (nothing is replayed past it).
+  public func replayedState() throws(ReplayError) -> S {
+    try replayedState(equal: ==)
+  }
+
+  /// Replays every commit and returns the state after each one, checking the checkpoints with `==`.
+  public func replayedStates() throws(ReplayError) -> [S] {
+    try replayedStates(equal: ==)
+  }
+}
+
+extension Recording {
+  /// Commits the recording's updaters to `store`, in order, each once the store's turn comes, as the store's
+  /// listeners, streams and observable models see any commit.
+  ///
+  /// No side effect runs. The updaters skip the store's interceptors (a recorder among them records nothing),
+  /// unless `throughInterceptors` is true: then each is dispatched as any item is.
+  ///
+  /// Replay into a fresh store made from ``initialState`` reproduces every state of the session; this does not
+  /// check that the store started there.
+  ///
+  /// - Throws: ``ReplayError`` for the first commit that cannot be applied (nothing after it is committed),
+  ///   ``StoreError`` if the store has shut down, `CancellationError` if the calling task is cancelled between
+  ///   two commits.
+  public nonisolated(nonsending) func replay<D: SideEffectDependencyContainer>(
+    into store: Store<S, D>, throughInterceptors: Bool = false
+  ) async throws {
+    for commit in commits {
+      try Task.checkCancellation()
+      guard let updater = commit.updater as? any AnyStateUpdater else {
+        throw ReplayError.notReplayable(sequence: commit.sequence, typeName: typeName(of: commit.base))
+      }
+      do {
+        if throughInterceptors {
+          _ = try await store.anyDispatch(updater)
+        } else {
+          try await store.core.commitOutsideChain { try StoreCore<S, D>.applyErased(updater, to: &$0) }
+        }
+      } catch let error as StoreError {
+        throw error
+      } catch is CancellationError {
+        throw CancellationError()
+      } catch {
+        throw ReplayError.updaterFailed(sequence: commit.sequence, typeName: typeName(of: commit.base), error: error)
+      }
+    }
+  }
+}
+
+/// Why a ``Recording`` could not be replayed.
+public enum ReplayError: Error, CustomStringConvertible {
+  /// The commit's item is not a state updater this package can apply (a recording built by hand).
+  case notReplayable(sequence: Int, typeName: String)
+  /// The commit's updater threw (for a scoped updater: its slice is missing).
+  case updaterFailed(sequence: Int, typeName: String, error: any Error)
+  /// After commit `sequence`, the replayed state differs from the one recorded there.
+  case diverged(sequence: Int, expected: String, replayed: String)
+  /// A log names an updater type that its registry does not know, or that was recorded by name only.
+  case unknownType(sequence: Int, typeName: String)
+
+  /// A sentence saying what went wrong, and where.
+  public var description: String {
+    switch self {
+    case .notReplayable(let sequence, let typeName):
+      "Commit \(sequence): \(typeName) is not a state updater; it cannot be replayed."
+    case .updaterFailed(let sequence, let typeName, let error):
+      "Commit \(sequence): \(typeName) threw \(error) when replayed."
+    case .diverged(let sequence, let expected, let replayed):
+      "After commit \(sequence) the replayed state differs from the recorded one.\n"
+        + "Recorded: \(expected)\nReplayed: \(replayed)"
+    case .unknownType(let sequence, let typeName):
+      "Commit \(sequence): \(typeName) is not registered as replayable (or was not Codable when recorded); "
+        + "replay stops here."
+    }
+  }
+}
