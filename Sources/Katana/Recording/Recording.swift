@@ -98,8 +98,9 @@ public struct Recording<S: State>: Sendable {
   public let effects: [RecordedEffect]
 
   /// Creates a recording.
-  public init(initialState: S, commits: [RecordedCommit], checkpoints: [Checkpoint] = [], effects: [RecordedEffect] = [])
-  {
+  public init(
+    initialState: S, commits: [RecordedCommit], checkpoints: [Checkpoint] = [], effects: [RecordedEffect] = []
+  ) {
     self.initialState = initialState
     self.commits = commits
     self.checkpoints = checkpoints
@@ -140,7 +141,8 @@ public struct Recording<S: State>: Sendable {
         checkpoints.removeFirst()
         guard checkpoint.sequence == commit.sequence, let equal, !equal(checkpoint.state, state) else { continue }
         throw .diverged(
-          sequence: commit.sequence, expected: String(describing: checkpoint.state), replayed: String(describing: state))
+          sequence: commit.sequence, expected: String(describing: checkpoint.state), replayed: String(describing: state)
+        )
       }
     }
   }

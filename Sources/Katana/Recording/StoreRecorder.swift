@@ -79,7 +79,8 @@ public final class StoreRecorder<S: State>: Sendable {
     guard let target = context as? any RecorderAttachable else { return }
     guard let initial = context.getAnyState() as? S else {
       target.runtimeWarning(
-        "A StoreRecorder<\(String(reflecting: S.self))> was given to a store of another state type; it records nothing.")
+        "A StoreRecorder<\(String(reflecting: S.self))> was given to a store of another state type; it records nothing."
+      )
       return
     }
     let attached = buffer.withLock { buffer -> Bool in

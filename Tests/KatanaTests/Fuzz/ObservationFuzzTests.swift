@@ -123,7 +123,8 @@ struct OracleRun {
       let replayed = try recording.replayedStates()
       if replayed != Array(commits.dropFirst()) {
         let logged = Array(commits.dropFirst())
-        let first = zip(replayed, logged).enumerated().first { $0.element.0 != $0.element.1 }?.offset
+        let first =
+          zip(replayed, logged).enumerated().first { $0.element.0 != $0.element.1 }?.offset
           ?? min(replayed.count, logged.count)
         journal.problem(
           "the recording's \(replayed.count) commits replay to other states than the commit log's \(commits.count - 1), "
