@@ -1,0 +1,243 @@
+import Katana
+import KatanaTestSupport
+import Testing
+
+// MARK: - Fixtures
+
+struct RecCounterState: State, Equatable {
+  var count = 0
+  var history: [Int] = []
+  var cart = FeatCartState()
+  var rooms: [FeatRoom] = []
+}
+
+struct RecAdd: StateUpdater, Equatable {
+  let amount: Int
+  func updateState(_ state: inout RecCounterState) {
+    state.count += amount
+    state.history.append(amount)
+  }
+}
+
+struct RecFailure: Error, Equatable {}
+
+/// Throws without touching the state.
+struct RecThrowingUpdater: AnyStateUpdater {
+  func updatedState(currentState: any State) throws -> any State { throw RecFailure() }
+}
+
+/// Dispatches `amounts` in its own task, one after another.
+struct RecAddAll: SideEffect {
+  let amounts: [Int]
+  func sideEffect(_ context: SideEffectContext<RecCounterState, EmptySideEffectDependencyContainer>) async throws {
+    for amount in amounts { try await context.dispatch(RecAdd(amount: amount)) }
+  }
+}
+
+struct RecFailingEffect: SideEffect {
+  func sideEffect(_ context: SideEffectContext<RecCounterState, EmptySideEffectDependencyContainer>) async throws {
+    throw RecFailure()
+  }
+}
+
+struct RecCancelledEffect: SideEffect {
+  func sideEffect(_ context: SideEffectContext<RecCounterState, EmptySideEffectDependencyContainer>) async throws {
+    throw CancellationError()
+  }
+}
+
+typealias RecStore = Store<RecCounterState, EmptySideEffectDependencyContainer>
+
+func makeRecordedStore(
+  _ recorder: StoreRecorder<RecCounterState>, state: RecCounterState = RecCounterState(),
+  interceptors: [StoreInterceptor] = []
+) -> RecStore {
+  RecStore(initialState: state, interceptors: interceptors + [recorder.interceptor])
+}
+
+// MARK: - Tests
+
+@Suite("Recording: what a StoreRecorder keeps", .timeLimit(.minutes(1)))
+struct StoreRecorderTests {
+  @Test func recordsRootAndScopedCommits_inOrder_andReplaysToTheStoresState() async throws {
+    let recorder = StoreRecorder<RecCounterState>()
+    let store = makeRecordedStore(recorder, state: RecCounterState(count: 5, rooms: [FeatRoom(id: 1)]))
+    try await store.dispatch(RecAdd(amount: 2))
+    let cart = store.scope(\.cart, dependencies: \.self)
+    try await cart.dispatch(FeatAddToCart(value: 9))
+    try await store.scope(\.rooms, id: 1, dependencies: \.self).dispatch(FeatPost(text: "hi"))
+    _ = await store.send(RecAdd(amount: 3)).result
+
+    let recording = recorder.recording()
+    #expect(recording.initialState == RecCounterState(count: 5, rooms: [FeatRoom(id: 1)]))
+    #expect(recording.commits.map(\.sequence) == [1, 2, 3, 4])
+    #expect(
+      recording.commits.map { $0.scope?.description } == [
+        nil, cart.id.description, "RecCounterState.rooms[id: 1]", nil,
+      ])
+    #expect((recording.commits[1].base as? FeatAddToCart)?.value == 9)
+    #expect(recording.commits[0].base as? RecAdd == RecAdd(amount: 2))
+    #expect(try recording.replayedState() == store.state)
+    #expect(try recording.replayedStates().map(\.count) == [7, 7, 7, 10])
+  }
+
+  @Test func aCommitFromASideEffect_namesIt_andTheTimelineHasEveryOutcome() async throws {
+    let recorder = StoreRecorder<RecCounterState>()
+    let store = makeRecordedStore(recorder)
+    try await store.dispatch(RecAddAll(amounts: [1, 2]))
+    await #expect(throws: RecFailure.self) { try await store.dispatch(RecFailingEffect()) }
+    await #expect(throws: CancellationError.self) { try await store.dispatch(RecCancelledEffect()) }
+    try await store.dispatch(RecAdd(amount: 4))
+
+    let recording = recorder.recording()
+    #expect(recording.effects.map(\.id) == [1, 2, 3])
+    #expect(recording.effects[0].sideEffect is RecAddAll)
+    #expect(recording.commits.map(\.cause) == [1, 1, nil])
+    let outcomes = recording.effects.map { effect -> String in
+      switch effect.outcome {
+      case .completed?: "completed"
+      case .failed(let error)?: "failed \(error is RecFailure)"
+      case .cancelled?: "cancelled"
+      case nil: "running"
+      }
+    }
+    #expect(outcomes == ["completed", "failed true", "cancelled"])
+    #expect(recording.effects.allSatisfy { effect in effect.end.map { $0 >= effect.start } ?? false })
+  }
+
+  @Test func anUpdaterThatThrows_isNotRecorded() async throws {
+    let recorder = StoreRecorder<RecCounterState>()
+    let store = makeRecordedStore(recorder)
+    try await store.dispatch(RecAdd(amount: 1))
+    await #expect(throws: RecFailure.self) { try await store.anyDispatch(RecThrowingUpdater()) }
+    try await store.dispatch(RecAdd(amount: 2))
+    #expect(recorder.recording().commits.map(\.sequence) == [1, 2])
+    #expect(try recorder.recording().replayedState() == store.state)
+  }
+
+  @Test(arguments: [(capacity: 10, interval: 4), (capacity: 10, interval: 10), (capacity: 1, interval: 1)])
+  func aFullRecorder_dropsTheOldestCommits_andStillReplays(capacity: Int, interval: Int) async throws {
+    let recorder = StoreRecorder<RecCounterState>(capacity: capacity, checkpointInterval: interval)
+    let store = makeRecordedStore(recorder)
+    var states: [RecCounterState] = [store.state]
+    for amount in 1...25 {
+      try await store.dispatch(RecAdd(amount: amount))
+      states.append(store.state)
+    }
+    let recording = recorder.recording()
+    #expect(recording.commits.count <= capacity)
+    #expect(recording.commits.count >= capacity - interval)
+    #expect(recording.commits.last?.sequence == 25)
+    let first = try #require(recording.commits.first?.sequence)
+    #expect(recording.commits.map(\.sequence) == Array(first...25))
+    #expect(recording.initialState == states[first - 1])
+    #expect(try recording.replayedStates() == Array(states[first...]))
+    #expect(recording.checkpoints.allSatisfy { $0.sequence % interval == 0 && $0.state == states[$0.sequence] })
+  }
+
+  @Test func reset_startsANewRecording_fromTheStateBeforeTheNextCommit() async throws {
+    let recorder = StoreRecorder<RecCounterState>()
+    let store = makeRecordedStore(recorder)
+    try await store.dispatch(RecAdd(amount: 1))
+    recorder.reset()
+    #expect(recorder.recording().commits.isEmpty)
+    try await store.dispatch(RecAdd(amount: 2))
+    try await store.dispatch(RecAdd(amount: 3))
+    let recording = recorder.recording()
+    #expect(recording.initialState.count == 1)
+    #expect(recording.commits.map(\.sequence) == [2, 3])
+    #expect(try recording.replayedState() == store.state)
+  }
+
+  @Test func aRecorderOfAnotherStateType_orOfASecondStore_recordsNothingThere() async throws {
+    let recorder = StoreRecorder<RecCounterState>()
+    let other = Store<FeatAppState, EmptySideEffectDependencyContainer>(
+      initialState: FeatAppState(), interceptors: [recorder.interceptor])
+    try await other.dispatch(FeatRootLog(value: 1))
+    #expect(recorder.recording().commits.isEmpty)
+
+    let first = makeRecordedStore(recorder)
+    let second = makeRecordedStore(recorder)
+    try await first.dispatch(RecAdd(amount: 1))
+    try await second.dispatch(RecAdd(amount: 100))
+    #expect(recorder.recording().commits.map { ($0.base as? RecAdd)?.amount } == [1])
+  }
+}
+
+@Suite("Recording: replay", .timeLimit(.minutes(1)))
+struct RecordingReplayTests {
+  @Test func aCheckpointThatDiffers_stopsReplayThere() throws {
+    let commits = (1...6).map { RecordedCommit(sequence: $0, time: .zero, updater: RecAdd(amount: $0)) }
+    var wrong = RecCounterState()
+    wrong.count = 999
+    let recording = Recording(
+      initialState: RecCounterState(), commits: commits,
+      checkpoints: [
+        .init(sequence: 2, state: RecCounterState(count: 3, history: [1, 2])), .init(sequence: 4, state: wrong),
+      ])
+    #expect {
+      try recording.replayedState()
+    } throws: { error in
+      guard case ReplayError.diverged(let sequence, let expected, let replayed) = error else { return false }
+      return sequence == 4 && expected.contains("999") && replayed.contains("count: 10")
+    }
+    // Without a comparison, checkpoints are not checked.
+    #expect(try recording.replayedState(equal: nil).count == 21)
+  }
+
+  @Test func anItemThatIsNoUpdater_orAnUpdaterThatThrows_stopsReplayThere() throws {
+    let notAnUpdater = Recording(
+      initialState: RecCounterState(),
+      commits: [
+        RecordedCommit(sequence: 1, time: .zero, updater: RecAdd(amount: 1)),
+        RecordedCommit(sequence: 2, time: .zero, updater: RecFailingEffect()),
+      ])
+    #expect {
+      try notAnUpdater.replayedState()
+    } throws: { error in
+      guard case ReplayError.notReplayable(2, let name) = error else { return false }
+      return name.contains("RecFailingEffect")
+    }
+    let throwing = Recording(
+      initialState: RecCounterState(),
+      commits: [RecordedCommit(sequence: 7, time: .zero, updater: RecThrowingUpdater())])
+    #expect {
+      try throwing.replayedState()
+    } throws: { error in
+      guard case ReplayError.updaterFailed(7, _, let underlying) = error else { return false }
+      return underlying is RecFailure
+    }
+  }
+
+  @Test func replayIntoAStore_commitsEachUpdater_whereObserversSeeIt_skippingInterceptorsUnlessAsked() async throws {
+    let recorder = StoreRecorder<RecCounterState>()
+    let live = makeRecordedStore(recorder, state: RecCounterState(rooms: [FeatRoom(id: 1)]))
+    try await live.dispatch(RecAdd(amount: 2))
+    try await live.scope(\.rooms, id: 1, dependencies: \.self).dispatch(FeatPost(text: "a"))
+    try await live.dispatch(RecAdd(amount: 3))
+    let recording = recorder.recording()
+
+    let seen = Recorder<String>()
+    let counting: StoreInterceptor = { _ in
+      { next in
+        { item in
+          seen.append("intercepted")
+          try await next(item)
+        }
+      }
+    }
+    let fresh = RecStore(initialState: recording.initialState, interceptors: [counting])
+    let states = Recorder<RecCounterState>()
+    let stop = fresh.addListener { _, new in states.append(new) }
+    defer { stop() }
+    try await recording.replay(into: fresh)
+    #expect(fresh.state == live.state)
+    #expect(states.values == (try recording.replayedStates()))
+    #expect(seen.values.isEmpty)
+
+    let again = RecStore(initialState: recording.initialState, interceptors: [counting])
+    try await recording.replay(into: again, throughInterceptors: true)
+    #expect(again.state == live.state)
+    #expect(seen.values.count == 3)
+  }
+}
