@@ -15,6 +15,7 @@ let package = Package(
     .library(name: "Katana", targets: ["Katana"]),
     .library(name: "KatanaPromises", targets: ["KatanaPromises"]),
     .library(name: "KatanaTesting", targets: ["KatanaTesting"]),
+    .library(name: "KatanaRecordingLog", targets: ["KatanaRecordingLog"]),
     .executable(name: "katana-demo", targets: ["KatanaDemo"]),
     .executable(name: "katana-benchmarks", targets: ["KatanaBenchmarks"]),
     // Not API: the benchmark cases, shared by katana-benchmarks and the package in Benchmarks/ (which counts
@@ -28,6 +29,8 @@ let package = Package(
     .target(name: "Katana", dependencies: ["CKatana"], swiftSettings: strictSettings),
     .target(name: "KatanaPromises", dependencies: ["Katana"], swiftSettings: strictSettings),
     .target(name: "KatanaTesting", dependencies: ["Katana"], swiftSettings: strictSettings),
+    // A recording as JSON Lines (Foundation's JSON coders; Katana itself does not import Foundation).
+    .target(name: "KatanaRecordingLog", dependencies: ["Katana"], swiftSettings: strictSettings),
     // The runnable tour: `swift run katana-demo`.
     .executableTarget(
       name: "KatanaDemo", dependencies: ["Katana", "KatanaPromises", "KatanaTesting"], swiftSettings: strictSettings),
@@ -48,7 +51,9 @@ let package = Package(
     .target(
       name: "KatanaTestSupport", dependencies: ["KatanaPromises"], path: "Tests/KatanaTestSupport",
       swiftSettings: strictSettings),
-    .testTarget(name: "KatanaTests", dependencies: ["Katana", "KatanaTestSupport"], swiftSettings: strictSettings),
+    .testTarget(
+      name: "KatanaTests", dependencies: ["Katana", "KatanaRecordingLog", "KatanaTestSupport"],
+      swiftSettings: strictSettings),
     .testTarget(
       name: "KatanaTestingTests", dependencies: ["Katana", "KatanaTesting", "KatanaTestSupport"],
       swiftSettings: strictSettings),

@@ -60,6 +60,15 @@ public struct RecordedEffect: Sendable {
     self.cause = cause
     self.start = start
   }
+
+  /// A side effect as a log describes it (its item stands in by name).
+  package init(
+    id: Int, sideEffect: any Dispatchable, cause: Int?, start: Duration, end: Duration?, outcome: Outcome?
+  ) {
+    self.init(id: id, sideEffect: sideEffect, cause: cause, start: start)
+    self.end = end
+    self.outcome = outcome
+  }
 }
 
 /// A session of a store: a state and the commits made on it, in commit order, which reproduce every state that
@@ -149,14 +158,40 @@ public struct Recording<S: State>: Sendable {
 
   /// Applies one commit's updater to `state`.
   static func apply(_ commit: RecordedCommit, to state: inout S) throws(ReplayError) {
-    guard let updater = commit.updater as? any AnyStateUpdater else {
-      throw .notReplayable(sequence: commit.sequence, typeName: typeName(of: commit.base))
-    }
+    let updater = try commit.replayableUpdater()
     do {
       try StoreCore<S, EmptySideEffectDependencyContainer>.applyErased(updater, to: &state)
     } catch {
       throw .updaterFailed(sequence: commit.sequence, typeName: typeName(of: commit.base), error: error)
     }
+  }
+}
+
+extension RecordedCommit {
+  /// The updater to apply again.
+  ///
+  /// - Throws: ``ReplayError/unknownType(sequence:typeName:)`` for an updater a log recorded by name only, or
+  ///   whose type its registry does not know; ``ReplayError/notReplayable(sequence:typeName:)`` for an item that
+  ///   is no state updater.
+  func replayableUpdater() throws(ReplayError) -> any AnyStateUpdater {
+    if let unresolved = base as? UnresolvedUpdater {
+      throw .unknownType(sequence: sequence, typeName: unresolved.typeName)
+    }
+    guard let updater = updater as? any AnyStateUpdater else {
+      throw .notReplayable(sequence: sequence, typeName: typeName(of: base))
+    }
+    return updater
+  }
+}
+
+/// What a log decodes an updater it cannot rebuild into: one recorded by name only (not `Codable`, or not
+/// registered when recorded), or of a type the registry does not know. Replay stops at it.
+package struct UnresolvedUpdater: Dispatchable {
+  /// The name the log gives the updater's type.
+  package let typeName: String
+
+  package init(typeName: String) {
+    self.typeName = typeName
   }
 }
 
@@ -192,11 +227,15 @@ extension Recording {
   public nonisolated(nonsending) func replay<D: SideEffectDependencyContainer>(
     into store: Store<S, D>, throughInterceptors: Bool = false
   ) async throws {
+    try await replayCommits(into: store, throughInterceptors: throughInterceptors)
+  }
+
+  nonisolated(nonsending) func replayCommits<D: SideEffectDependencyContainer>(
+    into store: Store<S, D>, throughInterceptors: Bool
+  ) async throws {
     for commit in commits {
       try Task.checkCancellation()
-      guard let updater = commit.updater as? any AnyStateUpdater else {
-        throw ReplayError.notReplayable(sequence: commit.sequence, typeName: typeName(of: commit.base))
-      }
+      let updater = try commit.replayableUpdater()
       do {
         if throughInterceptors {
           _ = try await store.anyDispatch(updater)
@@ -214,6 +253,23 @@ extension Recording {
   }
 }
 
+extension Recording where S: Equatable {
+  /// Checks that `store` is at the recording's ``initialState``, then commits the recording's updaters to it; see
+  /// ``replay(into:throughInterceptors:)``. Nothing else should dispatch to `store` meanwhile.
+  ///
+  /// - Throws: ``ReplayError/wrongInitialState(expected:found:)`` if the store's state is not the initial state
+  ///   (nothing is committed), and what ``replay(into:throughInterceptors:)`` throws.
+  public nonisolated(nonsending) func replay<D: SideEffectDependencyContainer>(
+    into store: Store<S, D>, throughInterceptors: Bool = false
+  ) async throws {
+    let state = store.state
+    guard state == initialState else {
+      throw ReplayError.wrongInitialState(expected: String(describing: initialState), found: String(describing: state))
+    }
+    try await replayCommits(into: store, throughInterceptors: throughInterceptors)
+  }
+}
+
 /// Why a ``Recording`` could not be replayed.
 public enum ReplayError: Error, CustomStringConvertible {
   /// The commit's item is not a state updater this package can apply (a recording built by hand).
@@ -224,6 +280,8 @@ public enum ReplayError: Error, CustomStringConvertible {
   case diverged(sequence: Int, expected: String, replayed: String)
   /// A log names an updater type that its registry does not know, or that was recorded by name only.
   case unknownType(sequence: Int, typeName: String)
+  /// The store replayed into is not at the recording's initial state.
+  case wrongInitialState(expected: String, found: String)
 
   /// A sentence saying what went wrong, and where.
   public var description: String {
@@ -235,6 +293,8 @@ public enum ReplayError: Error, CustomStringConvertible {
     case .diverged(let sequence, let expected, let replayed):
       "After commit \(sequence) the replayed state differs from the recorded one.\n"
         + "Recorded: \(expected)\nReplayed: \(replayed)"
+    case .wrongInitialState(let expected, let found):
+      "The store is not at the recording's initial state; nothing was replayed.\nExpected: \(expected)\nFound: \(found)"
     case .unknownType(let sequence, let typeName):
       "Commit \(sequence): \(typeName) is not registered as replayable (or was not Codable when recorded); "
         + "replay stops here."

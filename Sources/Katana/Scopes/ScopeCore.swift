@@ -197,6 +197,12 @@ class ScopeCore<S: State>: @unchecked Sendable {
 
   /// A description of `keyPath` relative to this scope's, for example `AppState.cart`.
   final func describe(_ keyPath: AnyKeyPath) -> String {
+    Self.describe(keyPath, from: id.description)
+  }
+
+  /// A description of `keyPath` of `S`, after `base` (the description of the scope whose state is `S`).
+  package static func describe(_ keyPath: AnyKeyPath, from base: String) -> String {
+    let id = (description: base, ())
     // A key path's own description names a stored property by its offset on Linux, which fields of zero
     // size share: a property of this scope's state is named by the runtime's field list instead.
     if let name = Self.fieldName(of: keyPath) { return id.description + "." + name }
@@ -209,7 +215,7 @@ class ScopeCore<S: State>: @unchecked Sendable {
   }
 
   /// The name of the stored property of `S` that `keyPath` is, if it is one.
-  private static func fieldName(of keyPath: AnyKeyPath) -> String? {
+  static func fieldName(of keyPath: AnyKeyPath) -> String? {
     var name: String?
     _ = _forEachFieldWithKeyPath(of: S.self) { field, fieldPath in
       guard fieldPath == keyPath else { return true }

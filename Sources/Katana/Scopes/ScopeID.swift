@@ -89,3 +89,42 @@ struct ScopedEffectKey: Hashable, @unchecked Sendable {
   let scope: ScopeIdentity
   let id: AnyHashable
 }
+
+extension ScopeID {
+  /// The ``description`` of the scope a store mounts at `keyPath` of its state `Root` (`store.scope(keyPath, ...)`):
+  /// with `optional`, of a scope on an optional field (which adds `?`). The log format matches scopes by it.
+  package static func description<Root: State>(of keyPath: AnyKeyPath, in _: Root.Type, optional: Bool = false)
+    -> String
+  {
+    ScopeCore<Root>.describe(keyPath, from: String(describing: Root.self)) + (optional ? "?" : "")
+  }
+}
+
+extension ScopeID {
+  /// The id of the scope a store of state `Root` mounts at `keyPath` (as `store.scope(keyPath, ...)` makes it).
+  package static func field<Root: State, C>(_ keyPath: WritableKeyPath<Root, C>) -> ScopeID {
+    ScopeID(
+      identity: ScopeIdentity.root.appending(keyPath), location: rootLocation(of: keyPath),
+      description: description(of: keyPath, in: Root.self))
+  }
+
+  /// The id of the scope a store of state `Root` mounts at the optional field `keyPath`.
+  package static func optionalField<Root: State, C>(_ keyPath: WritableKeyPath<Root, C?>) -> ScopeID {
+    ScopeID(
+      identity: ScopeIdentity.root.appending(keyPath).appending(.some),
+      location: rootLocation(of: keyPath).appending(.some),
+      description: description(of: keyPath, in: Root.self, optional: true))
+  }
+
+  private static func rootLocation<Root, C>(of keyPath: WritableKeyPath<Root, C>) -> ScopeLocation {
+    guard let offset = MemoryLayout<Root>.offset(of: keyPath) else { return ScopeLocation.root.appending(.computed) }
+    return ScopeLocation.root.appendingBytes(offset: offset, size: MemoryLayout<C>.size)
+  }
+}
+
+/// A feature's updater that applies at `scope`'s place in a root state (what a log decodes a scoped commit into).
+package func makeScopedUpdater<Root: State>(
+  scope: ScopeID, base: any Dispatchable, apply: @escaping @Sendable (inout Root) throws -> Void
+) -> any AnyStateUpdater {
+  ScopedStateUpdater(scope: scope, base: base, apply: apply)
+}

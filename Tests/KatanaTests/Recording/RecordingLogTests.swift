@@ -1,0 +1,187 @@
+import Foundation
+import Katana
+import KatanaRecordingLog
+import KatanaTestSupport
+import Testing
+
+// MARK: - Fixtures: a Codable app with a feature at a field and one at an optional field
+
+struct LogNotes: State, Equatable, Codable {
+  var lines: [String] = []
+}
+
+struct LogAppState: State, Equatable, Codable {
+  var total = 0
+  var notes = LogNotes()
+  var draft: LogNotes?
+}
+
+struct LogAdd: StateUpdater, Codable, Equatable {
+  let amount: Int
+  func updateState(_ state: inout LogAppState) { state.total += amount }
+}
+
+struct LogOpenDraft: StateUpdater, Codable {
+  func updateState(_ state: inout LogAppState) { state.draft = LogNotes() }
+}
+
+struct LogWrite: StateUpdater, Codable {
+  let line: String
+  func updateState(_ state: inout LogNotes) { state.lines.append(line) }
+}
+
+/// Not Codable: written by name only.
+struct LogReset: StateUpdater {
+  func updateState(_ state: inout LogAppState) { state.total = 0 }
+}
+
+struct LogAddTwice: SideEffect {
+  func sideEffect(_ context: SideEffectContext<LogAppState, EmptySideEffectDependencyContainer>) async throws {
+    try await context.dispatch(LogAdd(amount: 1))
+    try await context.dispatch(LogAdd(amount: 2))
+  }
+}
+
+typealias LogStore = Store<LogAppState, EmptySideEffectDependencyContainer>
+
+func logRegistry() -> ReplayRegistry<LogAppState> {
+  var registry = ReplayRegistry<LogAppState>()
+  registry.register(LogAdd.self, as: "add")
+  registry.register(LogOpenDraft.self, as: "draft.open")
+  registry.register(LogWrite.self, as: "notes.write", at: \.notes)
+  registry.register(LogWrite.self, as: "draft.write", at: \.draft)
+  return registry
+}
+
+/// A session with root, scoped and optional-scoped commits, a side effect, and checkpoints.
+func recordLogSession(includeUnregistered: Bool = false) async throws -> (LogStore, Recording<LogAppState>) {
+  let recorder = StoreRecorder<LogAppState>(checkpointInterval: 2)
+  let store = LogStore(initialState: LogAppState(total: 10), interceptors: [recorder.interceptor])
+  try await store.dispatch(LogAdd(amount: 5))
+  try await store.scope(\.notes, dependencies: \.self).dispatch(LogWrite(line: "first"))
+  try await store.dispatch(LogOpenDraft())
+  try await store.scope(\.draft, dependencies: \.self).dispatch(LogWrite(line: "draft"))
+  if includeUnregistered { try await store.dispatch(LogReset()) }
+  try await store.dispatch(LogAddTwice())
+  return (store, recorder.recording())
+}
+
+// MARK: - Tests
+
+@Suite("Recording log: JSON Lines", .timeLimit(.minutes(1)))
+struct RecordingLogTests {
+  @Test func aSessionWrittenAndReadBack_replaysToTheSameStates() async throws {
+    let (store, recording) = try await recordLogSession()
+    let text = try RecordingLog.encode(recording, registry: logRegistry())
+    let lines = text.split(separator: "\n")
+    // The header, 6 commits, 3 checkpoints (every second commit), one side effect.
+    #expect(lines.count == 11)
+    #expect(lines[0].contains(#""format":"katana.recording""#) && lines[0].contains(#""version":1"#))
+    #expect(lines[2].contains(#""scope":"LogAppState.notes""#) && lines[2].contains(#""type":"notes.write""#))
+
+    let read = try RecordingLog.decode(text, registry: logRegistry())
+    #expect(read.initialState == recording.initialState)
+    #expect(read.commits.map(\.sequence) == recording.commits.map(\.sequence))
+    #expect(read.commits.map(\.cause) == recording.commits.map(\.cause))
+    #expect(read.commits.map { $0.scope?.description } == recording.commits.map { $0.scope?.description })
+    #expect(read.checkpoints.map(\.sequence) == [2, 4, 6])
+    #expect(try read.replayedStates() == recording.replayedStates())
+    #expect(try read.replayedState() == store.state)
+    #expect(read.effects.count == 1)
+    if case .completed? = read.effects.first?.outcome {} else { Issue.record("the side effect's outcome was lost") }
+
+    let fresh = LogStore(initialState: read.initialState)
+    try await read.replay(into: fresh)
+    #expect(fresh.state == store.state)
+  }
+
+  @Test func anUnregisteredUpdater_isWrittenByName_andReplayStopsAtIt() async throws {
+    let (_, recording) = try await recordLogSession(includeUnregistered: true)
+    let text = try RecordingLog.encode(recording, registry: logRegistry())
+    #expect(text.contains(#""registered":false"#) && text.contains("LogReset"))
+    let read = try RecordingLog.decode(text, registry: logRegistry())
+    #expect {
+      try read.replayedState()
+    } throws: { error in
+      guard case ReplayError.unknownType(5, let name) = error else { return false }
+      return name.contains("LogReset")
+    }
+    // Into a store: everything before it is committed, nothing after.
+    let fresh = LogStore(initialState: read.initialState)
+    await #expect(throws: ReplayError.self) { try await read.replay(into: fresh) }
+    #expect(
+      fresh.state
+        == (try Recording(initialState: read.initialState, commits: Array(read.commits.prefix(4)))
+          .replayedState()))
+
+    // A registry that does not know a name written in full reads it as unknown too.
+    var partial = ReplayRegistry<LogAppState>()
+    partial.register(LogAdd.self, as: "add")
+    let unknown = try RecordingLog.decode(text, registry: partial)
+    #expect {
+      try unknown.replayedState()
+    } throws: { error in
+      guard case ReplayError.unknownType(2, "notes.write") = error else { return false }
+      return true
+    }
+  }
+
+  @Test func everyBadLog_getsItsTypedError() async throws {
+    let (_, recording) = try await recordLogSession()
+    let text = try RecordingLog.encode(recording, registry: logRegistry())
+    var lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+    lines.removeLast()  // The empty string after the last newline.
+    /// The error reading `lines` gives, as the case and its arguments.
+    func read(_ lines: [String], newline: Bool = true) -> String {
+      do {
+        _ = try RecordingLog.decode(lines.joined(separator: "\n") + (newline ? "\n" : ""), registry: logRegistry())
+        return "no error"
+      } catch {
+        switch error {
+        case .empty: return "empty"
+        case .notARecording(let found): return "notARecording \(found)"
+        case .newerVersion(let found, let supported): return "newerVersion \(found) \(supported)"
+        case .wrongStateType(let expected, let found): return "wrongStateType \(expected) \(found)"
+        case .truncatedLine(let line): return "truncatedLine \(line)"
+        case .malformedLine(let line, let reason): return "malformedLine \(line) \(reason)"
+        case .encodingFailed: return "encodingFailed"
+        }
+      }
+    }
+    func replacing(_ index: Int, _ old: String, _ new: String) -> [String] {
+      var copy = lines
+      copy[index] = copy[index].replacingOccurrences(of: old, with: new)
+      return copy
+    }
+    #expect(read(lines) == "no error")
+    #expect(read([], newline: false) == "empty")
+    #expect(read(replacing(0, "katana.recording", "something.else")) == "notARecording something.else")
+    #expect(read(replacing(0, #""version":1"#, #""version":2"#)) == "newerVersion 2 1")
+    #expect(read(replacing(0, #""stateType":"LogAppState""#, #""stateType":"X""#)) == "wrongStateType LogAppState X")
+
+    var cut = lines
+    cut[cut.count - 1] = String(cut[cut.count - 1].prefix(20))
+    #expect(read(cut, newline: false) == "truncatedLine \(lines.count)")
+
+    var garbled = lines
+    garbled[3] = "{not json"
+    #expect(read(garbled).hasPrefix("malformedLine 4 "))
+    #expect(read(replacing(1, #""time":"#, #""tick":"#)).hasPrefix("malformedLine 2 missing field \"time\""))
+    var outOfOrder = lines
+    outOfOrder.swapAt(1, 2)
+    #expect(read(outOfOrder) == "malformedLine 3 commit 1 follows commit 2")
+    #expect(read(replacing(2, #""scope":"LogAppState.notes""#, #""scope":null"#)).hasPrefix("malformedLine 3 "))
+  }
+
+  @Test func replayIntoAStoreAtAnotherState_appliesNothing() async throws {
+    let (_, recording) = try await recordLogSession()
+    let store = LogStore(initialState: LogAppState(total: 99))
+    await #expect {
+      try await recording.replay(into: store)
+    } throws: { error in
+      guard case ReplayError.wrongInitialState = error else { return false }
+      return true
+    }
+    #expect(store.state == LogAppState(total: 99))
+  }
+}
