@@ -215,8 +215,9 @@ extension Recording {
   /// Commits the recording's updaters to `store`, in order, each once the store's turn comes, as the store's
   /// listeners, streams and observable models see any commit.
   ///
-  /// No side effect runs. The updaters skip the store's interceptors (a recorder among them records nothing),
-  /// unless `throughInterceptors` is true: then each is dispatched as any item is.
+  /// No side effect runs. The updaters skip the store's interceptors, unless `throughInterceptors` is true: then
+  /// each is dispatched as any item is. Either way, a ``StoreRecorder`` or ``UndoHistory`` among the store's
+  /// interceptors sees each commit.
   ///
   /// Replay into a fresh store made from ``initialState`` reproduces every state of the session; this does not
   /// check that the store started there.
@@ -240,7 +241,7 @@ extension Recording {
         if throughInterceptors {
           _ = try await store.anyDispatch(updater)
         } else {
-          try await store.core.commitOutsideChain { try StoreCore<S, D>.applyErased(updater, to: &$0) }
+          try await store.core.commitOutsideChain(updater) { try StoreCore<S, D>.applyErased(updater, to: &$0) }
         }
       } catch let error as StoreError {
         throw error

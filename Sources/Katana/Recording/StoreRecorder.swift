@@ -62,7 +62,7 @@ public final class StoreRecorder<S: State>: Sendable {
       attach(to: context, now: now)
       return { next in
         { item in
-          // State updaters are recorded by the store as it commits them (``CommitRecorderHook``), one at a time
+          // State updaters are recorded by the store as it commits them (``CommitHook``), one at a time
           // while they hold its turn; this handler only times side effects.
           guard !(item is any AnyStateUpdater) else { return try await next(item) }
           try await self.recordSideEffect(item, now: now, next: next)
@@ -72,7 +72,7 @@ public final class StoreRecorder<S: State>: Sendable {
   }
 
   private func attach(to context: any AnySideEffectContext, now: @escaping @Sendable () -> Duration) {
-    let hook = CommitRecorderHook<S>(needsBefore: false) { [self] item, before, after in
+    let hook = CommitHook<S>(needsBefore: false) { [self] item, before, after in
       record(item, before: before, after: after, time: now())
     }
     // Every store's interceptors get a store's context.
@@ -177,7 +177,7 @@ enum RecorderCause {
 /// What a ``StoreRecorder`` holds, under its lock. Removing entries hands them back, to release after unlocking.
 struct RecorderBuffer<S: State> {
   /// The store's hook, once the recorder is attached.
-  var hook: CommitRecorderHook<S>?
+  var hook: CommitHook<S>?
   /// The state before the oldest commit kept; nil after a reset, until the store hands the next one over.
   var base: S?
   var commits: [RecordedCommit] = []
@@ -246,31 +246,5 @@ struct RecorderBuffer<S: State> {
   mutating func end(_ id: Int, at time: Duration, outcome: RecordedEffect.Outcome) {
     effects[id]?.end = time
     effects[id]?.outcome = outcome
-  }
-}
-
-/// How a store hands each commit made through its interceptor chain to a ``StoreRecorder``: called in commit order,
-/// while the committing updater holds the store's turn, outside the store's lock.
-@usableFromInline
-final class CommitRecorderHook<S: State>: Sendable {
-  /// Whether the recorder wants the state before the next commit (it has no initial state since a reset).
-  @usableFromInline let needsBefore: AtomicFlag
-  @usableFromInline let record: @Sendable (_ item: any Dispatchable, _ before: S?, _ after: S) -> Void
-
-  init(needsBefore: Bool, record: @escaping @Sendable (any Dispatchable, S?, S) -> Void) {
-    self.needsBefore = AtomicFlag(needsBefore)
-    self.record = record
-  }
-}
-
-/// A context whose store can take a ``CommitRecorderHook``.
-protocol RecorderAttachable: StoreContextInternals {
-  func attach<T: State>(_ hook: CommitRecorderHook<T>)
-}
-
-extension SideEffectContext: RecorderAttachable {
-  func attach<T: State>(_ hook: CommitRecorderHook<T>) {
-    guard case .store(let core) = backing, let hook = hook as? CommitRecorderHook<S> else { return }
-    core.withLock { $0.recorderHook = hook }
   }
 }

@@ -25,9 +25,9 @@ struct CoreState<S: State, D: SideEffectDependencyContainer> {
   /// ``StoreCore/closeChain(_:)``).
   @usableFromInline var chainCloseWaiters = Waiters<Waiter>()
   @usableFromInline var observers = Observers<S>()
-  /// The recorder's hook, if a ``StoreRecorder`` is among the interceptors: commits made through the chain are
-  /// handed to it.
-  @usableFromInline var recorderHook: CommitRecorderHook<S>?
+  /// The hooks of the recorders and undo histories among the interceptors: commits made through the chain are
+  /// handed to them.
+  @usableFromInline var commitHooks: [CommitHook<S>] = []
   var shutdownHandlers: [@Sendable () -> Void] = []
   /// Side effects handed over with `send` that have not finished, by arrival: what a cancellation by id
   /// marks (see ``SentItemOrigin``).
@@ -74,17 +74,14 @@ struct CoreState<S: State, D: SideEffectDependencyContainer> {
     return (true, Commit(old: old, new: state, listeners: observers.listeners, subscribers: observers.subscribers))
   }
 
-  /// ``commitIfApplies(_:)`` for a store with a recorder: also returns what the recorder gets (the state before
-  /// the change if it asked for it, and the state after), or nil if `mutate` declined.
+  /// ``commitIfApplies(_:)`` for a store with commit hooks: also returns what the hooks get (the state before
+  /// the change if one asked for it, and the state after), or nil if `mutate` declined.
   @usableFromInline
-  mutating func recordedCommit(of item: any Dispatchable, _ mutate: (inout S) throws -> Bool) rethrows
-    -> RecordedChange<S>?
-  {
-    guard let hook = recorderHook else { return nil }
-    let before: S? = hook.needsBefore.isSet ? state : nil
+  mutating func recordedCommit(_ mutate: (inout S) throws -> Bool) rethrows -> RecordedChange<S>? {
+    let before: S? = commitHooks.contains { $0.needsBefore.isSet } ? state : nil
     let (applied, commit) = try commitIfApplies(mutate)
     guard applied else { return nil }
-    return RecordedChange(hook: hook, before: before, after: state, commit: commit)
+    return RecordedChange(hooks: commitHooks, before: before, after: state, commit: commit)
   }
 
   /// Applies `mutate` to the state; see ``commitIfApplies(_:)``.
@@ -185,16 +182,22 @@ struct CoreState<S: State, D: SideEffectDependencyContainer> {
 /// A commit made through the chain of a store with a recorder: what its hook gets, and the commit to deliver.
 @usableFromInline
 struct RecordedChange<S: State> {
-  @usableFromInline let hook: CommitRecorderHook<S>
+  @usableFromInline let hooks: [CommitHook<S>]
   @usableFromInline let before: S?
   @usableFromInline let after: S
   @usableFromInline let commit: Commit<S>?
 
   @usableFromInline
-  init(hook: CommitRecorderHook<S>, before: S?, after: S, commit: Commit<S>?) {
-    self.hook = hook
+  init(hooks: [CommitHook<S>], before: S?, after: S, commit: Commit<S>?) {
+    self.hooks = hooks
     self.before = before
     self.after = after
     self.commit = commit
+  }
+
+  /// Hands the commit of `item` to every hook, in the order they were attached.
+  @usableFromInline
+  func record(_ item: any Dispatchable) {
+    for hook in hooks { hook.record(item, before, after) }
   }
 }

@@ -185,11 +185,27 @@ extension StoreCore {
 
   /// Commits `mutate` when the calling task's turn comes, without the interceptor chain (a replayed commit, see
   /// ``Recording/replay(into:throughInterceptors:)``), and delivers the change to observers.
-  nonisolated(nonsending) func commitOutsideChain(_ mutate: (inout S) throws -> Void) async throws {
+  /// Commit hooks (recorders, undo histories) get it as a commit of `item`.
+  nonisolated(nonsending) func commitOutsideChain(_ item: any Dispatchable, _ mutate: (inout S) throws -> Void)
+    async throws
+  {
     var chain = CoreState<S, D>.noChain
     _ = try await acquireTurn(holder: TaskIdentity.current, installing: nil, chain: &chain)
     do {
-      try commitHoldingTurn(mutate)
+      var recorded: RecordedChange<S>?
+      let commit = try withLockRunningUpdater { core -> Commit<S>? in
+        if let error = core.lifecycle.phase.dispatchError { throw error }
+        guard core.commitHooks.isEmpty else {
+          recorded = try core.recordedCommit { state in
+            try mutate(&state)
+            return true
+          }
+          return recorded?.commit
+        }
+        return try core.commit(mutate)
+      }
+      recorded?.record(item)
+      commit?.deliver()
     } catch {
       releaseTurn()
       throw error
@@ -401,8 +417,8 @@ extension StoreCore {
     var recorded: RecordedChange<S>?
     let attempt = try withLockRunningUpdater { core -> ChainAttempt in
       try Self.enterNext(item, frame: frame, in: &core)
-      guard core.recorderHook == nil else {
-        recorded = core.recordedCommit(of: item) { state in frame.applyIfDispatchedType(item, &state) }
+      guard core.commitHooks.isEmpty else {
+        recorded = core.recordedCommit { state in frame.applyIfDispatchedType(item, &state) }
         return recorded == nil ? .notDispatchedType : .done(recorded?.commit)
       }
       let (applied, commit) = core.commitIfApplies { state in frame.applyIfDispatchedType(item, &state) }
@@ -418,7 +434,7 @@ extension StoreCore {
     case .done(let commit):
       if let recorded {
         // Recorded while the call still holds the turn (its dispatch cannot release it before `exitNext`).
-        recorded.hook.record(item, recorded.before, recorded.after)
+        recorded.record(item)
         commit?.deliver()
         exitNext(frame)
       } else if let commit {
@@ -477,8 +493,8 @@ extension StoreCore {
       let commit = try withLockRunningUpdater { core in
         guard core.turnFrame === frame else { throw StoreError.nextCalledOutOfScope(typeName(of: item)) }
         if let error = core.lifecycle.phase.dispatchError { throw error }
-        guard core.recorderHook == nil else {
-          recorded = try core.recordedCommit(of: item) { state in
+        guard core.commitHooks.isEmpty else {
+          recorded = try core.recordedCommit { state in
             try Self.applyErased(updater, to: &state)
             return true
           }
@@ -486,7 +502,7 @@ extension StoreCore {
         }
         return try core.commit { try Self.applyErased(updater, to: &$0) }
       }
-      if let recorded { recorded.hook.record(item, recorded.before, recorded.after) }
+      recorded?.record(item)
       commit?.deliver()
     }
   }
