@@ -1,0 +1,324 @@
+/// Undo and redo for a store, or for one scope of it.
+///
+/// ```swift
+/// let history = UndoHistory<AppState>()                         // every state updater is a step
+/// let editor = UndoHistory<AppState>(scope: store.scope(\.editor, dependencies: \.editor).id)
+/// let store = Store<AppState, AppDependencies>(
+///   initialState: AppState(), interceptors: [history.interceptor, editor.interceptor])
+///
+/// try await store.dispatch(AddTodo(title: "Milk"))
+/// try await history.undo(on: store)                              // the todo is gone
+/// try await history.redo(on: store)                              // and back
+/// ```
+///
+/// **What an undo does.** Undoing a step is a commit, seen by listeners, streams and observable models like any
+/// other; interceptors see it as an ``UndoCommand``. It does not restore a saved state: it replays, from the state
+/// before the oldest step the history keeps, every commit since **except** the undone steps' own. Updaters are
+/// pure (SPEC 4.5), so this is exact, and it keeps what came from elsewhere:
+/// - a commit that came after the undone step (a side effect's result, another feature's change) stays;
+/// - an undo in one scope's history leaves other scopes' commits, and the root's, alone;
+/// - a side effect still running when its step is undone commits on top of the undone state when it finishes.
+///   If that commit is itself a step of this history, it is a new step, and it clears redo; a commit that is not
+///   a step (another scope's, or one `isUndoable` declines) never clears redo.
+///
+/// Redo re-applies the step where it was, among the commits that followed it. A commit that cannot be re-applied
+/// (a feature's updater whose element is gone by then) is skipped in the replay.
+///
+/// **Steps.** By default each state updater the history sees is a step: every updater at the root, or every
+/// updater dispatched through the history's scope. `isUndoable` narrows that (for example to leave out selection
+/// changes). Several commits become one step between ``beginGroup()`` and ``endGroup()`` (a drag, a burst of
+/// typing).
+///
+/// **Cost and bounds.** The history keeps the updaters (not states) of the commits since its oldest step, up to
+/// `commitLimit` of them, and at most `stepLimit` steps: beyond either, the oldest commits are folded into the
+/// state it keeps (and their steps can no longer be undone). That state shares its storage with the store's
+/// (copy-on-write): the store's next change to a part copies that part once, when the history starts or folds,
+/// never per commit; an undo or redo costs one copy of the state plus re-applying the commits kept.
+///
+/// Put ``interceptor`` in the store's interceptors (after any that change items, so that it sees what the store
+/// applies), and give each store its own history.
+public final class UndoHistory<S: State>: Sendable {
+  /// The most steps kept.
+  public let stepLimit: Int
+  /// The most commits kept (steps and the commits between them).
+  public let commitLimit: Int
+  /// The scope whose commits are steps; nil for the whole store.
+  public let scope: ScopeID?
+
+  private let isUndoable: @Sendable (any Dispatchable) -> Bool
+  private let buffer = Locked(UndoBuffer<S>())
+
+  /// Creates a history.
+  ///
+  /// - Parameters:
+  ///   - scope: The scope whose updaters are steps (`scopedStore.id`); nil (the default) for every updater.
+  ///   - stepLimit: The most steps kept (at least 1).
+  ///   - commitLimit: The most commits kept (at least `stepLimit`).
+  ///   - isUndoable: Whether an updater (as dispatched: the feature's own for a scope) is a step.
+  public init(
+    scope: ScopeID? = nil, stepLimit: Int = 100, commitLimit: Int = 10_000,
+    isUndoable: @escaping @Sendable (any Dispatchable) -> Bool = { _ in true }
+  ) {
+    self.scope = scope
+    self.stepLimit = max(1, stepLimit)
+    self.commitLimit = max(self.stepLimit, commitLimit)
+    self.isUndoable = isUndoable
+  }
+
+  /// The interceptor that feeds the history: put it in the store's interceptors.
+  public var interceptor: StoreInterceptor {
+    { [self] context in
+      attach(to: context)
+      return { next in next }
+    }
+  }
+
+  /// Whether there is a step to undo.
+  public var canUndo: Bool { buffer.withLock { $0.lastDone != nil } }
+  /// Whether there is a step to redo.
+  public var canRedo: Bool { buffer.withLock { !$0.redo.isEmpty } }
+
+  /// Undoes the latest step not undone, as a commit of an ``UndoCommand`` made when its turn comes.
+  ///
+  /// - Returns: Whether there was a step to undo (without one, the command's commit leaves the state as it is).
+  /// - Throws: What dispatching throws (an interceptor's error, ``StoreError/storeShutDown``).
+  @discardableResult
+  public nonisolated(nonsending) func undo<D: SideEffectDependencyContainer>(on store: Store<S, D>) async throws
+    -> Bool
+  {
+    try await perform(.undo, on: store)
+  }
+
+  /// Redoes the step undone last, as a commit of an ``UndoCommand``.
+  ///
+  /// - Returns: Whether there was a step to redo.
+  @discardableResult
+  public nonisolated(nonsending) func redo<D: SideEffectDependencyContainer>(on store: Store<S, D>) async throws
+    -> Bool
+  {
+    try await perform(.redo, on: store)
+  }
+
+  private nonisolated(nonsending) func perform<D: SideEffectDependencyContainer>(
+    _ kind: UndoCommand<S>.Kind, on store: Store<S, D>
+  ) async throws -> Bool {
+    let command = UndoCommand(kind: kind, history: self)
+    try await store.dispatch(command)
+    return command.outcome.isSet
+  }
+
+  /// Makes the undoable commits from now until ``endGroup()`` one step (groups nest: the outermost decides).
+  public func beginGroup() {
+    buffer.withLock { $0.groupDepth += 1 }
+  }
+
+  /// Ends the group ``beginGroup()`` began.
+  public func endGroup() {
+    buffer.withLock { buffer in
+      buffer.groupDepth = max(0, buffer.groupDepth - 1)
+      if buffer.groupDepth == 0 { buffer.openGroup = nil }
+    }
+  }
+
+  /// Forgets every step: nothing can be undone or redone until the next one.
+  public func clear() {
+    let dropped = buffer.withLock { buffer -> UndoBuffer<S> in
+      var fresh = UndoBuffer<S>()
+      fresh.attached = buffer.attached
+      fresh.base = buffer.replayed()
+      fresh.nextStep = buffer.nextStep
+      swap(&fresh, &buffer)
+      return fresh
+    }
+    withExtendedLifetime(dropped) {}
+  }
+
+  // MARK: - Feeding
+
+  private func attach(to context: any AnySideEffectContext) {
+    guard let target = context as? any RecorderAttachable else { return }
+    guard let initial = context.getAnyState() as? S else {
+      target.runtimeWarning(
+        "An UndoHistory<\(String(reflecting: S.self))> was given to a store of another state type; it does nothing.")
+      return
+    }
+    let attached = buffer.withLock { buffer -> Bool in
+      guard !buffer.attached else { return false }
+      buffer.attached = true
+      buffer.base = initial
+      return true
+    }
+    guard attached else {
+      target.runtimeWarning("An UndoHistory was given to a second store; it follows only the first one.")
+      return
+    }
+    target.attach(CommitHook<S>(needsBefore: false) { [self] item, _, _ in record(item) })
+  }
+
+  /// Takes in a commit (in commit order, while it holds the store's turn).
+  private func record(_ item: any Dispatchable) {
+    guard let updater = item as? any AnyStateUpdater else { return }
+    let isStep: Bool
+    if item is UndoCommand<S> {
+      isStep = false
+    } else if let scope {
+      guard let scoped = item as? any ScopedDispatchable, scoped.scope == scope else {
+        return append(updater, isStep: false, isCommand: false)
+      }
+      isStep = isUndoable(scoped.base)
+    } else {
+      isStep = isUndoable((item as? any ScopedDispatchable)?.base ?? item)
+    }
+    append(updater, isStep: isStep, isCommand: item is UndoCommand<S>)
+  }
+
+  private func append(_ updater: any AnyStateUpdater, isStep: Bool, isCommand: Bool) {
+    let (stepLimit, commitLimit) = (self.stepLimit, self.commitLimit)
+    let dropped = buffer.withLock { buffer in
+      buffer.append(updater, isStep: isStep, isCommand: isCommand)
+      return buffer.fold(stepLimit: stepLimit, commitLimit: commitLimit)
+    }
+    // Folded updaters are released outside the lock.
+    withExtendedLifetime(dropped) {}
+  }
+
+  // MARK: - Undoing (inside the command's commit)
+
+  /// The state after undoing or redoing, or nil if there is nothing to do.
+  func apply(_ kind: UndoCommand<S>.Kind) -> S? {
+    buffer.withLock { buffer in
+      switch kind {
+      case .undo:
+        guard let step = buffer.lastDone else { return nil }
+        buffer.undone.insert(step)
+        buffer.redo.append(step)
+      case .redo:
+        guard let step = buffer.redo.popLast() else { return nil }
+        buffer.undone.remove(step)
+      }
+      return buffer.replayed()
+    }
+  }
+}
+
+/// An undo or a redo of an ``UndoHistory``, as the store's interceptors and recorder see it: a state updater that
+/// replaces the state with the one the history computes when the command's turn comes.
+public struct UndoCommand<S: State>: StateUpdater {
+  /// Which way the command goes.
+  public enum Kind: Sendable, Hashable {
+    /// Undo the latest step.
+    case undo
+    /// Redo the step undone last.
+    case redo
+  }
+
+  /// Whether it undoes or redoes.
+  public let kind: Kind
+  let history: UndoHistory<S>
+  /// Set by the commit if there was a step to undo or redo.
+  let outcome = AtomicFlag(false)
+
+  /// Replaces the state with the history's, if there is a step to undo or redo.
+  public func updateState(_ state: inout S) {
+    guard let replayed = history.apply(kind) else { return }
+    state = replayed
+    outcome.set(true)
+  }
+}
+
+/// What an ``UndoHistory`` holds, under its lock.
+struct UndoBuffer<S: State> {
+  struct Entry {
+    let updater: any AnyStateUpdater
+    /// The step it belongs to; nil for a commit that is not a step.
+    let step: Int?
+    /// An undo or redo: its effect is the history's own bookkeeping, so replays skip it.
+    let isCommand: Bool
+  }
+
+  var attached = false
+  /// The state before the oldest entry kept (never the store's current state: keeping that would make the store
+  /// copy what it changes next).
+  var base: S?
+  var entries = RingBuffer<Entry>()
+  /// The number of entries ever folded away: entry `n` (counting from the first commit) is `entries[n - folded]`.
+  var folded = 0
+  /// The steps kept, oldest first, with the numbers of their first and last entries.
+  var steps: [(id: Int, first: Int, last: Int)] = []
+  var undone: Set<Int> = []
+  /// Steps undone by undo, the last one undone last; cleared by a new step.
+  var redo: [Int] = []
+  var nextStep = 1
+  var groupDepth = 0
+  var openGroup: Int?
+
+  /// The latest step that is not undone.
+  var lastDone: Int? { steps.last { !undone.contains($0.id) }?.id }
+
+  mutating func append(_ updater: any AnyStateUpdater, isStep: Bool, isCommand: Bool) {
+    let number = folded + entries.count
+    var step: Int?
+    if isStep {
+      // A group goes on while it is the latest step and not undone; after an undo, the next commit starts another.
+      if groupDepth > 0, let group = openGroup, steps.last?.id == group, !undone.contains(group) {
+        step = group
+        steps[steps.count - 1].last = number
+      } else {
+        step = nextStep
+        nextStep += 1
+        steps.append((step!, number, number))
+        if groupDepth > 0 { openGroup = step }
+      }
+      // A new step after an undo: what was undone can no longer be redone (it stays undone).
+      redo.removeAll()
+    }
+    entries.append(Entry(updater: updater, step: step, isCommand: isCommand))
+  }
+
+  /// Folds the oldest entries into `base` while more than `stepLimit` steps or `commitLimit` commits are kept (a
+  /// step is folded whole); returns them, to release after unlocking.
+  mutating func fold(stepLimit: Int, commitLimit: Int) -> [Entry] {
+    guard entries.count > commitLimit || steps.count > stepLimit else { return [] }
+    // Everything before entry number `end` goes.
+    var end = folded + max(0, entries.count - commitLimit)
+    if steps.count > stepLimit { end = max(end, steps[steps.count - stepLimit - 1].last + 1) }
+    // A step that begins before `end` goes whole (and the steps that begin before its end).
+    var dropped = 0
+    while dropped < steps.count, steps[dropped].first < end {
+      end = max(end, steps[dropped].last + 1)
+      dropped += 1
+    }
+    var removed: [Entry] = []
+    removed.reserveCapacity(end - folded)
+    while folded < end, let entry = entries.removeFirst() {
+      removed.append(entry)
+      folded += 1
+    }
+    if var state = base {
+      base = nil  // `state` is now the only reference: folding mutates it in place.
+      for entry in removed where !entry.isCommand && !(entry.step.map(undone.contains) ?? false) {
+        try? StoreCore<S, EmptySideEffectDependencyContainer>.applyErased(entry.updater, to: &state)
+      }
+      base = state
+    }
+    for step in steps.prefix(dropped) {
+      undone.remove(step.id)
+      redo.removeAll { $0 == step.id }
+    }
+    steps.removeFirst(dropped)
+    if let group = openGroup, !steps.contains(where: { $0.id == group }) { openGroup = nil }
+    return removed
+  }
+
+  /// The state replayed from `base` over every entry except commands and undone steps.
+  func replayed() -> S? {
+    guard var state = base else { return nil }
+    for offset in 0..<entries.count {
+      let entry = entries[offset]
+      guard !entry.isCommand, !(entry.step.map(undone.contains) ?? false) else { continue }
+      // A commit that cannot be re-applied now (its element is gone) is skipped.
+      try? StoreCore<S, EmptySideEffectDependencyContainer>.applyErased(entry.updater, to: &state)
+    }
+    return state
+  }
+}
