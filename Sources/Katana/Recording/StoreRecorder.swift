@@ -37,6 +37,10 @@ public final class StoreRecorder<S: State>: Sendable {
   public let checkpointInterval: Int
 
   private let buffer: Locked<RecorderBuffer<S>>
+  /// Set while the store is away from live (``travel(_:to:)``).
+  private let traveling = AtomicFlag(false)
+  /// The live state, kept while away from it.
+  private let live = Locked<S?>(nil)
 
   /// Creates a recorder.
   ///
@@ -62,6 +66,9 @@ public final class StoreRecorder<S: State>: Sendable {
       attach(to: context, now: now)
       return { next in
         { item in
+          if self.traveling.isSet, !(item is TimeTravelCommand<S>) {
+            throw TimeTravelError.awayFromLive(String(reflecting: type(of: item)))
+          }
           // State updaters are recorded by the store as it commits them (``CommitHook``), one at a time
           // while they hold its turn; this handler only times side effects.
           guard !(item is any AnyStateUpdater) else { return try await next(item) }
@@ -97,6 +104,8 @@ public final class StoreRecorder<S: State>: Sendable {
   }
 
   private func record(_ item: any Dispatchable, before: S?, after: S, time: Duration) {
+    // Time travel is no part of the session: going and coming back leaves the live state as it was.
+    if item is TimeTravelCommand<S> { return }
     let cause = RecorderCause.current
     let interval = checkpointInterval
     let dropped = buffer.withLock { buffer -> RecorderBuffer<S>.Dropped in
@@ -134,6 +143,51 @@ public final class StoreRecorder<S: State>: Sendable {
     }
     // User values (updaters, states, errors) are released outside the lock.
     withExtendedLifetime(dropped) {}
+  }
+
+  // MARK: - Time travel
+
+  /// Whether the store is away from live: showing a recorded state (``travel(_:to:)``).
+  public var isAwayFromLive: Bool { traveling.isSet }
+
+  /// Moves `store`, which this recorder records, to the state after commit `sequence` (a debugging aid): listeners,
+  /// streams and observable models see the move as a commit, and the recording does not include it.
+  ///
+  /// While the store is away from live, every item dispatched or sent to it is refused with
+  /// ``TimeTravelError/awayFromLive(_:)`` (a side effect still running gets that error from its dispatches):
+  /// nothing can change the recorded session until ``returnToLive(_:)``, which puts the live state back. Travelling
+  /// again while away moves to another recorded state.
+  ///
+  /// - Parameter sequence: A commit the recording keeps, or the one before its first (its initial state).
+  /// - Throws: ``TimeTravelError/notKept(_:kept:)`` if the recording does not keep that commit; a
+  ///   ``ReplayError`` if the recording cannot be replayed up to it; what dispatching throws.
+  public nonisolated(nonsending) func travel<D: SideEffectDependencyContainer>(
+    _ store: Store<S, D>, to sequence: Int
+  ) async throws {
+    let recording = recording()
+    let first = (recording.commits.first?.sequence ?? buffer.withLock { $0.nextSequence }) - 1
+    let kept = first...(first + recording.commits.count)
+    guard kept.contains(sequence) else { throw TimeTravelError.notKept(sequence, kept: kept) }
+    let target = try Recording(
+      initialState: recording.initialState, commits: Array(recording.commits.prefix(sequence - first)),
+      checkpoints: recording.checkpoints
+    ).replayedState(equal: nil)
+    traveling.set(true)
+    do {
+      try await store.dispatch(TimeTravelCommand(target: target, live: live))
+    } catch {
+      if live.withLock({ $0 == nil }) { traveling.set(false) }
+      throw error
+    }
+  }
+
+  /// Moves `store` back to its live state after ``travel(_:to:)``; does nothing if it is live.
+  public nonisolated(nonsending) func returnToLive<D: SideEffectDependencyContainer>(_ store: Store<S, D>)
+    async throws
+  {
+    guard traveling.isSet else { return }
+    try await store.dispatch(TimeTravelCommand(target: nil, live: live))
+    traveling.set(false)
   }
 
   // MARK: - Recording
@@ -246,5 +300,46 @@ struct RecorderBuffer<S: State> {
   mutating func end(_ id: Int, at time: Duration, outcome: RecordedEffect.Outcome) {
     effects[id]?.end = time
     effects[id]?.outcome = outcome
+  }
+}
+
+/// A move of the store to a recorded state, or back to live (``StoreRecorder/travel(_:to:)``), as interceptors see
+/// it. Recorders and undo histories leave it out.
+public struct TimeTravelCommand<S: State>: StateUpdater {
+  /// The recorded state to show; nil to go back to live.
+  let target: S?
+  let live: Locked<S?>
+
+  /// Replaces the state with the recorded one (keeping the live state the first time), or puts the live state back.
+  public func updateState(_ state: inout S) {
+    if let target {
+      live.withLock { live in
+        if live == nil { live = state }
+      }
+      state = target
+    } else if let saved = live.withLock({ live -> S? in
+      defer { live = nil }
+      return live
+    }) {
+      state = saved
+    }
+  }
+}
+
+/// Why a dispatch or a move in time was refused.
+public enum TimeTravelError: Error, CustomStringConvertible {
+  /// The store is showing a recorded state: it takes no item until it returns to live.
+  case awayFromLive(String)
+  /// The recording does not keep this commit (`kept`: the commits it can move to).
+  case notKept(Int, kept: ClosedRange<Int>)
+
+  /// A sentence saying what was refused.
+  public var description: String {
+    switch self {
+    case .awayFromLive(let typeName):
+      "\(typeName) was refused: the store is away from live (time travel); return to live first."
+    case .notKept(let sequence, let kept):
+      "Commit \(sequence) is not kept by the recording; it keeps \(kept.lowerBound) to \(kept.upperBound)."
+    }
   }
 }

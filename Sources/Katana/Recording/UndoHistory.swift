@@ -157,7 +157,8 @@ public final class UndoHistory<S: State>: Sendable {
 
   /// Takes in a commit (in commit order, while it holds the store's turn).
   private func record(_ item: any Dispatchable) {
-    guard let updater = item as? any AnyStateUpdater else { return }
+    // Time travel goes away from live and comes back to it: no part of the history.
+    guard let updater = item as? any AnyStateUpdater, !(item is TimeTravelCommand<S>) else { return }
     let isStep: Bool
     if item is UndoCommand<S> {
       isStep = false

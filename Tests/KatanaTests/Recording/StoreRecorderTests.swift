@@ -241,3 +241,41 @@ struct RecordingReplayTests {
     #expect(seen.values.count == 3)
   }
 }
+
+@Suite("Recording: time travel", .timeLimit(.minutes(1)))
+struct TimeTravelTests {
+  @Test func travelToACommit_andBackToLive_refusingEveryItemMeanwhile() async throws {
+    let recorder = StoreRecorder<RecCounterState>()
+    let history = UndoHistory<RecCounterState>()
+    let store = RecStore(initialState: RecCounterState(), interceptors: [history.interceptor, recorder.interceptor])
+    for amount in [1, 2, 3] { try await store.dispatch(RecAdd(amount: amount)) }
+    let seen = Recorder<Int>()
+    let stop = store.addListener { _, new in seen.append(new.count) }
+    defer { stop() }
+
+    try await recorder.travel(store, to: 1)
+    #expect(store.state.count == 1 && recorder.isAwayFromLive)
+    try await recorder.travel(store, to: 0)
+    #expect(store.state == RecCounterState())
+    await #expect {
+      try await store.dispatch(RecAdd(amount: 100))
+    } throws: { error in
+      guard case TimeTravelError.awayFromLive(let name) = error else { return false }
+      return name.contains("RecAdd")
+    }
+    let sent = await store.send(RecAddAll(amounts: [5])).result
+    #expect(throws: TimeTravelError.self) { try sent.get() }
+    await #expect(throws: TimeTravelError.self) { try await history.undo(on: store) }
+    await #expect(throws: TimeTravelError.self) { try await recorder.travel(store, to: 4) }
+
+    try await recorder.returnToLive(store)
+    #expect(store.state.count == 6 && !recorder.isAwayFromLive)
+    #expect(seen.values == [1, 0, 6])
+    // The session is as it was: travel is not recorded, and the history undoes the last real step.
+    try await store.dispatch(RecAdd(amount: 4))
+    #expect(recorder.recording().commits.map(\.sequence) == [1, 2, 3, 4])
+    #expect(try recorder.recording().replayedState() == store.state)
+    try await history.undo(on: store)
+    #expect(store.state.count == 6)
+  }
+}
