@@ -125,6 +125,7 @@ final class Runner {
     try await runConcurrencyGroup()
     try await runAppendGroup()
     try await runScopeGroup()
+    try await runRecordingGroup()
     try await measure([BenchmarkFixture.stream])
     try await runMemoryCase()
     try await runPromiseGroup()
@@ -233,6 +234,41 @@ final class Runner {
           format: "%.2fx (median of per-round ratios); %.1f ns vs %.1f ns", ratio.median, value(large.name) ?? 0,
           value(small.name) ?? 0),
         met: ratio.median <= 1.2)
+    }
+  }
+
+  private func runRecordingGroup() async throws {
+    let plain = BenchmarkFixture.updaterDispatch.named(
+      "dispatch: state updater (recording group)",
+      explanation: "The plain updater dispatch again, measured next to the recording cases.")
+    let oneInterceptor = BenchmarkFixture.updaterDispatchOneInterceptor.named(
+      "dispatch: state updater, 1 pass-through interceptor (recording group)",
+      explanation: "The interceptor path a recorder takes, without the recorder.")
+    let append = BenchmarkFixture.append(size: 1_000_000, observers: .none).named(
+      "append: 1,000,000 elements, no observer (recording group)",
+      explanation: "The append without a history, measured next to the undoable one.")
+    try await measure([plain, oneInterceptor, .updaterDispatchRecorded, append, .undoableAppend, .undoRedoLarge])
+    if let added = perRound(BenchmarkFixture.updaterDispatchRecorded.name, oneInterceptor.name, -),
+      let total = perRound(BenchmarkFixture.updaterDispatchRecorded.name, plain.name, -)
+    {
+      check(
+        "a recorder's own cost per commit (beyond the interceptor path it takes) <= 1,500 ns",
+        measured: String(
+          format: "%.1f ns per commit beyond one pass-through interceptor; %.1f ns over a dispatch without it",
+          added.median, total.median),
+        met: added.median <= 1_500)
+    }
+    // A copy of the array would cost about as much as half an undo and redo (each copies it once): compare the
+    // undoable append with the interceptor path it takes, and show the append without a history for scale.
+    if let ratio = perRound(BenchmarkFixture.undoableAppend.name, oneInterceptor.name, /) {
+      check(
+        "an undoable append to 1,000,000 elements copies nothing: <= 5x a dispatch through one interceptor",
+        measured: String(
+          format: "%.2fx (median of per-round ratios); %.1f ns, against %.1f ns without a history (no "
+            + "interceptor); an undo and a redo: %.2f ms",
+          ratio.median, value(BenchmarkFixture.undoableAppend.name) ?? 0, value(append.name) ?? 0,
+          (value(BenchmarkFixture.undoRedoLarge.name) ?? 0) / 1e6),
+        met: ratio.median <= 5)
     }
   }
 

@@ -76,7 +76,7 @@ struct CoreState<S: State, D: SideEffectDependencyContainer> {
 
   /// ``commitIfApplies(_:)`` for a store with commit hooks: also returns what the hooks get (the state before
   /// the change if one asked for it, and the state after), or nil if `mutate` declined.
-  @usableFromInline
+  @inlinable
   mutating func recordedCommit(_ mutate: (inout S) throws -> Bool) rethrows -> RecordedChange<S>? {
     let before: S? = commitHooks.contains { $0.needsBefore.isSet } ? state : nil
     let (applied, commit) = try commitIfApplies(mutate)
@@ -187,7 +187,7 @@ struct RecordedChange<S: State> {
   @usableFromInline let after: S
   @usableFromInline let commit: Commit<S>?
 
-  @usableFromInline
+  @inlinable
   init(hooks: [CommitHook<S>], before: S?, after: S, commit: Commit<S>?) {
     self.hooks = hooks
     self.before = before
@@ -196,7 +196,7 @@ struct RecordedChange<S: State> {
   }
 
   /// Hands the commit of `item` to every hook, in the order they were attached.
-  @usableFromInline
+  @inlinable
   func record(_ item: any Dispatchable) {
     for hook in hooks { hook.record(item, before, after) }
   }
