@@ -33,7 +33,8 @@ let package = Package(
     .target(name: "KatanaRecordingLog", dependencies: ["Katana"], swiftSettings: strictSettings),
     // The runnable tour: `swift run katana-demo`.
     .executableTarget(
-      name: "KatanaDemo", dependencies: ["Katana", "KatanaPromises", "KatanaTesting"], swiftSettings: strictSettings),
+      name: "KatanaDemo", dependencies: ["Katana", "KatanaPromises", "KatanaRecordingLog", "KatanaTesting"],
+      swiftSettings: strictSettings),
     // The baselines live in their own module, so that the optimizer cannot fold them into the measuring loop.
     .target(name: "KatanaBenchmarkBaselines", swiftSettings: strictSettings),
     // Each benchmark case's set-up and measured operations, written once: katana-benchmarks times them against

@@ -19,4 +19,5 @@ await Tour.run([
   debounceStep,
   featuresStep,
   promisesStep,
+  recordingStep,
 ])

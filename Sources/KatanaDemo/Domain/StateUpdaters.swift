@@ -1,15 +1,16 @@
 import Katana
 
-// The only ways to change `TodoState`: pure, synchronous, in-place mutations.
+// The only ways to change `TodoState`: pure, synchronous, in-place mutations (Codable where a recording log writes
+// them).
 
-struct AddTodo: StateUpdater {
+struct AddTodo: StateUpdater, Codable {
   let todo: Todo
   func updateState(_ state: inout TodoState) {
     state.todos.append(todo)
   }
 }
 
-struct CompleteTodo: StateUpdater {
+struct CompleteTodo: StateUpdater, Codable {
   let id: Int
   func updateState(_ state: inout TodoState) {
     guard let index = state.todos.firstIndex(where: { $0.id == id }) else { return }
@@ -24,7 +25,7 @@ struct SetTodos: StateUpdater {
   }
 }
 
-struct SetSyncing: StateUpdater {
+struct SetSyncing: StateUpdater, Codable {
   let isSyncing: Bool
   func updateState(_ state: inout TodoState) {
     state.isSyncing = isSyncing

@@ -1,7 +1,7 @@
 import Katana
 
 /// A to-do of the demo's service.
-struct Todo: Sendable, Equatable, CustomStringConvertible {
+struct Todo: Sendable, Equatable, Codable, CustomStringConvertible {
   let id: Int
   var title: String
   var isDone = false
@@ -11,8 +11,9 @@ struct Todo: Sendable, Equatable, CustomStringConvertible {
   }
 }
 
-/// The service's whole state: one value, changed only by the state updaters in `StateUpdaters.swift`.
-struct TodoState: State {
+/// The service's whole state: one value, changed only by the state updaters in `StateUpdaters.swift`. Codable, so
+/// that a recording of a session can be written as a log (the recording step).
+struct TodoState: State, Equatable, Codable {
   var todos: [Todo] = []
   var isSyncing = false
   /// What the user typed in the search field.
