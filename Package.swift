@@ -56,7 +56,7 @@ let package = Package(
       name: "KatanaTests", dependencies: ["Katana", "KatanaRecordingLog", "KatanaTestSupport"],
       swiftSettings: strictSettings),
     .testTarget(
-      name: "KatanaTestingTests", dependencies: ["Katana", "KatanaTesting", "KatanaTestSupport"],
+      name: "KatanaTestingTests", dependencies: ["Katana", "KatanaRecordingLog", "KatanaTesting", "KatanaTestSupport"],
       swiftSettings: strictSettings),
     .testTarget(
       name: "KatanaPromisesTests", dependencies: ["Katana", "KatanaPromises", "KatanaTestSupport"],

@@ -1,7 +1,7 @@
 import Foundation
 import Katana
 
-/// A ``Recording`` as text: JSON Lines, one JSON object per line, versioned.
+/// A `Recording` as text: JSON Lines, one JSON object per line, versioned.
 ///
 /// ```swift
 /// var registry = ReplayRegistry<AppState>()
@@ -28,9 +28,9 @@ import Katana
 ///    `"error"`, the error's description), `cancelled`, or `running`.
 ///
 /// Reading a log checks everything and applies nothing: a newer version, another state type, a line that is not
-/// JSON, cut off, out of order or missing a field is a ``RecordingLogError`` naming its line. An updater of a type
+/// JSON, cut off, out of order or missing a field is a `RecordingLogError` naming its line. An updater of a type
 /// the registry does not know is read as a stand-in at which replay stops with
-/// ``ReplayError/unknownType(sequence:typeName:)``.
+/// `ReplayError/unknownType(sequence:typeName:)`.
 public enum RecordingLog {
   /// The version this package writes, and the newest it reads.
   public static let version = 1
@@ -39,7 +39,7 @@ public enum RecordingLog {
 
   /// Writes `recording` as JSON Lines (each line ends with a newline).
   ///
-  /// - Throws: ``RecordingLogError/encodingFailed(sequence:typeName:underlying:)`` if an updater's or the state's
+  /// - Throws: `RecordingLogError/encodingFailed(sequence:typeName:underlying:)` if an updater's or the state's
   ///   own encoding throws.
   public static func encode<S: State & Codable>(_ recording: Recording<S>, registry: ReplayRegistry<S>)
     throws(RecordingLogError) -> String
@@ -79,7 +79,7 @@ public enum RecordingLog {
 
   /// Reads a log written by ``encode(_:registry:)`` (this version or an older one).
   ///
-  /// - Throws: ``RecordingLogError``; nothing is returned from a log with any bad line.
+  /// - Throws: `RecordingLogError`; nothing is returned from a log with any bad line.
   public static func decode<S: State & Codable>(_ text: String, registry: ReplayRegistry<S>)
     throws(RecordingLogError) -> Recording<S>
   {

@@ -10,7 +10,7 @@ import Katana
 /// ```
 ///
 /// An updater that is not registered (or not `Codable`) is written by name only, and replay stops at it with
-/// ``ReplayError/unknownType(sequence:typeName:)``. A feature's updater is matched with its scope: register it once
+/// `ReplayError/unknownType(sequence:typeName:)`. A feature's updater is matched with its scope: register it once
 /// per key path it is mounted at. A later registration under a name already used, or for a type and scope already
 /// registered, replaces the earlier one.
 public struct ReplayRegistry<S: State>: Sendable {
@@ -53,7 +53,7 @@ public struct ReplayRegistry<S: State>: Sendable {
   }
 
   /// Registers a feature's state updater, dispatched through the scope mounted at the optional field `keyPath`,
-  /// under `name`. Replaying it while the field is nil fails as the dispatch would (``ScopeError``).
+  /// under `name`. Replaying it while the field is nil fails as the dispatch would (`ScopeError`).
   public mutating func register<U: StateUpdater & Codable>(
     _ type: U.Type, as name: String, at keyPath: WritableKeyPath<S, U.StateType?>
   ) {

@@ -256,10 +256,10 @@ extension Recording {
 
 extension Recording where S: Equatable {
   /// Checks that `store` is at the recording's ``initialState``, then commits the recording's updaters to it; see
-  /// ``replay(into:throughInterceptors:)``. Nothing else should dispatch to `store` meanwhile.
+  /// `replay(into:throughInterceptors:)`. Nothing else should dispatch to `store` meanwhile.
   ///
   /// - Throws: ``ReplayError/wrongInitialState(expected:found:)`` if the store's state is not the initial state
-  ///   (nothing is committed), and what ``replay(into:throughInterceptors:)`` throws.
+  ///   (nothing is committed), and what `replay(into:throughInterceptors:)` throws.
   public nonisolated(nonsending) func replay<D: SideEffectDependencyContainer>(
     into store: Store<S, D>, throughInterceptors: Bool = false
   ) async throws {

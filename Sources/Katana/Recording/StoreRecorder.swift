@@ -158,7 +158,9 @@ public final class StoreRecorder<S: State>: Sendable {
   /// nothing can change the recorded session until ``returnToLive(_:)``, which puts the live state back. Travelling
   /// again while away moves to another recorded state.
   ///
-  /// - Parameter sequence: A commit the recording keeps, or the one before its first (its initial state).
+  /// - Parameters:
+  ///   - store: The store this recorder records.
+  ///   - sequence: A commit the recording keeps, or the one before its first (its initial state).
   /// - Throws: ``TimeTravelError/notKept(_:kept:)`` if the recording does not keep that commit; a
   ///   ``ReplayError`` if the recording cannot be replayed up to it; what dispatching throws.
   public nonisolated(nonsending) func travel<D: SideEffectDependencyContainer>(
@@ -182,6 +184,8 @@ public final class StoreRecorder<S: State>: Sendable {
   }
 
   /// Moves `store` back to its live state after ``travel(_:to:)``; does nothing if it is live.
+  ///
+  /// - Parameter store: The store this recorder records.
   public nonisolated(nonsending) func returnToLive<D: SideEffectDependencyContainer>(_ store: Store<S, D>)
     async throws
   {

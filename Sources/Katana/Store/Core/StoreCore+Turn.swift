@@ -184,7 +184,7 @@ extension StoreCore {
   }
 
   /// Commits `mutate` when the calling task's turn comes, without the interceptor chain (a replayed commit, see
-  /// ``Recording/replay(into:throughInterceptors:)``), and delivers the change to observers.
+  /// `replay(into:throughInterceptors:)`), and delivers the change to observers.
   /// Commit hooks (recorders, undo histories) get it as a commit of `item`.
   nonisolated(nonsending) func commitOutsideChain(_ item: any Dispatchable, _ mutate: (inout S) throws -> Void)
     async throws

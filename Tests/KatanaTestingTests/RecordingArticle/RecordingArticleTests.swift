@@ -1,0 +1,120 @@
+import Katana
+import KatanaRecordingLog
+import KatanaTesting
+import Testing
+
+// Every Swift block of the "Recording, replay and undo" article (Sources/Katana/Katana.docc/RecordingAndReplay.md),
+// compiled and run: .ci/check-article-snippets keeps each block identical to the code between its markers here.
+
+@Suite("Recording, replay and undo's examples", .timeLimit(.minutes(1)))
+struct RecordingArticle {
+  @Test func record() async throws {
+    // ARTICLE-SNIPPET-BEGIN: record
+    let recorder = StoreRecorder<AppState>(capacity: 10_000, checkpointInterval: 1_000)
+    let store = Store<AppState, EmptySideEffectDependencyContainer>(
+      initialState: AppState(), interceptors: [recorder.interceptor])
+
+    try await store.dispatch(AddTodo(title: "Milk"))
+    try await store.scope(\.editor, dependencies: \.self).dispatch(TypeText(text: "Hello"))
+
+    let recording = recorder.recording()
+    for commit in recording.commits {
+      print(commit.sequence, commit.time, commit.base, commit.scope?.description ?? "root")
+    }
+    let replayed = try recording.replayedState()  // checked against every checkpoint on the way
+    // ARTICLE-SNIPPET-END: record
+    #expect(replayed == store.state)
+    #expect(recording.commits.count == 2)
+
+    // ARTICLE-SNIPPET-BEGIN: replay-into
+    let fresh = Store<AppState, EmptySideEffectDependencyContainer>(initialState: recording.initialState)
+    try await recording.replay(into: fresh)  // listeners and streams of `fresh` see every commit
+    // ARTICLE-SNIPPET-END: replay-into
+    #expect(fresh.state == store.state)
+  }
+
+  @Test func log() async throws {
+    let recorder = StoreRecorder<AppState>()
+    let store = Store<AppState, EmptySideEffectDependencyContainer>(
+      initialState: AppState(), interceptors: [recorder.interceptor])
+    try await store.dispatch(AddTodo(title: "Milk"))
+    try await store.scope(\.editor, dependencies: \.self).dispatch(TypeText(text: "Hello"))
+    // ARTICLE-SNIPPET-BEGIN: log
+    var registry = ReplayRegistry<AppState>()
+    registry.register(AddTodo.self, as: "todos.add")
+    registry.register(TypeText.self, as: "editor.type", at: \.editor)
+
+    let text = try RecordingLog.encode(recorder.recording(), registry: registry)
+    // ... later, anywhere:
+    let recording = try RecordingLog.decode(text, registry: registry)
+    // ARTICLE-SNIPPET-END: log
+    #expect(try recording.replayedState() == store.state)
+
+    // ARTICLE-SNIPPET-BEGIN: regression
+    expectReplay(recording, endsAt: AppState(todos: ["Milk"], editor: Editor(text: "Hello")))
+    // ARTICLE-SNIPPET-END: regression
+  }
+
+  @Test func undo() async throws {
+    // ARTICLE-SNIPPET-BEGIN: undo
+    let history = UndoHistory<AppState>(stepLimit: 100)
+    let store = Store<AppState, EmptySideEffectDependencyContainer>(
+      initialState: AppState(), interceptors: [history.interceptor])
+    let editorID = store.scope(\.editor, dependencies: \.self).id
+    let editorHistory = UndoHistory<AppState>(scope: editorID)
+    // ARTICLE-SNIPPET-END: undo
+    _ = editorHistory
+    // ARTICLE-SNIPPET-BEGIN: undo-use
+    try await store.dispatch(AddTodo(title: "Milk"))
+    try await store.dispatch(AddTodo(title: "Eggs"))
+    try await history.undo(on: store)  // todos: ["Milk"]
+    try await history.redo(on: store)  // todos: ["Milk", "Eggs"]
+
+    history.beginGroup()  // a burst of typing: one step
+    for word in ["a", "b", "c"] { try await store.dispatch(AddTodo(title: word)) }
+    history.endGroup()
+    try await history.undo(on: store)  // todos: ["Milk", "Eggs"]
+    // ARTICLE-SNIPPET-END: undo-use
+    #expect(store.state.todos == ["Milk", "Eggs"])
+  }
+
+  @Test func timeTravel() async throws {
+    let recorder = StoreRecorder<AppState>()
+    let store = Store<AppState, EmptySideEffectDependencyContainer>(
+      initialState: AppState(), interceptors: [recorder.interceptor])
+    for title in ["Milk", "Eggs", "Tea"] { try await store.dispatch(AddTodo(title: title)) }
+    // ARTICLE-SNIPPET-BEGIN: travel
+    try await recorder.travel(store, to: 1)  // the state after commit 1: todos ["Milk"]
+    do {
+      try await store.dispatch(AddTodo(title: "Bread"))
+    } catch let error as TimeTravelError {
+      print(error)  // refused while away from live
+    }
+    try await recorder.returnToLive(store)  // todos ["Milk", "Eggs", "Tea"]
+    // ARTICLE-SNIPPET-END: travel
+    #expect(store.state.todos == ["Milk", "Eggs", "Tea"])
+  }
+}
+
+extension RecordingArticle {
+  // ARTICLE-SNIPPET-BEGIN: state
+  struct Editor: State, Equatable, Codable {
+    var text = ""
+  }
+
+  struct AppState: State, Equatable, Codable {
+    var todos: [String] = []
+    var editor = Editor()
+  }
+
+  struct AddTodo: StateUpdater, Codable {
+    let title: String
+    func updateState(_ state: inout AppState) { state.todos.append(title) }
+  }
+
+  struct TypeText: StateUpdater, Codable {
+    let text: String
+    func updateState(_ state: inout Editor) { state.text += text }
+  }
+  // ARTICLE-SNIPPET-END: state
+}
