@@ -129,6 +129,46 @@ public final class StoreRecorder<S: State>: Sendable {
     }
   }
 
+  /// Takes everything recorded so far from `store` and starts a new recording, between two of its commits.
+  ///
+  /// For a sink that writes commits elsewhere as they come (an audit log in a database): drain the recorder at the
+  /// pace the sink keeps, and append each recording's commits. The drain waits for the store's turn (as a state
+  /// updater would, without committing anything or being seen by interceptors and observers), so no commit falls
+  /// between two recordings, and consecutive drains chain: each one's ``Recording/initialState`` is the state the
+  /// previous one's commits produced. Side effects still running are carried into the next recording. Keeping
+  /// that state makes the store copy what it changes next, once per drain.
+  ///
+  /// - Parameter store: The store this recorder records.
+  /// - Returns: The recording up to now (no commits if nothing was committed since the last drain).
+  /// - Throws: ``StoreError`` if the store has shut down or failed to start; `CancellationError` if the calling
+  ///   task is cancelled while waiting for the turn.
+  public nonisolated(nonsending) func drain<D: SideEffectDependencyContainer>(_ store: Store<S, D>) async throws
+    -> Recording<S>
+  {
+    let (recording, dropped) = try await store.core.withTurn { state in
+      buffer.withLock { buffer -> (Recording<S>, RecorderBuffer<S>) in
+        let recording = Recording(
+          initialState: buffer.base ?? state, commits: buffer.commits, checkpoints: buffer.checkpoints,
+          effects: buffer.effectOrder.compactMap { buffer.effects[$0] })
+        var fresh = RecorderBuffer<S>()
+        fresh.nextSequence = buffer.nextSequence
+        fresh.nextEffectID = buffer.nextEffectID
+        fresh.hook = buffer.hook
+        fresh.base = state
+        for id in buffer.effectOrder where buffer.effects[id]?.outcome == nil {
+          fresh.effects[id] = buffer.effects[id]
+          fresh.effectOrder.append(id)
+        }
+        buffer.hook?.needsBefore.set(false)
+        swap(&fresh, &buffer)
+        return (recording, fresh)
+      }
+    }
+    // User values (updaters, states, errors) are released outside the lock.
+    withExtendedLifetime(dropped) {}
+    return recording
+  }
+
   /// Forgets everything recorded so far; the next commit starts a new recording (its sequence numbers go on).
   public func reset() {
     let dropped = buffer.withLock { buffer -> RecorderBuffer<S> in

@@ -1,3 +1,4 @@
+import Foundation
 import Katana
 import KatanaTestSupport
 import Testing
@@ -277,5 +278,61 @@ struct TimeTravelTests {
     #expect(try recorder.recording().replayedState() == store.state)
     try await history.undo(on: store)
     #expect(store.state.count == 6)
+  }
+}
+
+@Suite("Recording: drain", .timeLimit(.minutes(1)))
+struct RecorderDrainTests {
+  /// Dispatchers on tasks and threads while another task drains: the drained recordings chain, with every commit
+  /// exactly once, in order.
+  @Test(arguments: [1, 2, 3] as [UInt64])
+  func drainsWhileOthersDispatch_chainWithEveryCommitOnce(seed: UInt64) async throws {
+    let recorder = StoreRecorder<RecCounterState>(capacity: 1 << 20, checkpointInterval: 5)
+    let store = makeRecordedStore(recorder, state: RecCounterState(rooms: [FeatRoom(id: 1)]))
+    let room = store.scope(\.rooms, id: 1, dependencies: \.self)
+    let done = EventCounter()
+    let perDispatcher = 200
+    let handles = LockedValue<[DispatchHandle<Void>]>([])
+    Thread.detachNewThread {
+      for _ in 0..<perDispatcher {
+        let handle = store.send(RecAdd(amount: 1))
+        handles.withLock { $0.append(handle) }
+      }
+      done.increment()
+    }
+    await withTaskGroup(of: Void.self) { group in
+      for task in 0..<3 {
+        group.addTask {
+          for index in 0..<perDispatcher {
+            if index % 3 == 0 {
+              _ = try? await room.dispatch(FeatPost(text: "\(task)"))
+            } else {
+              _ = try? await store.dispatch(RecAdd(amount: 1))
+            }
+          }
+          done.increment()
+        }
+      }
+      group.addTask {
+        var generator = SeededGenerator(seed: seed)
+        var recordings: [Recording<RecCounterState>] = []
+        while done.count < 4 {
+          recordings.append(try! await recorder.drain(store))
+          for _ in 0..<(generator.next() % 3) { await Task.yield() }
+        }
+        for handle in handles.current { _ = await handle.result }
+        recordings.append(try! await recorder.drain(store))
+        var state = RecCounterState(rooms: [FeatRoom(id: 1)])
+        var next = 1
+        for recording in recordings {
+          #expect(recording.initialState == state)
+          #expect(recording.commits.map(\.sequence) == Array(next..<(next + recording.commits.count)))
+          next += recording.commits.count
+          state = try! recording.replayedState()
+        }
+        #expect(next - 1 == 4 * perDispatcher)
+        #expect(state == store.state)
+      }
+    }
   }
 }

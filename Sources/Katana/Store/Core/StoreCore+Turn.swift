@@ -213,6 +213,16 @@ extension StoreCore {
     releaseTurn()
   }
 
+  /// Runs `body` with the latest committed state while the calling task holds the turn, without committing: every
+  /// commit before it has been delivered and handed to the commit hooks, and none can come until `body` returns.
+  nonisolated(nonsending) func withTurn<T>(_ body: (S) -> T) async throws -> T {
+    var chain = CoreState<S, D>.noChain
+    _ = try await acquireTurn(holder: TaskIdentity.current, installing: nil, chain: &chain)
+    defer { releaseTurn() }
+    let state = withLock { $0.state }
+    return body(state)
+  }
+
   /// Commits `mutate` while holding the turn, and delivers the change to observers.
   @usableFromInline func commitHoldingTurn(_ mutate: (inout S) throws -> Void) throws {
     let commit = try withLockRunningUpdater { core in
