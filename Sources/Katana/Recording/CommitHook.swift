@@ -15,12 +15,50 @@ final class CommitHook<S: State>: Sendable {
 
 /// A context whose store can take a ``CommitHook``.
 protocol RecorderAttachable: StoreContextInternals {
-  func attach<T: State>(_ hook: CommitHook<T>)
+  /// Hands the store's commits to `hook`; returns the store's identity (what ``RecorderError`` checks), or nil if
+  /// the hook is for another state type or the context is not a store's.
+  func attach<T: State>(_ hook: CommitHook<T>) -> ObjectIdentifier?
 }
 
 extension SideEffectContext: RecorderAttachable {
-  func attach<T: State>(_ hook: CommitHook<T>) {
-    guard case .store(let core) = backing, let hook = hook as? CommitHook<S> else { return }
+  func attach<T: State>(_ hook: CommitHook<T>) -> ObjectIdentifier? {
+    guard case .store(let core) = backing, let hook = hook as? CommitHook<S> else { return nil }
     core.withLock { $0.commitHooks.append(hook) }
+    return ObjectIdentifier(core)
+  }
+}
+
+/// Which store a recorder or an undo history follows, set once when its interceptor is installed.
+final class AttachedStore: Sendable {
+  private let identity = Locked<ObjectIdentifier?>(nil)
+
+  func set(_ store: ObjectIdentifier?) {
+    identity.withLock { $0 = store }
+  }
+
+  /// Throws unless `core` is the store followed.
+  func check(_ core: AnyObject, what: String) throws(RecorderError) {
+    switch identity.withLock({ $0 }) {
+    case nil: throw .notInstalled(what)
+    case ObjectIdentifier(core)?: return
+    default: throw .anotherStore(what)
+    }
+  }
+}
+
+/// Why a recorder or an undo history refused to act on a store.
+public enum RecorderError: Error, CustomStringConvertible {
+  /// Its interceptor is not among the store's interceptors (or the store has not started yet).
+  case notInstalled(String)
+  /// It follows another store.
+  case anotherStore(String)
+
+  /// A sentence saying what was refused.
+  public var description: String {
+    switch self {
+    case .notInstalled(let what):
+      "\(what): its interceptor is not installed on a started store; add it to the store's interceptors."
+    case .anotherStore(let what): "\(what): it follows another store."
+    }
   }
 }

@@ -37,6 +37,8 @@ public final class StoreRecorder<S: State>: Sendable {
   public let checkpointInterval: Int
 
   private let buffer: Locked<RecorderBuffer<S>>
+  /// The store recorded.
+  private let attached = AttachedStore()
   /// Set while the store is away from live (``travel(_:to:)``).
   private let traveling = AtomicFlag(false)
   /// The live state, kept while away from it.
@@ -90,17 +92,17 @@ public final class StoreRecorder<S: State>: Sendable {
       )
       return
     }
-    let attached = buffer.withLock { buffer -> Bool in
+    let isFirstStore = buffer.withLock { buffer -> Bool in
       guard buffer.hook == nil else { return false }
       buffer.hook = hook
       buffer.base = initial
       return true
     }
-    guard attached else {
+    guard isFirstStore else {
       target.runtimeWarning("A StoreRecorder was given to a second store; it records only the first one.")
       return
     }
-    target.attach(hook)
+    attached.set(target.attach(hook))
   }
 
   private func record(_ item: any Dispatchable, before: S?, after: S, time: Duration) {
@@ -140,11 +142,12 @@ public final class StoreRecorder<S: State>: Sendable {
   ///
   /// - Parameter store: The store this recorder records.
   /// - Returns: The recording up to now (no commits if nothing was committed since the last drain).
-  /// - Throws: ``StoreError`` if the store has shut down or failed to start; `CancellationError` if the calling
-  ///   task is cancelled while waiting for the turn.
+  /// - Throws: ``RecorderError`` if the recorder does not record `store`; ``StoreError`` if the store has shut
+  ///   down or failed to start; `CancellationError` if the calling task is cancelled while waiting for the turn.
   public nonisolated(nonsending) func drain<D: SideEffectDependencyContainer>(_ store: Store<S, D>) async throws
     -> Recording<S>
   {
+    try attached.check(store.core, what: "StoreRecorder.drain")
     let (recording, dropped) = try await store.core.withTurn { state in
       buffer.withLock { buffer -> (Recording<S>, RecorderBuffer<S>) in
         let recording = Recording(
@@ -201,11 +204,13 @@ public final class StoreRecorder<S: State>: Sendable {
   /// - Parameters:
   ///   - store: The store this recorder records.
   ///   - sequence: A commit the recording keeps, or the one before its first (its initial state).
-  /// - Throws: ``TimeTravelError/notKept(_:kept:)`` if the recording does not keep that commit; a
+  /// - Throws: ``RecorderError`` if the recorder does not record `store`;
+  ///   ``TimeTravelError/notKept(_:kept:)`` if the recording does not keep that commit; a
   ///   ``ReplayError`` if the recording cannot be replayed up to it; what dispatching throws.
   public nonisolated(nonsending) func travel<D: SideEffectDependencyContainer>(
     _ store: Store<S, D>, to sequence: Int
   ) async throws {
+    try attached.check(store.core, what: "StoreRecorder.travel")
     let recording = recording()
     let first = (recording.commits.first?.sequence ?? buffer.withLock { $0.nextSequence }) - 1
     let kept = first...(first + recording.commits.count)
@@ -226,9 +231,11 @@ public final class StoreRecorder<S: State>: Sendable {
   /// Moves `store` back to its live state after ``travel(_:to:)``; does nothing if it is live.
   ///
   /// - Parameter store: The store this recorder records.
+  /// - Throws: ``RecorderError`` if the recorder does not record `store`; what dispatching throws.
   public nonisolated(nonsending) func returnToLive<D: SideEffectDependencyContainer>(_ store: Store<S, D>)
     async throws
   {
+    try attached.check(store.core, what: "StoreRecorder.returnToLive")
     guard traveling.isSet else { return }
     try await store.dispatch(TimeTravelCommand(target: nil, live: live))
     traveling.set(false)

@@ -46,6 +46,8 @@ public final class UndoHistory<S: State>: Sendable {
   public let scope: ScopeID?
 
   private let isUndoable: @Sendable (any Dispatchable) -> Bool
+  /// The store followed.
+  private let attached = AttachedStore()
   private let buffer = Locked(UndoBuffer<S>())
 
   /// Creates a history.
@@ -81,7 +83,8 @@ public final class UndoHistory<S: State>: Sendable {
   /// Undoes the latest step not undone, as a commit of an ``UndoCommand`` made when its turn comes.
   ///
   /// - Returns: Whether there was a step to undo (without one, the command's commit leaves the state as it is).
-  /// - Throws: What dispatching throws (an interceptor's error, ``StoreError/storeShutDown``).
+  /// - Throws: ``RecorderError`` if the history does not follow `store`; what dispatching throws (an
+  ///   interceptor's error, ``StoreError/storeShutDown``).
   @discardableResult
   public nonisolated(nonsending) func undo<D: SideEffectDependencyContainer>(on store: Store<S, D>) async throws
     -> Bool
@@ -92,6 +95,7 @@ public final class UndoHistory<S: State>: Sendable {
   /// Redoes the step undone last, as a commit of an ``UndoCommand``.
   ///
   /// - Returns: Whether there was a step to redo.
+  /// - Throws: ``RecorderError`` if the history does not follow `store`; what dispatching throws.
   @discardableResult
   public nonisolated(nonsending) func redo<D: SideEffectDependencyContainer>(on store: Store<S, D>) async throws
     -> Bool
@@ -102,6 +106,7 @@ public final class UndoHistory<S: State>: Sendable {
   private nonisolated(nonsending) func perform<D: SideEffectDependencyContainer>(
     _ kind: UndoCommand<S>.Kind, on store: Store<S, D>
   ) async throws -> Bool {
+    try attached.check(store.core, what: kind == .undo ? "UndoHistory.undo" : "UndoHistory.redo")
     let command = UndoCommand(kind: kind, history: self)
     try await store.dispatch(command)
     return command.outcome.isSet
@@ -142,17 +147,17 @@ public final class UndoHistory<S: State>: Sendable {
         "An UndoHistory<\(String(reflecting: S.self))> was given to a store of another state type; it does nothing.")
       return
     }
-    let attached = buffer.withLock { buffer -> Bool in
+    let isFirstStore = buffer.withLock { buffer -> Bool in
       guard !buffer.attached else { return false }
       buffer.attached = true
       buffer.base = initial
       return true
     }
-    guard attached else {
+    guard isFirstStore else {
       target.runtimeWarning("An UndoHistory was given to a second store; it follows only the first one.")
       return
     }
-    target.attach(CommitHook<S>(needsBefore: false) { [self] item, _, _ in record(item) })
+    attached.set(target.attach(CommitHook<S>(needsBefore: false) { [self] item, _, _ in record(item) }))
   }
 
   /// Takes in a commit (in commit order, while it holds the store's turn).

@@ -270,3 +270,28 @@ struct UndoModel {
     return true
   }
 }
+
+@Suite("Undo and recording: used on the wrong store", .timeLimit(.minutes(1)))
+struct RecorderMisuseTests {
+  @Test func aHistoryOrRecorderActingOnAStoreItDoesNotFollow_throwsAndChangesNothing() async throws {
+    let history = UndoHistory<UndoDocState>()
+    let recorder = StoreRecorder<UndoDocState>()
+    let followed = UndoStore(initialState: UndoDocState(), interceptors: [history.interceptor, recorder.interceptor])
+    let other = UndoStore(initialState: UndoDocState(count: 7))
+    try await followed.dispatch(UndoCount(amount: 1))
+
+    await #expect(throws: RecorderError.self) { try await history.undo(on: other) }
+    await #expect(throws: RecorderError.self) { try await recorder.travel(other, to: 0) }
+    await #expect(throws: RecorderError.self) { _ = try await recorder.drain(other) }
+    #expect(other.state.count == 7)
+
+    let unused = UndoHistory<UndoDocState>()
+    await #expect {
+      try await unused.undo(on: followed)
+    } throws: { error in
+      guard case RecorderError.notInstalled = error else { return false }
+      return true
+    }
+    #expect(followed.state.count == 1)
+  }
+}
