@@ -126,6 +126,7 @@ final class Runner {
     try await runAppendGroup()
     try await runScopeGroup()
     try await runRecordingGroup()
+    try await runContentionGroup()
     try await measure([BenchmarkFixture.stream])
     try await runMemoryCase()
     try await runPromiseGroup()
@@ -270,6 +271,46 @@ final class Runner {
           (value(BenchmarkFixture.undoRedoLarge.name) ?? 0) / 1e6),
         met: ratio.median <= 5)
     }
+  }
+
+  /// SPEC 7 (issue 25's sweep): one store's throughput as callers are added, beside a plain actor and a lock doing
+  /// the same mutation with the same callers, each as a ratio to its own one-caller throughput in the same run.
+  private func runContentionGroup() async throws {
+    // One group per kind of caller, so that every ratio compares batches of the same rounds.
+    try await measure(
+      [1, 2, 4, 8, 16, 64].flatMap { tasks in
+        [
+          BenchmarkFixture.contendedActor(tasks: tasks), .contendedLock(.tasks(tasks)),
+          .contendedDispatch(tasks: tasks),
+        ]
+      })
+    try await measure(
+      [1, 2, 4, 16, 64].flatMap { threads in
+        [BenchmarkFixture.contendedLock(.threads(threads)), .contendedSend(threads: threads)]
+      })
+    func scaling(_ name: (Int) -> String, _ counts: [Int]) -> String {
+      counts.dropFirst().compactMap { count in
+        perRound(name(1), name(count), /).map { String(format: "%d: %.2fx", count, $0.median) }
+      }.joined(separator: ", ")
+    }
+    let dispatch = { (count: Int) in BenchmarkFixture.contendedDispatch(tasks: count).name }
+    let actor = { (count: Int) in BenchmarkFixture.contendedActor(tasks: count).name }
+    let lockTasks = { (count: Int) in BenchmarkFixture.contendedLock(.tasks(count)).name }
+    let send = { (count: Int) in BenchmarkFixture.contendedSend(threads: count).name }
+    let lockThreads = { (count: Int) in BenchmarkFixture.contendedLock(.threads(count)).name }
+    let taskCounts = [1, 2, 4, 8, 16, 64]
+    let threadCounts = [1, 2, 4, 16, 64]
+    let worstDispatch = taskCounts.dropFirst().compactMap { perRound(dispatch(1), dispatch($0), /)?.median }.min()
+    let worstSend = threadCounts.dropFirst().compactMap { perRound(send(1), send($0), /)?.median }.min()
+    check(
+      "awaited dispatch from 2-64 tasks keeps >= 0.8x one task's throughput",
+      measured: "store \(scaling(dispatch, taskCounts)); actor \(scaling(actor, taskCounts)); lock "
+        + scaling(lockTasks, taskCounts),
+      met: (worstDispatch ?? 0) >= 0.8)
+    check(
+      "send from 2-64 threads keeps >= 0.8x one thread's throughput",
+      measured: "store \(scaling(send, threadCounts)); lock \(scaling(lockThreads, threadCounts))",
+      met: (worstSend ?? 0) >= 0.8)
   }
 
   private func runMemoryCase() async throws {
