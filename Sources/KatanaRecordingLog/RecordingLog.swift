@@ -19,9 +19,11 @@ import Katana
 /// 2. One line per commit, in commit order: `{"commit": 12, "time": 0.25, "type": "todos.add", "scope": null,
 ///    "updater": {...}, "cause": 3}`. `commit` is the sequence number (consecutive); `time` the seconds on the
 ///    store's clock since the recorder was attached; `type` the registered name, or the Swift type name if the
-///    updater was not registered (then `updater` is absent and `"registered": false`); `scope` the description of
-///    the scope it came through (`"AppState.cart"`), null for the root; `updater` the updater's own encoding;
-///    `cause` the number of the side effect that dispatched it.
+///    updater was not registered (then `updater` is absent and `"registered": false`); `scope` where the updater
+///    applies, as registered (`"AppState.cart"`, `"AppState.rooms[id: _]"` for any element of a collection), or the
+///    scope's own description for an unregistered one, null for the root; `element` the element's id, for a scope
+///    on an element; `updater` the updater's own encoding; `cause` the number of the side effect that dispatched
+///    it.
 /// 3. A line per checkpoint, right after its commit: `{"checkpoint": 12, "state": {...}}`.
 /// 4. A line per side effect, after the commits: `{"effect": 3, "type": "MyApp.LoadUser", "scope": null,
 ///    "cause": null, "start": 0.1, "end": 0.3, "outcome": "completed"}`; `outcome` is `completed`, `failed` (with
@@ -59,10 +61,9 @@ public enum RecordingLog {
       sequence: 0, typeName: stateTypeName(S.self))
     var checkpoints = recording.checkpoints[...]
     for commit in recording.commits {
-      let scope = commit.scope?.description
-      let entry = registry.entry(for: commit.base, scope: scope)
+      let entry = registry.entry(for: commit.base, scope: commit.scope)
       try write(
-        CommitLine(commit: commit, entry: entry, scope: scope), sequence: commit.sequence,
+        CommitLine(commit: commit, entry: entry), sequence: commit.sequence,
         typeName: String(reflecting: type(of: commit.base)))
       while let checkpoint = checkpoints.first, checkpoint.sequence <= commit.sequence {
         checkpoints.removeFirst()
@@ -191,7 +192,7 @@ public enum RecordingLogError: Error, CustomStringConvertible {
 /// Every key a line may have.
 enum LogKey: String, CodingKey {
   case format, version, stateType, initialState
-  case commit, time, type, scope, updater, registered, cause
+  case commit, time, type, scope, element, updater, registered, cause
   case checkpoint, state
   case effect, start, end, outcome, error
 }
@@ -223,21 +224,23 @@ struct CheckpointLine<S: Codable>: Codable {
 struct CommitLine<S: State>: Encodable {
   let commit: RecordedCommit
   let entry: ReplayRegistry<S>.Entry?
-  let scope: String?
 
   func encode(to encoder: any Encoder) throws {
     var container = encoder.container(keyedBy: LogKey.self)
     try container.encode(commit.sequence, forKey: .commit)
     try container.encode(seconds(commit.time), forKey: .time)
-    try container.encode(scope, forKey: .scope)
     try container.encode(commit.cause, forKey: .cause)
     guard let entry else {
+      try container.encode(commit.scope?.description, forKey: .scope)
       try container.encode(String(reflecting: type(of: commit.base)), forKey: .type)
       try container.encode(false, forKey: .registered)
       return
     }
+    // The registered place: what reading checks (the scope's own description, for people, may be spelled
+    // otherwise when the scope was made in steps).
+    try container.encode(entry.place, forKey: .scope)
     try container.encode(entry.name, forKey: .type)
-    try entry.encode(commit.base, &container)
+    try entry.encode(commit.base, commit.scope, &container)
   }
 }
 
@@ -260,10 +263,10 @@ struct DecodedCommit: Decodable {
       return
     }
     let scope = try container.decodeIfPresent(String.self, forKey: .scope)
-    guard scope == entry.scope else {
+    guard scope == entry.place else {
       throw DecodingError.dataCorruptedError(
         forKey: .scope, in: container,
-        debugDescription: "\(name) is registered for scope \(entry.scope ?? "root"), not \(scope ?? "root")")
+        debugDescription: "\(name) is registered for scope \(entry.place ?? "root"), not \(scope ?? "root")")
     }
     updater = try entry.decode(container)
   }
@@ -321,12 +324,12 @@ struct AnyRegistry<Key: CodingKey>: @unchecked Sendable {
   let lookup: (String) -> AnyEntry?
 
   init<S: State>(lookup: @escaping (String) -> ReplayRegistry<S>.Entry?) where Key == LogKey {
-    self.lookup = { name in lookup(name).map { AnyEntry(scope: $0.scope, decode: $0.decode) } }
+    self.lookup = { name in lookup(name).map { AnyEntry(place: $0.place, decode: $0.decode) } }
   }
 }
 
 struct AnyEntry {
-  let scope: String?
+  let place: String?
   let decode: @Sendable (KeyedDecodingContainer<LogKey>) throws -> any Dispatchable
 }
 

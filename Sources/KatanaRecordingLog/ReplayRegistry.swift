@@ -6,38 +6,44 @@ import Katana
 /// ```swift
 /// var registry = ReplayRegistry<AppState>()
 /// registry.register(AddTodo.self, as: "todos.add")
-/// registry.register(AddToCart.self, as: "cart.add", at: \.cart)   // a feature's updater, through its scope
+/// registry.register(AddToCart.self, as: "cart.add", at: \.cart)          // a feature's updater, through its scope
+/// registry.register(PostMessage.self, as: "rooms.post", onElementsOf: \.rooms)  // any element's scope
 /// ```
 ///
 /// An updater that is not registered (or not `Codable`) is written by name only, and replay stops at it with
-/// `ReplayError/unknownType(sequence:typeName:)`. A feature's updater is matched with its scope: register it once
-/// per key path it is mounted at. A later registration under a name already used, or for a type and scope already
-/// registered, replaces the earlier one.
+/// `ReplayError/unknownType(sequence:typeName:)`. A feature's updater is matched with the scope it came through
+/// (by the scope's identity, however the scope was made: `store.scope(\.shop.cart, ...)` and
+/// `store.scope(\.shop, ...).scope(\.cart, ...)` are the same): register it once per place it is mounted at. A
+/// later registration under a name already used, or for a type and place already registered, replaces the earlier
+/// one.
 public struct ReplayRegistry<S: State>: Sendable {
   /// How one registered type is written and read.
   struct Entry: Sendable {
     let name: String
     let type: ObjectIdentifier
-    /// The scope's description (``ScopeID/description``), nil for the root.
-    let scope: String?
-    let encode: @Sendable (_ base: any Dispatchable, _ container: inout KeyedEncodingContainer<LogKey>) throws -> Void
+    /// Where it applies: a description of the place (the scope's, or a pattern for elements), nil for the root.
+    let place: String?
+    /// Whether a commit through `scope` (nil: the root) is this entry's.
+    let matches: @Sendable (_ scope: ScopeID?) -> Bool
+    /// Writes the updater (and, for an element's scope, the element's id).
+    let encode:
+      @Sendable (_ base: any Dispatchable, _ scope: ScopeID?, _ container: inout KeyedEncodingContainer<LogKey>) throws
+        -> Void
     let decode: @Sendable (_ container: KeyedDecodingContainer<LogKey>) throws -> any Dispatchable
   }
 
-  struct TypeKey: Hashable {
-    let type: ObjectIdentifier
-    let scope: String?
-  }
-
   private(set) var byName: [String: Entry] = [:]
-  private var byType: [TypeKey: Entry] = [:]
 
   /// Creates an empty registry.
   public init() {}
 
   /// Registers a state updater of the root state under `name`.
   public mutating func register<U: StateUpdater & Codable>(_ type: U.Type, as name: String) where U.StateType == S {
-    add(type, as: name, scope: nil) { $0 }
+    add(
+      Entry(
+        name: name, type: ObjectIdentifier(U.self), place: nil, matches: { $0 == nil },
+        encode: { base, _, container in try Self.encode(base, as: U.self, in: &container) },
+        decode: { container in try container.decode(U.self, forKey: .updater) }))
   }
 
   /// Registers a feature's state updater, dispatched through the scope mounted at `keyPath`, under `name`.
@@ -47,9 +53,16 @@ public struct ReplayRegistry<S: State>: Sendable {
     let scope = ScopeID.field(keyPath)
     // Key paths are immutable values.
     nonisolated(unsafe) let keyPath = keyPath
-    add(type, as: name, scope: scope.description) { base in
-      makeScopedUpdater(scope: scope, base: base) { (root: inout S) in base.updateState(&root[keyPath: keyPath]) }
-    }
+    add(
+      Entry(
+        name: name, type: ObjectIdentifier(U.self), place: scope.description, matches: { $0 == scope },
+        encode: { base, _, container in try Self.encode(base, as: U.self, in: &container) },
+        decode: { container in
+          let base = try container.decode(U.self, forKey: .updater)
+          return makeScopedUpdater(scope: scope, base: base) { (root: inout S) in
+            base.updateState(&root[keyPath: keyPath])
+          }
+        }))
   }
 
   /// Registers a feature's state updater, dispatched through the scope mounted at the optional field `keyPath`,
@@ -60,36 +73,70 @@ public struct ReplayRegistry<S: State>: Sendable {
     let scope = ScopeID.optionalField(keyPath)
     // Key paths are immutable values.
     nonisolated(unsafe) let keyPath = keyPath
-    add(type, as: name, scope: scope.description) { base in
-      makeScopedUpdater(scope: scope, base: base) { (root: inout S) in
-        guard root[keyPath: keyPath] != nil else { throw ScopeError.missingChild(scope) }
-        base.updateState(&root[keyPath: keyPath]!)
-      }
-    }
+    add(
+      Entry(
+        name: name, type: ObjectIdentifier(U.self), place: scope.description, matches: { $0 == scope },
+        encode: { base, _, container in try Self.encode(base, as: U.self, in: &container) },
+        decode: { container in
+          let base = try container.decode(U.self, forKey: .updater)
+          return makeScopedUpdater(scope: scope, base: base) { (root: inout S) in
+            guard root[keyPath: keyPath] != nil else { throw ScopeError.missingChild(scope) }
+            base.updateState(&root[keyPath: keyPath]!)
+          }
+        }))
   }
 
-  private mutating func add<U: StateUpdater & Codable>(
-    _ type: U.Type, as name: String, scope: String?, route: @escaping @Sendable (U) -> any Dispatchable
-  ) {
-    if let replaced = byName[name] {
-      byType[TypeKey(type: replaced.type, scope: replaced.scope)] = nil
-    }
-    let entry = Entry(
-      name: name, type: ObjectIdentifier(U.self), scope: scope,
-      encode: { base, container in
-        // Only called with a base of type `U` (looked up by its type).
-        guard let base = base as? U else { return }
-        try container.encode(base, forKey: .updater)
-      },
-      decode: { container in route(try container.decode(U.self, forKey: .updater)) })
-    let key = TypeKey(type: ObjectIdentifier(U.self), scope: scope)
-    if let replaced = byType[key] { byName[replaced.name] = nil }
-    byName[name] = entry
-    byType[key] = entry
+  /// Registers a feature's state updater, dispatched through the scope of any element of the identified collection
+  /// at `keyPath` (`store.scope(keyPath, id: ...)`), under `name`. The log writes the element's id with it;
+  /// replaying it when no element has that id fails as the dispatch would (`ScopeError`).
+  public mutating func register<U: StateUpdater & Codable, Elements: MutableCollection & Sendable>(
+    _ type: U.Type, as name: String, onElementsOf keyPath: WritableKeyPath<S, Elements>
+  ) where Elements.Element == U.StateType, U.StateType: Identifiable, U.StateType.ID: Codable & Sendable {
+    let place = ScopeID.description(of: keyPath, in: S.self) + "[id: _]"
+    // Key paths are immutable values.
+    nonisolated(unsafe) let keyPath = keyPath
+    add(
+      Entry(
+        name: name, type: ObjectIdentifier(U.self), place: place,
+        matches: { scope in scope?.elementID(in: keyPath)?.base is U.StateType.ID },
+        encode: { base, scope, container in
+          try Self.encode(base, as: U.self, in: &container)
+          if let id = scope?.elementID(in: keyPath)?.base as? U.StateType.ID {
+            try container.encode(id, forKey: .element)
+          }
+        },
+        decode: { container in
+          let base = try container.decode(U.self, forKey: .updater)
+          let id = try container.decode(U.StateType.ID.self, forKey: .element)
+          let scope = ScopeID.element(keyPath, id: id)
+          return makeScopedUpdater(scope: scope, base: base) { (root: inout S) in
+            guard let index = root[keyPath: keyPath].firstIndex(where: { $0.id == id }) else {
+              throw ScopeError.missingElement(scope)
+            }
+            base.updateState(&root[keyPath: keyPath][index])
+          }
+        }))
   }
 
-  /// The entry that writes `base`, dispatched through the scope described by `scope`.
-  func entry(for base: any Dispatchable, scope: String?) -> Entry? {
-    byType[TypeKey(type: ObjectIdentifier(type(of: base)), scope: scope)]
+  private static func encode<U: Encodable>(
+    _ base: any Dispatchable, as type: U.Type, in container: inout KeyedEncodingContainer<LogKey>
+  ) throws {
+    // Only called with a base of type `U` (entries are looked up by the base's type).
+    guard let base = base as? U else { return }
+    try container.encode(base, forKey: .updater)
+  }
+
+  private mutating func add(_ entry: Entry) {
+    // A type registered again for the same place replaces its entry (and frees that entry's name).
+    if let same = byName.values.first(where: { $0.type == entry.type && $0.place == entry.place }) {
+      byName[same.name] = nil
+    }
+    byName[entry.name] = entry
+  }
+
+  /// The entry that writes `base`, dispatched through `scope` (nil: the root).
+  func entry(for base: any Dispatchable, scope: ScopeID?) -> Entry? {
+    let type = ObjectIdentifier(Swift.type(of: base))
+    return byName.values.first { $0.type == type && $0.matches(scope) }
   }
 }

@@ -116,7 +116,7 @@ extension ScopeID {
       description: description(of: keyPath, in: Root.self, optional: true))
   }
 
-  private static func rootLocation<Root, C>(of keyPath: WritableKeyPath<Root, C>) -> ScopeLocation {
+  fileprivate static func rootLocation<Root, C>(of keyPath: WritableKeyPath<Root, C>) -> ScopeLocation {
     guard let offset = MemoryLayout<Root>.offset(of: keyPath) else { return ScopeLocation.root.appending(.computed) }
     return ScopeLocation.root.appendingBytes(offset: offset, size: MemoryLayout<C>.size)
   }
@@ -127,4 +127,26 @@ package func makeScopedUpdater<Root: State>(
   scope: ScopeID, base: any Dispatchable, apply: @escaping @Sendable (inout Root) throws -> Void
 ) -> any AnyStateUpdater {
   ScopedStateUpdater(scope: scope, base: base, apply: apply)
+}
+
+extension ScopeID {
+  /// The id of the scope a store of state `Root` mounts on the element `id` of the collection at `keyPath`.
+  package static func element<Root: State, C, ID: Hashable & Sendable>(_ keyPath: WritableKeyPath<Root, C>, id: ID)
+    -> ScopeID
+  {
+    ScopeID(
+      identity: ScopeIdentity.root.appending(keyPath).appending(.element(AnyHashable(id))),
+      location: rootLocation(of: keyPath).appending(.element(hash: id.hashValue)),
+      description: description(of: keyPath, in: Root.self) + "[id: \(id)]")
+  }
+
+  /// If this is the id of a scope on an element of the collection at `keyPath` of the root state, that element's
+  /// id.
+  package func elementID(in keyPath: AnyKeyPath) -> AnyHashable? {
+    let segments = identity.segments
+    guard segments.count == 2, case .keyPath(let path) = segments[0], path == keyPath,
+      case .element(let id) = segments[1]
+    else { return nil }
+    return id
+  }
 }

@@ -10,10 +10,26 @@ struct LogNotes: State, Equatable, Codable {
   var lines: [String] = []
 }
 
+struct LogRoom: State, Equatable, Codable, Identifiable {
+  var id = ""
+  var posts: [String] = []
+}
+
+struct LogShelf: State, Equatable, Codable {
+  var notes = LogNotes()
+}
+
 struct LogAppState: State, Equatable, Codable {
   var total = 0
   var notes = LogNotes()
   var draft: LogNotes?
+  var rooms: [LogRoom] = [LogRoom(id: "a"), LogRoom(id: "b")]
+  var archive = LogShelf()
+}
+
+struct LogPost: StateUpdater, Codable {
+  let text: String
+  func updateState(_ state: inout LogRoom) { state.posts.append(text) }
 }
 
 struct LogAdd: StateUpdater, Codable, Equatable {
@@ -50,6 +66,8 @@ func logRegistry() -> ReplayRegistry<LogAppState> {
   registry.register(LogOpenDraft.self, as: "draft.open")
   registry.register(LogWrite.self, as: "notes.write", at: \.notes)
   registry.register(LogWrite.self, as: "draft.write", at: \.draft)
+  registry.register(LogWrite.self, as: "archive.write", at: \.archive.notes)
+  registry.register(LogPost.self, as: "rooms.post", onElementsOf: \.rooms)
   return registry
 }
 
@@ -63,6 +81,11 @@ func recordLogSession(includeUnregistered: Bool = false) async throws -> (LogSto
   try await store.scope(\.draft, dependencies: \.self).dispatch(LogWrite(line: "draft"))
   if includeUnregistered { try await store.dispatch(LogReset()) }
   try await store.dispatch(LogAddTwice())
+  // A scope made in two steps, and scopes on elements.
+  try await store.scope(\.archive, dependencies: \.self).scope(\.notes, dependencies: \.self).dispatch(
+    LogWrite(line: "old"))
+  try await store.scope(\.rooms, id: "b", dependencies: \.self).dispatch(LogPost(text: "hello b"))
+  try await store.scope(\.rooms, id: "a", dependencies: \.self).dispatch(LogPost(text: "hello a"))
   return (store, recorder.recording())
 }
 
@@ -74,8 +97,8 @@ struct RecordingLogTests {
     let (store, recording) = try await recordLogSession()
     let text = try RecordingLog.encode(recording, registry: logRegistry())
     let lines = text.split(separator: "\n")
-    // The header, 6 commits, 3 checkpoints (every second commit), one side effect.
-    #expect(lines.count == 11)
+    // The header, 9 commits, 4 checkpoints (every second commit), one side effect.
+    #expect(lines.count == 15)
     #expect(lines[0].contains(#""format":"katana.recording""#) && lines[0].contains(#""version":1"#))
     #expect(lines[2].contains(#""scope":"LogAppState.notes""#) && lines[2].contains(#""type":"notes.write""#))
 
@@ -83,8 +106,9 @@ struct RecordingLogTests {
     #expect(read.initialState == recording.initialState)
     #expect(read.commits.map(\.sequence) == recording.commits.map(\.sequence))
     #expect(read.commits.map(\.cause) == recording.commits.map(\.cause))
-    #expect(read.commits.map { $0.scope?.description } == recording.commits.map { $0.scope?.description })
-    #expect(read.checkpoints.map(\.sequence) == [2, 4, 6])
+    #expect(read.checkpoints.map(\.sequence) == [2, 4, 6, 8])
+    #expect(text.contains(#""element":"b""#) && text.contains(#""scope":"LogAppState.rooms[id: _]""#))
+    #expect(read.commits.map(\.scope) == recording.commits.map(\.scope))
     #expect(try read.replayedStates() == recording.replayedStates())
     #expect(try read.replayedState() == store.state)
     #expect(read.effects.count == 1)
