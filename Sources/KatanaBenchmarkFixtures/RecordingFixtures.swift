@@ -22,7 +22,7 @@ extension BenchmarkFixture {
 
   /// An undoable append to an array of 1,000,000 elements: the history must not make the store copy the array.
   public static let undoableAppend = BenchmarkFixture(
-    name: "undo: undoable append, 1,000,000 elements",
+    name: "recording: undoable append, 1,000,000 elements",
     explanation: "A state updater appends to (and drops from) an array of 1,000,000 elements with an UndoHistory "
       + "(100 steps kept): each commit is a step; the store still changes the array in place."
   ) { operations in
@@ -40,7 +40,7 @@ extension BenchmarkFixture {
 
   /// An undo and a redo on the 1,000,000-element array with 100 steps kept.
   public static let undoRedoLarge = BenchmarkFixture(
-    name: "undo: undo and redo, 1,000,000 elements, 100 steps",
+    name: "recording: undo and redo, 1,000,000 elements, 100 steps",
     relativeCost: 200_000,
     explanation: "One undo and one redo of the last of 100 steps on an array of 1,000,000 elements: each replays "
       + "the 100 steps on a copy of the state the history keeps."
