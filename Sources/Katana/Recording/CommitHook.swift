@@ -38,9 +38,14 @@ final class AttachedStore: Sendable {
 
   /// Throws unless `core` is the store followed.
   func check(_ core: AnyObject, what: String) throws(RecorderError) {
+    try check(ObjectIdentifier(core), what: what)
+  }
+
+  /// Throws unless `store` is the identity of the store followed.
+  func check(_ store: ObjectIdentifier, what: String) throws(RecorderError) {
     switch identity.withLock({ $0 }) {
     case nil: throw .notInstalled(what)
-    case ObjectIdentifier(core)?: return
+    case store?: return
     default: throw .anotherStore(what)
     }
   }
@@ -50,15 +55,18 @@ final class AttachedStore: Sendable {
 public enum RecorderError: Error, CustomStringConvertible {
   /// Its interceptor is not among the store's interceptors (or the store has not started yet).
   case notInstalled(String)
-  /// It follows another store.
+  /// It follows another store, or another scope.
   case anotherStore(String)
+  /// A scope's undo history undoes through its scope (`undo(on: scopedStore)`), which changes only its slice.
+  case scopeRequired(String)
 
   /// A sentence saying what was refused.
   public var description: String {
     switch self {
     case .notInstalled(let what):
       "\(what): its interceptor is not installed on a started store; add it to the store's interceptors."
-    case .anotherStore(let what): "\(what): it follows another store."
+    case .anotherStore(let what): "\(what): it follows another store or scope."
+    case .scopeRequired(let what): "\(what): a scope's history undoes through its scope: pass the scoped store."
     }
   }
 }

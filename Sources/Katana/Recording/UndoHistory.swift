@@ -9,6 +9,7 @@
 /// try await store.dispatch(AddTodo(title: "Milk"))
 /// try await history.undo(on: store)                              // the todo is gone
 /// try await history.redo(on: store)                              // and back
+/// try await editor.undo(on: store.scope(\.editor, dependencies: \.editor))  // a scope's: through its scope
 /// ```
 ///
 /// **What an undo does.** Undoing a step is a commit, seen by listeners, streams and observable models like any
@@ -23,6 +24,11 @@
 ///
 /// Redo re-applies the step where it was, among the commits that followed it. A commit that cannot be re-applied
 /// (a feature's updater whose element is gone by then) is skipped in the replay.
+///
+/// A scope's history undoes through its scope (``undo(on:)-(ScopedStore<Slice,D>)``): its command changes only
+/// the scope's slice, so histories of disjoint scopes compose. Each command keeps the value it set: replaying a
+/// recording, or another history's replay, sets that value again. So histories that overlap (the store's and a
+/// scope's) see each other's undos and redos as commits that set a value, and the later one wins.
 ///
 /// **Steps.** By default each state updater the history sees is a step: every updater at the root, or every
 /// updater dispatched through the history's scope. `isUndoable` narrows that (for example to leave out selection
@@ -80,11 +86,13 @@ public final class UndoHistory<S: State>: Sendable {
   /// Whether there is a step to redo.
   public var canRedo: Bool { buffer.withLock { !$0.redo.isEmpty } }
 
-  /// Undoes the latest step not undone, as a commit of an ``UndoCommand`` made when its turn comes.
+  /// Undoes the latest step not undone, as a commit of an ``UndoCommand`` made when its turn comes: the state
+  /// becomes the one replayed without that step.
   ///
   /// - Returns: Whether there was a step to undo (without one, the command's commit leaves the state as it is).
-  /// - Throws: ``RecorderError`` if the history does not follow `store`; what dispatching throws (an
-  ///   interceptor's error, ``StoreError/storeShutDown``).
+  /// - Throws: ``RecorderError`` if the history does not follow `store`, or is a scope's (which undoes through its
+  ///   scope, ``undo(on:)-(ScopedStore<Slice,D>)``); what dispatching throws (an interceptor's error,
+  ///   ``StoreError/storeShutDown``).
   @discardableResult
   public nonisolated(nonsending) func undo<D: SideEffectDependencyContainer>(on store: Store<S, D>) async throws
     -> Bool
@@ -95,7 +103,7 @@ public final class UndoHistory<S: State>: Sendable {
   /// Redoes the step undone last, as a commit of an ``UndoCommand``.
   ///
   /// - Returns: Whether there was a step to redo.
-  /// - Throws: ``RecorderError`` if the history does not follow `store`; what dispatching throws.
+  /// - Throws: As ``undo(on:)-(Store<S,D>)``.
   @discardableResult
   public nonisolated(nonsending) func redo<D: SideEffectDependencyContainer>(on store: Store<S, D>) async throws
     -> Bool
@@ -103,12 +111,47 @@ public final class UndoHistory<S: State>: Sendable {
     try await perform(.redo, on: store)
   }
 
-  private nonisolated(nonsending) func perform<D: SideEffectDependencyContainer>(
-    _ kind: UndoCommand<S>.Kind, on store: Store<S, D>
+  /// Undoes the latest step of a scope's history, as a commit of an ``UndoCommand`` dispatched through `scope`:
+  /// only the scope's slice changes, to its value in the state replayed without that step.
+  ///
+  /// - Returns: Whether there was a step to undo.
+  /// - Throws: ``RecorderError`` if this is not the history of `scope` on the store it follows; what dispatching
+  ///   through the scope throws (``ScopeError`` if the slice is missing).
+  @discardableResult
+  public nonisolated(nonsending) func undo<Slice: State, D: SideEffectDependencyContainer>(
+    on scope: ScopedStore<Slice, D>
   ) async throws -> Bool {
-    try attached.check(store.core, what: kind == .undo ? "UndoHistory.undo" : "UndoHistory.redo")
-    let command = UndoCommand(kind: kind, history: self)
+    try await perform(.undo, on: scope)
+  }
+
+  /// Redoes the step of a scope's history undone last, through `scope`; see ``undo(on:)-(ScopedStore<Slice,D>)``.
+  @discardableResult
+  public nonisolated(nonsending) func redo<Slice: State, D: SideEffectDependencyContainer>(
+    on scope: ScopedStore<Slice, D>
+  ) async throws -> Bool {
+    try await perform(.redo, on: scope)
+  }
+
+  private nonisolated(nonsending) func perform<D: SideEffectDependencyContainer>(
+    _ kind: UndoKind, on store: Store<S, D>
+  ) async throws -> Bool {
+    let what = kind == .undo ? "UndoHistory.undo" : "UndoHistory.redo"
+    try attached.check(store.core, what: what)
+    if scope != nil { throw RecorderError.scopeRequired(what) }
+    let command = UndoCommand<S>(kind: kind, history: self) { $0 }
     try await store.dispatch(command)
+    return command.outcome.isSet
+  }
+
+  private nonisolated(nonsending) func perform<Slice: State, D: SideEffectDependencyContainer>(
+    _ kind: UndoKind, on scoped: ScopedStore<Slice, D>
+  ) async throws -> Bool {
+    let what = kind == .undo ? "UndoHistory.undo" : "UndoHistory.redo"
+    try attached.check(scoped.core.rootIdentity, what: what)
+    guard scoped.id == scope else { throw RecorderError.anotherStore(what) }
+    let core = scoped.core
+    let command = UndoCommand<Slice>(kind: kind, history: self) { core.slice(of: $0) }
+    try await scoped.dispatch(command)
     return command.outcome.isSet
   }
 
@@ -164,8 +207,14 @@ public final class UndoHistory<S: State>: Sendable {
   private func record(_ item: any Dispatchable) {
     // Time travel goes away from live and comes back to it: no part of the history.
     guard let updater = item as? any AnyStateUpdater, !(item is TimeTravelCommand<S>) else { return }
+    // This history's own undos and redos are its bookkeeping (replays skip them); another history's are commits
+    // like any other (replayed as the state they set).
+    let base = (item as? any ScopedDispatchable)?.base ?? item
+    if let command = base as? any HistoryCommand, command.historyIdentity == ObjectIdentifier(self) {
+      return append(updater, isStep: false, isCommand: true)
+    }
     let isStep: Bool
-    if item is UndoCommand<S> {
+    if base is any HistoryCommand {
       isStep = false
     } else if let scope {
       guard let scoped = item as? any ScopedDispatchable, scoped.scope == scope else {
@@ -173,9 +222,9 @@ public final class UndoHistory<S: State>: Sendable {
       }
       isStep = isUndoable(scoped.base)
     } else {
-      isStep = isUndoable((item as? any ScopedDispatchable)?.base ?? item)
+      isStep = isUndoable(base)
     }
-    append(updater, isStep: isStep, isCommand: item is UndoCommand<S>)
+    append(updater, isStep: isStep, isCommand: false)
   }
 
   private func append(_ updater: any AnyStateUpdater, isStep: Bool, isCommand: Bool) {
@@ -191,7 +240,7 @@ public final class UndoHistory<S: State>: Sendable {
   // MARK: - Undoing (inside the command's commit)
 
   /// The state after undoing or redoing, or nil if there is nothing to do.
-  func apply(_ kind: UndoCommand<S>.Kind) -> S? {
+  func apply(_ kind: UndoKind) -> S? {
     buffer.withLock { buffer in
       switch kind {
       case .undo:
@@ -208,28 +257,55 @@ public final class UndoHistory<S: State>: Sendable {
 }
 
 /// An undo or a redo of an ``UndoHistory``, as the store's interceptors and recorder see it: a state updater that
-/// replaces the state with the one the history computes when the command's turn comes.
-public struct UndoCommand<S: State>: StateUpdater {
-  /// Which way the command goes.
-  public enum Kind: Sendable, Hashable {
-    /// Undo the latest step.
-    case undo
-    /// Redo the step undone last.
-    case redo
-  }
-
+/// replaces the state (a scope's history: its slice, dispatched through the scope) with the one the history
+/// computes when the command's turn comes.
+///
+/// The value it sets is kept in the command, so that replaying a recording that contains it (or another history's
+/// replay) sets the same value again, without touching the history.
+public struct UndoCommand<T: State>: StateUpdater, HistoryCommand {
   /// Whether it undoes or redoes.
-  public let kind: Kind
-  let history: UndoHistory<S>
+  public let kind: UndoKind
+  let historyIdentity: ObjectIdentifier
+  /// Computes the new value when the command first commits: the history's replayed state, read at the place the
+  /// command applies to; nil if there is nothing to undo or redo.
+  private let compute: @Sendable (UndoKind) -> T?
+  /// The value set by the first commit, nil if it changed nothing.
+  private let result = Locked<T??>(nil)
   /// Set by the commit if there was a step to undo or redo.
   let outcome = AtomicFlag(false)
 
-  /// Replaces the state with the history's, if there is a step to undo or redo.
-  public func updateState(_ state: inout S) {
-    guard let replayed = history.apply(kind) else { return }
-    state = replayed
+  init<S: State>(kind: UndoKind, history: UndoHistory<S>, read: @escaping @Sendable (S) -> T?) {
+    self.kind = kind
+    historyIdentity = ObjectIdentifier(history)
+    compute = { kind in history.apply(kind).flatMap(read) }
+  }
+
+  /// Replaces the state with the history's, if there is a step to undo or redo (or with the value this command
+  /// set when it first committed).
+  public func updateState(_ state: inout T) {
+    let value = result.withLock { result -> T? in
+      if let known = result { return known }
+      let computed = compute(kind)
+      result = .some(computed)
+      return computed
+    }
+    guard let value else { return }
+    state = value
     outcome.set(true)
   }
+}
+
+/// Which way an ``UndoCommand`` goes.
+public enum UndoKind: Sendable, Hashable {
+  /// Undo the latest step.
+  case undo
+  /// Redo the step undone last.
+  case redo
+}
+
+/// An undo or redo of some history (whatever the state it applies to).
+protocol HistoryCommand {
+  var historyIdentity: ObjectIdentifier { get }
 }
 
 /// What an ``UndoHistory`` holds, under its lock.

@@ -26,6 +26,12 @@ final class RootedScope<Root: State, RootDependencies: SideEffectDependencyConta
     try await core.waitUntilReady()
   }
 
+  override func slice(of root: Any) -> S? {
+    (root as? Root).flatMap(path.read)
+  }
+
+  override var rootIdentity: ObjectIdentifier { ObjectIdentifier(core) }
+
   override var stateIfPresent: S? {
     guard !core.owner.isCurrentThread else {
       core.runtimeWarning(

@@ -99,6 +99,12 @@ class ScopeCore<S: State>: @unchecked Sendable {
   @usableFromInline
   var stateIfPresent: S? { abstract() }
 
+  /// This scope's slice of `root`, a state of the root store (nil if it is missing, or `root` is of another type).
+  func slice(of root: Any) -> S? { abstract() }
+
+  /// The root store's identity.
+  var rootIdentity: ObjectIdentifier { abstract() }
+
   @usableFromInline
   nonisolated(nonsending) func dispatch<E: SideEffect, D>(_ effect: E, context: SideEffectContext<S, D>) async throws
   where E.StateType == S, E.Dependencies == D { abstract() }

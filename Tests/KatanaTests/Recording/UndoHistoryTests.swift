@@ -93,11 +93,11 @@ struct UndoHistoryTests {
     try await title.dispatch(UndoType(text: "B"))
     try await recorded.dispatch(UndoCount(amount: 5))
     try await body.dispatch(UndoType(text: "y"))
-    try await titleHistory.undo(on: recorded)
+    try await titleHistory.undo(on: title)
     #expect(recorded.state == UndoDocState(count: 5, title: UndoText(text: "A"), body: UndoText(text: "xy")))
-    try await titleHistory.undo(on: recorded)
+    try await titleHistory.undo(on: title)
     #expect(recorded.state == UndoDocState(count: 5, title: UndoText(text: ""), body: UndoText(text: "xy")))
-    try await titleHistory.redo(on: recorded)
+    try await titleHistory.redo(on: title)
     #expect(recorded.state == UndoDocState(count: 5, title: UndoText(text: "A"), body: UndoText(text: "xy")))
   }
 
@@ -110,7 +110,7 @@ struct UndoHistoryTests {
     try await body.dispatch(UndoType(text: "a"))
     let later = body.send(UndoTypeLater(gate: gate))
     try await body.dispatch(UndoType(text: "b"))
-    try await bodyHistory.undo(on: store)
+    try await bodyHistory.undo(on: body)
     #expect(store.state.body.text == "a")
     // Another scope's commit is no step of this history: redo survives it.
     try await title.dispatch(UndoType(text: "T"))
@@ -120,7 +120,7 @@ struct UndoHistoryTests {
     _ = await later.result
     #expect(store.state.body.text == "a!")
     #expect(!bodyHistory.canRedo)
-    try await bodyHistory.undo(on: store)
+    try await bodyHistory.undo(on: body)
     #expect(store.state.body.text == "a")
     #expect(store.state.title.text == "T")
   }
@@ -173,9 +173,9 @@ struct UndoHistoryTests {
         try await store.dispatch(UndoCount(amount: step))
         model.commit(isStep: false) { $0.count += step }
       case 3, 4:
-        #expect(try await history.undo(on: store) == model.undo())
+        #expect(try await history.undo(on: body) == model.undo())
       case 5:
-        #expect(try await history.redo(on: store) == model.redo())
+        #expect(try await history.redo(on: body) == model.redo())
       default:
         if model.grouping {
           history.endGroup()
@@ -206,6 +206,7 @@ struct UndoHistoryTests {
 /// Scope ids computed without a store, for histories created before their store.
 enum ScopeIDs {
   static let body = UndoStore(initialState: UndoDocState()).scope(\.body, dependencies: \.self).id
+  static let title = UndoStore(initialState: UndoDocState()).scope(\.title, dependencies: \.self).id
 }
 
 /// The rules of ``UndoHistory``, written plainly: every commit kept with its step, the state replayed from the start.
@@ -268,6 +269,89 @@ struct UndoModel {
     guard let step = redoStack.popLast() else { return false }
     undone.remove(step)
     return true
+  }
+}
+
+@Suite("Undo: histories together, and replays of their commands", .timeLimit(.minutes(1)))
+struct UndoCompositionTests {
+  /// A scope's undo is, for the store's history, a commit like another: undoing an earlier root step keeps it.
+  @Test func aScopesUndo_survivesTheRootHistorysUndoOfAnEarlierStep() async throws {
+    let root = UndoHistory<UndoDocState>()
+    let titles = UndoHistory<UndoDocState>(scope: ScopeIDs.title)
+    let store = UndoStore(initialState: UndoDocState(), interceptors: [root.interceptor, titles.interceptor])
+    let title = store.scope(\.title, dependencies: \.self)
+    try await title.dispatch(UndoType(text: "A"))
+    try await store.dispatch(UndoCount(amount: 5))
+    try await titles.undo(on: title)
+    #expect(store.state == UndoDocState(count: 5))
+    try await root.undo(on: store)  // the root's latest step: the count
+    #expect(store.state == UndoDocState(count: 0))
+    try await root.undo(on: store)  // then the typing, already undone by the title's history
+    #expect(store.state == UndoDocState(count: 0))
+    // The title's redo puts its step back in its own replay, but the root's later undos are commits that set the
+    // whole state: they come after it, and win.
+    #expect(try await titles.redo(on: title))
+    #expect(store.state.title.text == "")
+    // Overlapping histories: the title's redo committed the title as its own replay found it (empty, the root
+    // having undone the typing); the root's redos come after, but its replay ends with that commit too.
+    try await root.redo(on: store)
+    try await root.redo(on: store)
+    #expect(store.state == UndoDocState(count: 5, title: UndoText(text: "")))
+  }
+
+  /// Histories of disjoint scopes compose: each undo changes its own slice only.
+  @Test func historiesOfDisjointScopes_eachUndoTheirOwnSlice() async throws {
+    let titles = UndoHistory<UndoDocState>(scope: ScopeIDs.title)
+    let bodies = UndoHistory<UndoDocState>(scope: ScopeIDs.body)
+    let store = UndoStore(initialState: UndoDocState(), interceptors: [titles.interceptor, bodies.interceptor])
+    let title = store.scope(\.title, dependencies: \.self)
+    let body = store.scope(\.body, dependencies: \.self)
+    try await title.dispatch(UndoType(text: "T1"))
+    try await body.dispatch(UndoType(text: "B1"))
+    try await title.dispatch(UndoType(text: "T2"))
+    try await body.dispatch(UndoType(text: "B2"))
+    try await titles.undo(on: title)
+    try await bodies.undo(on: body)
+    try await bodies.undo(on: body)
+    #expect(store.state.title.text == "T1" && store.state.body.text == "")
+    try await titles.redo(on: title)
+    try await bodies.redo(on: body)
+    #expect(store.state.title.text == "T1T2" && store.state.body.text == "B1")
+    try await titles.undo(on: title)
+    try await titles.undo(on: title)
+    #expect(store.state.title.text == "" && store.state.body.text == "B1")
+  }
+
+  /// Replaying a recording that contains undos sets what they set, and leaves the live history alone.
+  @Test func aRecordingWithUndos_replaysThem_withoutTouchingTheHistory() async throws {
+    let history = UndoHistory<UndoDocState>()
+    let recorder = StoreRecorder<UndoDocState>(checkpointInterval: 1)
+    let store = UndoStore(initialState: UndoDocState(), interceptors: [history.interceptor, recorder.interceptor])
+    try await store.dispatch(UndoCount(amount: 1))
+    try await store.dispatch(UndoCount(amount: 2))
+    try await history.undo(on: store)
+    try await history.undo(on: store)
+    try await history.redo(on: store)
+    let recording = recorder.recording()
+    #expect(try recording.replayedStates().map(\.count) == [1, 3, 1, 0, 1])
+    #expect(try recording.replayedState() == store.state)
+    // The history is where the live session left it: one step left to redo.
+    #expect(try await history.redo(on: store))
+    #expect(store.state.count == 3)
+  }
+
+  @Test func aScopesHistory_undoesThroughItsScope_only() async throws {
+    let titles = UndoHistory<UndoDocState>(scope: ScopeIDs.title)
+    let store = UndoStore(initialState: UndoDocState(), interceptors: [titles.interceptor])
+    try await store.scope(\.title, dependencies: \.self).dispatch(UndoType(text: "A"))
+    await #expect {
+      try await titles.undo(on: store)
+    } throws: { error in
+      guard case RecorderError.scopeRequired = error else { return false }
+      return true
+    }
+    await #expect(throws: RecorderError.self) { try await titles.undo(on: store.scope(\.body, dependencies: \.self)) }
+    #expect(store.state.title.text == "A")
   }
 }
 
