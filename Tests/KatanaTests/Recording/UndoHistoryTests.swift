@@ -379,3 +379,43 @@ struct RecorderMisuseTests {
     #expect(followed.state.count == 1)
   }
 }
+
+@Suite("Undo under concurrency", .timeLimit(.minutes(1)))
+struct UndoConcurrencyTests {
+  /// Tasks typing through two scopes and counting at the root, while others undo and redo through a scope's history
+  /// and the store's: every state the store committed is what the recording replays to, commit by commit.
+  @Test(arguments: [11, 12, 13, 14] as [UInt64])
+  func concurrentStepsUndosAndRedos_replayToTheCommitLog(seed: UInt64) async throws {
+    let root = UndoHistory<UndoDocState>(stepLimit: 5, commitLimit: 20)
+    let bodies = UndoHistory<UndoDocState>(scope: ScopeIDs.body, stepLimit: 3)
+    let recorder = StoreRecorder<UndoDocState>(capacity: 1 << 16, checkpointInterval: 3)
+    let store = UndoStore(
+      initialState: UndoDocState(), interceptors: [root.interceptor, bodies.interceptor, recorder.interceptor])
+    let log = Recorder<UndoDocState>()
+    let stop = store.addListener { _, new in log.append(new) }
+    defer { stop() }
+    let body = store.scope(\.body, dependencies: \.self)
+    let title = store.scope(\.title, dependencies: \.self)
+    await withTaskGroup(of: Void.self) { group in
+      for actor in 0..<4 {
+        group.addTask {
+          var generator = SeededGenerator(seed: seed &* 31 &+ UInt64(actor))
+          for step in 0..<40 {
+            switch generator.next() % 6 {
+            case 0: _ = try? await body.dispatch(UndoType(text: "\(actor)"))
+            case 1: _ = try? await title.dispatch(UndoType(text: "\(step % 10)"))
+            case 2: _ = try? await store.dispatch(UndoCount(amount: 1))
+            case 3: _ = try? await bodies.undo(on: body)
+            case 4: _ = try? await (generator.next() % 2 == 0 ? root.undo(on: store) : root.redo(on: store))
+            default: _ = try? await bodies.redo(on: body)
+            }
+          }
+        }
+      }
+    }
+    let recording = recorder.recording()
+    #expect(recording.initialState == UndoDocState())
+    #expect(try recording.replayedStates() == log.values, "seed \(seed)")
+    #expect(try recording.replayedState() == store.state)
+  }
+}
