@@ -58,7 +58,8 @@ struct FaultTests {
         }
         try await waitForCreates(outcomes, atLeast: afterRestart + 20, "creates after outage \(round)")
         stop.withLockedValue { $0 = true }
-        await load.value
+        // Bounded: a request stuck on a server that never answers must fail the test, not hang it.
+        try await withFailsafe(.seconds(30), "the load to stop") { await load.value }
         let round = outcomes.withLockedValue { $0 }
         everyOutcome += round
 
@@ -185,6 +186,7 @@ struct FaultTests {
         await runCreateLoad(
           ports: [server.port], connectionsPerPort: 3, label: "frozen", stop: stop, outcomes: outcomes)
       }
+      defer { stop.withLockedValue { $0 = true } }
       try await waitForCreates(outcomes, atLeast: 3, "answers from a frozen database")
       // More requests are now stuck on the database: shut down in the middle of them.
       let stopping = ContinuousClock.now
@@ -192,7 +194,7 @@ struct FaultTests {
       _ = try await server.waitForExit(within: .seconds(30))
       let shutdown = seconds(stopping.duration(to: .now))
       stop.withLockedValue { $0 = true }
-      await load.value
+      try await withFailsafe(.seconds(30), "the load to stop") { await load.value }
 
       let answered = outcomes.withLockedValue { $0 }.filter { $0.status != nil }
       #expect(answered.count >= 3)

@@ -196,6 +196,9 @@ public final class PostgresTodoDatabase: TodoDatabase {
       } catch is CancellationError {
         // The request is gone, and it must not report "nothing was changed": the change is committed, and the
         // feed applies it.
+      } catch TodoDatabaseError.closed {
+        // The feed stopped (shutdown) before applying it: committed all the same, so not "nothing was saved".
+        throw TodoDatabaseError.notApplied(committed.sequence)
       }
     }
     return result

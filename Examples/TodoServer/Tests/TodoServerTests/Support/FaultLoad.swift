@@ -56,7 +56,9 @@ func runCreateLoad(
                 }
               }
             } catch {
-              // The connection broke: a new one.
+              // The connection broke (or could not be made): a new one, after a pause, so that a server
+              // that is gone does not turn this loop into a busy one.
+              try? await Task.sleep(for: .milliseconds(100))
             }
           }
         }

@@ -160,6 +160,8 @@ final class PostgresCluster: Sendable {
   /// Lets a frozen server go on (SIGCONT).
   func thaw() {
     for pid in processIDs() { kill(pid, SIGCONT) }
+    // `runuser` stops itself when its child stops, and waits stopped until it is continued too.
+    if let runner = server.withLockedValue({ $0?.processIdentifier }) { kill(runner, SIGCONT) }
   }
 
   private static func runAsOwner(_ program: String, _ arguments: [String]) async throws {
@@ -174,8 +176,7 @@ final class PostgresCluster: Sendable {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: program)
     process.arguments = arguments
-    // A file, not a pipe: the server that `pg_ctl start` leaves running inherits it, and a pipe would stay
-    // open for as long as the server runs.
+    // A file, not a pipe: nothing has to drain it.
     let output = FileManager.default.temporaryDirectory.appendingPathComponent("todo-cluster-\(UUID().uuidString).log")
     _ = FileManager.default.createFile(atPath: output.path, contents: nil)
     defer { try? FileManager.default.removeItem(at: output) }
@@ -183,8 +184,17 @@ final class PostgresCluster: Sendable {
     defer { try? handle.close() }
     process.standardOutput = handle
     process.standardError = handle
-    // Not `waitUntilExit()`, which has been seen to miss the exit of `pg_ctl start` here.
-    let status: Int32 = try await withCheckedThrowingContinuation { continuation in
+    // `initdb`, `chown`, `pg_ctl stop`: programs that end by themselves.
+    let status = try await exitStatus(of: process)
+    guard status == 0 else {
+      let message = (try? String(contentsOf: output, encoding: .utf8)) ?? ""
+      throw ClusterError(command: ([program] + arguments).joined(separator: " "), output: message)
+    }
+  }
+
+  /// Runs `process` and returns its exit status.
+  private static func exitStatus(of process: Process) async throws -> Int32 {
+    try await withCheckedThrowingContinuation { continuation in
       process.terminationHandler = { process in continuation.resume(returning: process.terminationStatus) }
       do {
         try process.run()
@@ -193,18 +203,20 @@ final class PostgresCluster: Sendable {
         continuation.resume(throwing: error)
       }
     }
-    guard status == 0 else {
-      let message = (try? String(contentsOf: output, encoding: .utf8)) ?? ""
-      throw ClusterError(command: ([program] + arguments).joined(separator: " "), output: message)
-    }
   }
 }
 
 /// A child process, and a way to wait for its exit.
-private final class ServerProcess: Sendable {
+/// `@unchecked`: `Process` is not `Sendable`; only its constant process id is read after it starts.
+private final class ServerProcess: @unchecked Sendable {
   private let exit = NIOLockedValueBox<(exited: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
 
+  /// The child's process id (`runuser`'s, when the tests run as root), once it runs.
+  var processIdentifier: pid_t { process.processIdentifier }
+  private let process: Process
+
   init(_ process: Process) {
+    self.process = process
     process.terminationHandler = { [exit] _ in
       let waiters = exit.withLockedValue { state in
         state.exited = true
