@@ -197,6 +197,9 @@ struct FaultTests {
       try await withFailsafe(.seconds(30), "the load to stop") { await load.value }
 
       let answered = outcomes.withLockedValue { $0 }.filter { $0.status != nil }
+      print(
+        "Frozen database: \(answered.count) writes answered, slowest \(answered.map(\.seconds).max() ?? 0) s; shutdown \(shutdown) s"
+      )
       #expect(answered.count >= 3)
       #expect(answered.allSatisfy { $0.status == 503 && $0.seconds <= Self.requestBound + Self.slack })
       #expect(shutdown <= Self.requestBound + Self.slack, "graceful shutdown took \(shutdown) s")
