@@ -224,6 +224,8 @@ public final class ChangeFeed: Sendable {
       try await store.dispatch(CommitChanges(changes))
       let reached = store.state.sequence
       progress.advance(to: reached)
+      // A batch applied is progress too: a long catch-up is not a stall.
+      heartbeat.withLockedValue { $0 = .now }
       guard reached == last.sequence else {
         // Numbers have no gaps, so this means a row of `todo_changes` was removed: stop rather than skip it.
         throw TodoDatabaseError.missingChange(expected: reached + 1)
