@@ -58,6 +58,7 @@ let package = Package(
         .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
         .product(name: "NIOSSL", package: "swift-nio-ssl"),
         .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+        .product(name: "UnixSignals", package: "swift-service-lifecycle"),
       ],
       swiftSettings: strictSettings
     ),
@@ -88,6 +89,8 @@ let package = Package(
         .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
         .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
         .product(name: "NIOCore", package: "swift-nio"),
+        // Raw connections for the slow-client tests.
+        .product(name: "NIOPosix", package: "swift-nio"),
         .product(name: "OrderedCollections", package: "swift-collections"),
       ],
       swiftSettings: strictSettings

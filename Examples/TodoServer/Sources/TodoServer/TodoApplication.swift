@@ -2,8 +2,10 @@ import Hummingbird
 import HummingbirdCore
 import Katana
 import Logging
+import NIOCore
 import PostgresNIO
 import ServiceLifecycle
+import UnixSignals
 
 /// One server instance's store and database, with the long-running work they need, ready to be put behind
 /// HTTP by ``makeTodoApplication(backend:configuration:logger:)``.
@@ -62,6 +64,28 @@ public struct TodoBackend: Sendable {
   }
 }
 
+/// How long a connection may stay silent while the server waits for a request, or for the rest of one.
+public let defaultIdleTimeout: Duration = .seconds(30)
+
+/// How long graceful shutdown may take before the remaining work is cancelled: longer than a write request's
+/// bound (``PostgresTodoDatabase/Options/writeTimeout`` plus ``PostgresTodoDatabase/Options/applyTimeout``),
+/// so that requests in flight get their answer.
+public let gracefulShutdownLimit: Duration = .seconds(15)
+
+/// How long cancelling the remaining work may take after ``gracefulShutdownLimit``; past it the process ends
+/// with a fatal error, so that shutdown ends whatever hangs.
+public let cancellationLimit: Duration = .seconds(5)
+
+/// Runs `application` until SIGTERM or SIGINT, then shuts it down gracefully within ``gracefulShutdownLimit``,
+/// escalating to cancellation and, past ``cancellationLimit``, to a fatal error (ServiceLifecycle's bounds).
+public func runTodoApplication(_ application: some ApplicationProtocol, logger: Logger) async throws {
+  var configuration = ServiceGroupConfiguration(
+    services: [.init(service: application)], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+  configuration.maximumGracefulShutdownDuration = gracefulShutdownLimit
+  configuration.maximumCancellationDuration = cancellationLimit
+  try await ServiceGroup(configuration: configuration).run()
+}
+
 /// The most bytes the HTTP decoder takes for the request line or one header, and for all headers together.
 let maximumHeaderFieldSize = 8 * 1024
 let maximumHeadersSize = 32 * 1024
@@ -72,29 +96,36 @@ let maximumHeadersSize = 32 * 1024
 /// - The server starts listening only once the store is ready (its state loaded from the database); if the
 ///   database cannot be loaded, running the application throws the store's start-up error.
 /// - On graceful shutdown (SIGTERM or SIGINT with `runService()`), the HTTP server stops first and finishes
-///   the requests in flight; then the database is closed and the store shut down.
+///   the requests in flight (each answers within its bound, see the README); then the database is closed and
+///   the store shut down. ``runTodoApplication(_:logger:)`` bounds the whole shutdown.
+/// - A connection on which the client sends nothing for `idleTimeout` is closed: between requests, in the
+///   middle of its headers, or in the middle of its body (Hummingbird's idle timeout). A request being
+///   answered is not cut off.
 ///
 /// - Parameters:
 ///   - backend: The store and its database; see ``TodoBackend``.
 ///   - configuration: Address, server name and other Hummingbird settings.
+///   - idleTimeout: How long a connection may go without receiving a byte while the server waits for one.
 ///   - logger: The server's logger.
 public func makeTodoApplication(
   backend: TodoBackend,
   configuration: ApplicationConfiguration = .init(),
+  idleTimeout: Duration = defaultIdleTimeout,
   logger: Logger = Logger(label: "todo-server")
 ) -> some ApplicationProtocol {
-  let router = Router(context: TodoRequestContext.self)
+  let router = Router(context: TodoRequestContext.self, options: .autoGenerateHeadEndpoints)
   // Outermost first: a span and metrics per request (to the process's tracer and metrics backends), then the
   // error shape, so that the span records the status the client gets.
   router.add(middleware: TracingMiddleware())
   router.add(middleware: MetricsMiddleware())
   router.add(middleware: APIErrorMiddleware())
-  TodoAPI(store: backend.store).addRoutes(to: router)
+  TodoAPI(store: backend.store, database: backend.database).addRoutes(to: router)
   var application = Application(
     router: router,
     server: .http1(
       configuration: HTTP1Channel.Configuration(
         additionalChannelHandlers: [ParseErrorResponder(maximumFieldSize: maximumHeaderFieldSize)],
+        idleTimeout: TimeAmount(idleTimeout),
         httpDecoderConfiguration: .init(
           maxHeaderFieldSize: maximumHeaderFieldSize, maxHeaderListSize: maximumHeadersSize))),
     configuration: configuration,

@@ -32,12 +32,18 @@ do {
   exit(1)
 }
 
+guard let idleSeconds = Double(environment["TODO_IDLE_TIMEOUT"] ?? "30"), idleSeconds > 0 else {
+  logger.critical("TODO_IDLE_TIMEOUT must be a number of seconds, not '\(environment["TODO_IDLE_TIMEOUT"] ?? "")'.")
+  exit(2)
+}
+
 let application = makeTodoApplication(
   backend: backend,
   configuration: .init(address: .hostname(host, port: port), serverName: "todo-server"),
+  idleTimeout: .milliseconds(Int64(idleSeconds * 1000)),
   logger: logger)
 do {
-  try await application.runService()
+  try await runTodoApplication(application, logger: logger)
 } catch {
   logger.critical("The server stopped: \(error)")
   exit(1)

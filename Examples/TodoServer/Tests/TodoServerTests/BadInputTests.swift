@@ -138,8 +138,8 @@ struct BadInputTests {
         let onComplete = try await server.client.execute(uri: "/todos/\(todo.id)/complete", method: .get)
 
         #expect(onList.status == .methodNotAllowed)
-        #expect(onList.headers[.allow] == "GET, POST")
-        #expect(onTodo.headers[.allow] == "GET, DELETE")
+        #expect(onList.headers[.allow] == "GET, HEAD, POST")
+        #expect(onTodo.headers[.allow] == "GET, HEAD, DELETE")
         #expect(onComplete.headers[.allow] == "POST")
         #expect(onComplete.errorCode == "methodNotAllowed")
       }

@@ -46,6 +46,10 @@ private struct UnavailableDatabase: TodoDatabase {
   }
 
   func close() async {}
+
+  func health(applied: () -> Int64) async -> DatabaseHealth {
+    DatabaseHealth(applied: applied(), database: nil, feedConnected: false, secondsSinceCaughtUp: nil)
+  }
 }
 
 /// Creates the store of the to-do server: its state is restored from `database` by the store's async state

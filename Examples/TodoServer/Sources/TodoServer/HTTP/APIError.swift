@@ -3,6 +3,7 @@ import Hummingbird
 import Katana
 import Logging
 import NIOCore
+import NIOHTTP1
 
 /// An error response of the API: a status, and a JSON body `{"error": {"code": "…", "message": "…"}}`.
 ///
@@ -63,7 +64,21 @@ extension APIError {
     case is CancellationError:
       self.init(.serviceUnavailable, code: "cancelled", message: "The request was cancelled; nothing was changed.")
     case TodoDatabaseError.closed, StoreError.storeShutDown:
-      self.init(.serviceUnavailable, code: "unavailable", message: "The server is shutting down; retry later.")
+      self.init(
+        .serviceUnavailable, code: "unavailable", message: "The server is shutting down; retry later.",
+        headers: [.retryAfter: "1"])
+    case TodoDatabaseError.unavailable(let reason):
+      self.init(
+        .serviceUnavailable, code: "databaseUnavailable", message: TodoDatabaseError.unavailable(reason).description,
+        headers: [.retryAfter: "\(Self.retryAfterSeconds)"])
+    case TodoDatabaseError.outcomeUnknown(let todoID):
+      // No Retry-After: repeating a create blindly could make a duplicate. The client reads the to-do back.
+      self.init(
+        .gatewayTimeout, code: "outcomeUnknown", message: TodoDatabaseError.outcomeUnknown(todoID: todoID).description)
+    case HTTPParserError.invalidEOFState:
+      // The client closed the connection in the middle of its body: its fault, and nobody reads this answer.
+      self.init(
+        .badRequest, code: "truncatedBody", message: "The body ended before the length the request announced.")
     case TodoDatabaseError.notApplied(let sequence):
       self.init(
         .serviceUnavailable, code: "notYetApplied", message: TodoDatabaseError.notApplied(sequence).description)
@@ -86,6 +101,10 @@ extension APIError {
       self.init(.internalServerError, code: "internal", message: "The server failed to handle the request.")
     }
   }
+
+  /// What `Retry-After` says when the database is unavailable: about how long the change feed takes to
+  /// reconnect once the database is back (its delay grows to 2 s).
+  static let retryAfterSeconds = 2
 
   /// `path`, cut to a length fit for a message.
   private static func shortened(_ path: String) -> String {
@@ -146,6 +165,8 @@ struct APIErrorMiddleware<Context: RequestContext>: RouterMiddleware {
       let apiError = APIError(error, request: request, context: context)
       if apiError.status == .internalServerError {
         context.logger.error("Request failed: \(String(reflecting: error))")
+      } else if apiError.code == "truncatedBody" {
+        context.logger.info("Request body cut off by the client; closing the connection")
       }
       return try apiError.response(from: request, context: context)
     }

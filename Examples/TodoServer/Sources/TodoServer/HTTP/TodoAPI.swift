@@ -12,11 +12,16 @@ import OrderedCollections
 /// | `GET /todos/{id}` | 200, the to-do | 400, 404 |
 /// | `POST /todos/{id}/complete` | 200, the to-do | 400, 404 |
 /// | `DELETE /todos/{id}` | 204 | 400, 404 |
+/// | `GET /health` | 200 or 503, ``DatabaseHealth`` | |
+///
+/// `HEAD` is served wherever `GET` is (the router generates it).
 struct TodoAPI {
   let store: TodoStore
+  let database: any TodoDatabase
 
   func addRoutes(to router: Router<TodoRequestContext>) {
     // Keep in step with `routes` (a test checks that each of them is served).
+    router.get("health", use: health)
     router.group("todos")
       .post(use: create)
       .get(use: list)
@@ -27,6 +32,7 @@ struct TodoAPI {
 
   /// Every route: its method and its path, `:id` standing for any one segment.
   static let routes: [(method: HTTPRequest.Method, path: String)] = [
+    (.get, "/health"),
     (.get, "/todos"),
     (.post, "/todos"),
     (.get, "/todos/:id"),
@@ -34,14 +40,25 @@ struct TodoAPI {
     (.post, "/todos/:id/complete"),
   ]
 
-  /// The methods the API takes at `path` (empty if no route has that path), for `405` and its `Allow` header.
+  /// The methods the API takes at `path` (empty if no route has that path), for `405` and its `Allow` header:
+  /// `HEAD` follows `GET`.
   static func allowedMethods(forPath path: String) -> [HTTPRequest.Method] {
     let segments = path.split(separator: "/", omittingEmptySubsequences: true)
     return routes.filter { route in
       let pattern = route.path.split(separator: "/")
       return pattern.count == segments.count
         && zip(pattern, segments).allSatisfy { pattern, segment in pattern == ":id" || pattern == segment }
-    }.map(\.method)
+    }.flatMap { $0.method == .get ? [.get, .head] : [$0.method] }
+  }
+
+  /// 200 if this instance can reach the database and hears of its changes, 503 if not; the body says how far
+  /// behind it is (see ``DatabaseHealth``).
+  @Sendable func health(_ request: Request, context: TodoRequestContext) async throws -> EditedResponse<DatabaseHealth>
+  {
+    let store = store
+    let health = await database.health { store.state.sequence }
+    return EditedResponse(
+      status: health.isServing ? .ok : .serviceUnavailable, headers: [.cacheControl: "no-store"], response: health)
   }
 
   /// The body of `POST /todos`.
@@ -83,6 +100,8 @@ struct TodoAPI {
 }
 
 extension Todo: ResponseEncodable {}
+
+extension DatabaseHealth: ResponseEncodable {}
 
 extension Request {
   /// Reads the body (at most `context.maxUploadSize` bytes, else `NIOTooManyBytesError`) and decodes it as

@@ -16,7 +16,10 @@ import PostgresNIO
 /// Each read is applied with one ``CommitChanges`` dispatch; ``TodoState/apply(_:)`` skips changes the state
 /// already has, and numbers have no gaps (see ``PostgresTodoDatabase``), so reading "after the state's
 /// number" never skips or repeats one. If the connection breaks, the feed reconnects with a growing delay
-/// and catches up; requests waiting for their change wait meanwhile.
+/// and catches up; requests waiting for their change wait meanwhile. A connection that breaks without saying
+/// so (the server frozen or cut off, a query that never answers) is noticed by the read of every
+/// ``PostgresTodoDatabase/Options/pollInterval``, the feed's heartbeat: when no read has completed for
+/// ``PostgresTodoDatabase/Options/feedStallTimeout``, the feed gives the connection up and reconnects.
 public final class ChangeFeed: Sendable {
   private let client: PostgresClient
   private let options: PostgresTodoDatabase.Options
@@ -30,6 +33,10 @@ public final class ChangeFeed: Sendable {
     public var connections = 0
     /// The server process id (`pg_backend_pid()`) of the connection the feed listens on, while connected.
     public var backendProcessID: Int32?
+    /// Whether the feed is listening now.
+    public var isListening = false
+    /// When the feed last finished reading every change the database had.
+    public var lastCaughtUp: ContinuousClock.Instant?
   }
 
   /// The feed's own connection, if set; otherwise the feed takes one from the pool.
@@ -69,16 +76,17 @@ public final class ChangeFeed: Sendable {
     while !Task.isCancelled {
       let connectionsBefore = currentStatus.connections
       do {
-        try await withConnection { connection in
-          try await listen(on: connection, store: store)
-        }
+        try await session(store: store)
       } catch {
+        status.withLockedValue {
+          $0.backendProcessID = nil
+          $0.isListening = false
+        }
         if Task.isCancelled { return }
         if let error = error as? StoreError {
           logger.info("Change feed stopped: \(error)")
           return
         }
-        status.withLockedValue { $0.backendProcessID = nil }
         // A connection that worked for a while starts the delays over.
         if currentStatus.connections > connectionsBefore { delay = options.reconnectDelay }
         logger.warning(
@@ -86,6 +94,38 @@ public final class ChangeFeed: Sendable {
         try? await Task.sleep(for: delay)
         delay = min(delay * 2, options.maximumReconnectDelay)
       }
+    }
+  }
+
+  /// Connects, listens and applies changes until the connection fails or stalls; returns only by throwing.
+  ///
+  /// The session runs beside a watchdog that ends it when no read of the change table has completed for
+  /// ``PostgresTodoDatabase/Options/feedStallTimeout`` (connecting and `LISTEN` count as the first read). The
+  /// watchdog does not wait for the session to end (a query on a dead connection may never answer): it closes
+  /// the connection, which ends whatever can be ended, and the feed starts a new session on a new connection.
+  private func session(store: TodoStore) async throws {
+    let heartbeat = NIOLockedValueBox(ContinuousClock.now)
+    let connection = NIOLockedValueBox<PostgresConnection?>(nil)
+    do {
+      try await race { [self] in
+        try await withConnection { established in
+          connection.withLockedValue { $0 = established }
+          try await listen(on: established, store: store, heartbeat: heartbeat)
+        }
+      } against: { [options] in
+        while true {
+          try await Task.sleep(for: options.pollInterval / 4)
+          if heartbeat.withLockedValue({ $0 }).duration(to: .now) > options.feedStallTimeout {
+            throw FeedStalled(timeout: options.feedStallTimeout)
+          }
+        }
+      }
+    } catch {
+      if let stuck = connection.withLockedValue({ $0 }) {
+        // Not awaited: closing a connection to a frozen server can wait as long as the server.
+        Task { try? await stuck.close() }
+      }
+      throw error
     }
   }
 
@@ -112,50 +152,28 @@ public final class ChangeFeed: Sendable {
   }
 
   /// Listens on `connection`, catches up, then applies changes at each wake-up; returns only by throwing.
-  private func listen(on connection: PostgresConnection, store: TodoStore) async throws {
-    let listening = SequenceGate()
-    try await withThrowingTaskGroup(of: Void.self) { group in
-      group.addTask { [self] in
-        var processID: Int32?
-        for try await pid in try await connection.query("SELECT pg_backend_pid()", logger: logger).decode(
-          Int32.self)
-        {
-          processID = pid
-        }
-        try await connection.listen(on: "todo_changes") { [processID] notifications in
-          listening.advance(to: 1)
-          status.withLockedValue {
-            $0.connections += 1
-            $0.backendProcessID = processID
-          }
-          logger.debug("Change feed listening", metadata: ["backend": "\(processID.map(String.init) ?? "?")"])
-          try await applyChanges(on: connection, store: store, notifications: notifications)
-        }
+  private func listen(
+    on connection: PostgresConnection, store: TodoStore, heartbeat: NIOLockedValueBox<ContinuousClock.Instant>
+  ) async throws {
+    var processID: Int32?
+    for try await pid in try await connection.query("SELECT pg_backend_pid()", logger: logger).decode(Int32.self) {
+      processID = pid
+    }
+    try await connection.listen(on: "todo_changes") { [processID] notifications in
+      status.withLockedValue {
+        $0.connections += 1
+        $0.backendProcessID = processID
+        $0.isListening = true
       }
-      group.addTask { [options, logger] in
-        // A connection the pool hands out just after the server dropped it, and postgres-nio's LISTEN under
-        // load, have been seen, rarely, never to answer: give up on a connection that is not listening in
-        // time (closing it also ends the stuck call), and reconnect.
-        do {
-          try await withDeadline(options.listenTimeout, orThrow: ListenTimedOut()) {
-            try await listening.wait(until: 1)
-          }
-        } catch is ListenTimedOut {
-          logger.warning("Change feed: not listening after \(options.listenTimeout); reconnecting")
-          try? await connection.close()
-          throw ListenTimedOut()
-        }
-        // Listening: nothing more to watch until the group ends.
-        try await SequenceGate().wait(until: 1)
-      }
-      defer { group.cancelAll() }
-      try await group.next()
+      logger.debug("Change feed listening", metadata: ["backend": "\(processID.map(String.init) ?? "?")"])
+      try await applyChanges(on: connection, store: store, notifications: notifications, heartbeat: heartbeat)
     }
   }
 
   /// Catches up, then applies changes at each notification and poll; returns only by throwing.
   private func applyChanges(
-    on connection: PostgresConnection, store: TodoStore, notifications: PostgresNotificationSequence
+    on connection: PostgresConnection, store: TodoStore, notifications: PostgresNotificationSequence,
+    heartbeat: NIOLockedValueBox<ContinuousClock.Instant>
   ) async throws {
     let (wakeups, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     try await withThrowingTaskGroup(of: Void.self) { group in
@@ -171,9 +189,9 @@ public final class ChangeFeed: Sendable {
       }
       group.addTask { [self] in
         // Listening has started, so every commit from now on notifies: catch up on the ones before.
-        try await catchUp(on: connection, store: store)
+        try await catchUp(on: connection, store: store, heartbeat: heartbeat)
         for await _ in wakeups {
-          try await catchUp(on: connection, store: store)
+          try await catchUp(on: connection, store: store, heartbeat: heartbeat)
         }
         try Task.checkCancellation()
       }
@@ -183,7 +201,9 @@ public final class ChangeFeed: Sendable {
   }
 
   /// Applies every change after the state's sequence number, in batches.
-  private func catchUp(on connection: PostgresConnection, store: TodoStore) async throws {
+  private func catchUp(
+    on connection: PostgresConnection, store: TodoStore, heartbeat: NIOLockedValueBox<ContinuousClock.Instant>
+  ) async throws {
     while true {
       let applied = store.state.sequence
       var changes: [SequencedChange] = []
@@ -194,22 +214,36 @@ public final class ChangeFeed: Sendable {
           try PostgresTodoDatabase.change(
             sequence: sequence, kind: kind, todoID: todoID, title: title, completed: completed))
       }
-      guard let last = changes.last else { return }
+      guard let last = changes.last else {
+        // Every change the database had when it answered is applied: the heartbeat.
+        let now = ContinuousClock.now
+        heartbeat.withLockedValue { $0 = now }
+        status.withLockedValue { $0.lastCaughtUp = now }
+        return
+      }
       try await store.dispatch(CommitChanges(changes))
       let reached = store.state.sequence
       progress.advance(to: reached)
+      // A batch applied is progress too: a long catch-up is not a stall.
+      heartbeat.withLockedValue { $0 = .now }
       guard reached == last.sequence else {
         // Numbers have no gaps, so this means a row of `todo_changes` was removed: stop rather than skip it.
         throw TodoDatabaseError.missingChange(expected: reached + 1)
       }
-      if changes.count < options.batchSize { return }
+      if changes.count < options.batchSize {
+        let now = ContinuousClock.now
+        heartbeat.withLockedValue { $0 = now }
+        status.withLockedValue { $0.lastCaughtUp = now }
+        return
+      }
     }
   }
 }
 
-/// The connection did not start listening in time.
-private struct ListenTimedOut: Error, CustomStringConvertible {
-  var description: String { "LISTEN was not acknowledged in time" }
+/// No read of the change table completed in time: the connection is given up.
+private struct FeedStalled: Error, CustomStringConvertible {
+  let timeout: Duration
+  var description: String { "no read of the change table completed within \(timeout)" }
 }
 
 /// The notification sequence finished: the connection is no longer listening.

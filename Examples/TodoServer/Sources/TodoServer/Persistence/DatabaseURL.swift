@@ -51,7 +51,13 @@ public struct DatabaseURL: Sendable {
     var configuration = PostgresClient.Configuration(
       host: host, port: components.port ?? 5432, username: user,
       password: components.password, database: database.isEmpty ? nil : database, tls: tls)
-    configuration.options.additionalStartupParameters = [("application_name", "todo-server")]
+    configuration.options.additionalStartupParameters = [
+      ("application_name", "todo-server"),
+      // The server's side of the write bound: an instance that vanishes in the middle of a transaction (a
+      // partition closes nothing) would otherwise hold the `todo_sequence` row, and every instance's writes
+      // with it, until TCP gives up; its session is ended after 10 s instead, and the transaction rolls back.
+      ("idle_in_transaction_session_timeout", "10s"),
+    ]
     self.configuration = configuration
     var feedConnection = PostgresConnection.Configuration(
       host: host, port: components.port ?? 5432, username: user, password: components.password,

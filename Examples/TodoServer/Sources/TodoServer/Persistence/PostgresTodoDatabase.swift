@@ -28,9 +28,14 @@ public final class PostgresTodoDatabase: TodoDatabase {
     /// How often the feed reads the change table even without a notification: a safety net, notifications
     /// are the normal wake-up.
     public var pollInterval: Duration = .seconds(1)
-    /// How long a request waits for its instance to apply its committed change before it fails with
-    /// ``TodoDatabaseError/notApplied(_:)`` (the feed is cut off from the database).
-    public var applyTimeout: Duration = .seconds(30)
+    /// How long a write may take to commit, waiting for a connection included. After it the request answers
+    /// 503: ``TodoDatabaseError/unavailable(_:)`` if the transaction had not reached its commit (it then rolls
+    /// back, whenever the database answers), ``TodoDatabaseError/outcomeUnknown(todoID:)`` if it had.
+    public var writeTimeout: Duration = .seconds(5)
+    /// How long a request then waits for its instance to apply its committed change before it fails with
+    /// ``TodoDatabaseError/notApplied(_:)`` (the feed is cut off from the database). A write request therefore
+    /// answers within `writeTimeout + applyTimeout`.
+    public var applyTimeout: Duration = .seconds(5)
     /// The most changes the feed applies in one state update.
     public var batchSize: Int = 512
     /// The feed's first wait before reconnecting after its connection broke; it doubles up to
@@ -38,9 +43,13 @@ public final class PostgresTodoDatabase: TodoDatabase {
     public var reconnectDelay: Duration = .milliseconds(50)
     /// The longest wait between two reconnection attempts of the feed.
     public var maximumReconnectDelay: Duration = .seconds(2)
-    /// How long the feed waits for `LISTEN` to be acknowledged on a connection before it gives the connection
-    /// up and reconnects.
-    public var listenTimeout: Duration = .seconds(5)
+    /// How long the feed may go without completing a read of the change table (it reads at least every
+    /// ``pollInterval``: that read is its heartbeat) before it gives its connection up and reconnects. This is
+    /// how it notices a connection that broke silently: the server frozen or cut off, a query that never
+    /// answers. It also bounds connecting and starting to listen.
+    public var feedStallTimeout: Duration = .seconds(4)
+    /// How long the health check waits for the database's last sequence number.
+    public var healthTimeout: Duration = .seconds(1)
 
     /// The defaults.
     public init() {}
@@ -151,18 +160,59 @@ public final class PostgresTodoDatabase: TodoDatabase {
     }
   }
 
+  /// The write path of ``TodoDatabase``, bounded in time whatever the database does: see
+  /// ``Options/writeTimeout`` and ``Options/applyTimeout``.
+  ///
+  /// - Throws: What `decide` throws; ``TodoDatabaseError/closed`` after ``close()``;
+  ///   ``TodoDatabaseError/unavailable(_:)`` (nothing saved), ``TodoDatabaseError/outcomeUnknown(todoID:)``
+  ///   (maybe saved) or ``TodoDatabaseError/notApplied(_:)`` (saved) if the database fails or is too slow;
+  ///   postgres-nio's error for a failure that is not about reaching the database.
   public func write<Result: Sendable>(
     todoID: UUID?,
     decide: @escaping @Sendable (Todo?) throws -> (change: TodoChange?, result: Result),
     context: SideEffectContext<TodoState, TodoDependencies>
   ) async throws -> Result {
     guard !isClosed.withLockedValue({ $0 }) else { throw TodoDatabaseError.closed }
-    let logger = logger
+    let fate = WriteFate()
+    let changedID = NIOLockedValueBox(todoID)
+    let outcome: Swift.Result<(SequencedChange?, Result), any Error>
+    do {
+      outcome = try await withDeadline(options.writeTimeout, orThrow: WriteTimedOut()) { [client, logger] in
+        try await Self.transaction(
+          client: client, todoID: todoID, decide: decide, fate: fate, changedID: changedID, logger: logger)
+      }
+    } catch {
+      throw Self.failure(
+        error, fate: fate, todoID: changedID.withLockedValue { $0 }, timeout: options.writeTimeout, logger: logger)
+    }
+    let (committed, result) = try outcome.get()
+    if let committed {
+      // Committed: respond once this instance's store has it, so that the client reads its own write here.
+      do {
+        let feed = feed
+        try await withDeadline(options.applyTimeout, orThrow: TodoDatabaseError.notApplied(committed.sequence)) {
+          try await feed.waitUntilApplied(committed.sequence)
+        }
+      } catch is CancellationError {
+        // The request is gone, and it must not report "nothing was changed": the change is committed, and the
+        // feed applies it.
+      } catch TodoDatabaseError.closed {
+        // The feed stopped (shutdown) before applying it: committed all the same, so not "nothing was saved".
+        throw TodoDatabaseError.notApplied(committed.sequence)
+      }
+    }
+    return result
+  }
+
+  /// One write's transaction (see ``PostgresTodoDatabase``); commits only if `fate` lets it.
+  private static func transaction<Result: Sendable>(
+    client: PostgresClient, todoID: UUID?,
+    decide: @escaping @Sendable (Todo?) throws -> (change: TodoChange?, result: Result),
+    fate: WriteFate, changedID: NIOLockedValueBox<UUID?>, logger: Logger
+  ) async throws -> Swift.Result<(SequencedChange?, Result), any Error> {
     // `decide`'s refusal is returned, not thrown, so that postgres-nio does not wrap it: the transaction then
     // commits having changed nothing, which releases the row lock like a rollback would.
-    let outcome: Swift.Result<(SequencedChange?, Result), any Error> = try await client.withTransaction(
-      logger: logger
-    ) { connection in
+    try await client.withTransaction(logger: logger) { connection in
       var current: Todo?
       if let todoID {
         for try await (title, completed) in try await connection.query(
@@ -178,6 +228,7 @@ public final class PostgresTodoDatabase: TodoDatabase {
         return .failure(error)
       }
       guard let change = decided.change else { return .success((nil, decided.result)) }
+      changedID.withLockedValue { $0 = change.todoID }
       var sequence: Int64?
       for try await number in try await connection.query(Self.statement(storing: change), logger: logger)
         .decode(Int64.self)
@@ -185,22 +236,95 @@ public final class PostgresTodoDatabase: TodoDatabase {
         sequence = number
       }
       guard let sequence else { throw TodoDatabaseError.corrupt(reason: "the table todo_sequence has no row.") }
+      // The request may have given up already, and told its client that nothing was saved: then roll back.
+      guard fate.beginCommit() else { throw WriteAbandoned() }
       return .success((SequencedChange(sequence: sequence, change: change), decided.result))
     }
-    let (committed, result) = try outcome.get()
-    if let committed {
-      // Committed: respond once this instance's store has it, so that the client reads its own write here.
-      do {
-        let feed = feed
-        try await withDeadline(options.applyTimeout, orThrow: TodoDatabaseError.notApplied(committed.sequence)) {
-          try await feed.waitUntilApplied(committed.sequence)
-        }
-      } catch is CancellationError {
-        // The request is gone, and it must not report "nothing was changed": the change is committed, and the
-        // feed applies it.
+  }
+
+  /// What a write that failed in its transaction reports, from what the transaction reached.
+  private static func failure(
+    _ error: any Error, fate: WriteFate, todoID: UUID?, timeout: Duration, logger: Logger
+  ) -> any Error {
+    switch error {
+    case is WriteTimedOut, is CancellationError:
+      // The transaction goes on without us; from now on it rolls back instead of committing.
+      if fate.abandon() == .committing {
+        logger.warning("A write's commit got no answer within \(timeout); its outcome is unknown")
+        return TodoDatabaseError.outcomeUnknown(todoID: todoID)
       }
+      if error is CancellationError { return error }
+      logger.warning("A write got no answer from the database within \(timeout); nothing was saved")
+      return TodoDatabaseError.unavailable("no answer within \(timeout)")
+    case let error as PostgresTransactionError:
+      if let inner = error.closureError as? TodoDatabaseError { return inner }
+      let cause = error.beginError ?? error.closureError ?? error.commitError ?? error
+      guard isAboutReachingTheDatabase(cause) else { return error }
+      if error.commitError != nil, fate.current == .committing {
+        logger.warning("A write's commit failed (\(String(reflecting: cause))); its outcome is unknown")
+        return TodoDatabaseError.outcomeUnknown(todoID: todoID)
+      }
+      logger.warning("A write failed before its commit (\(String(reflecting: cause))); nothing was saved")
+      return TodoDatabaseError.unavailable(reason(cause))
+    default:
+      // Failing to lease a connection, or to connect: the transaction never began.
+      guard isAboutReachingTheDatabase(error) else { return error }
+      logger.warning("A write could not reach the database (\(String(reflecting: error))); nothing was saved")
+      return TodoDatabaseError.unavailable(reason(error))
     }
-    return result
+  }
+
+  /// Whether `error` says the database could not be reached, went away, or refused work for the time being
+  /// (shutting down, starting up, out of connections, a conflict or timeout of its own), rather than that the
+  /// request or this server is wrong.
+  static func isAboutReachingTheDatabase(_ error: any Error) -> Bool {
+    guard let error = error as? PSQLError else {
+      // The pool's own errors (its circuit breaker), and the channel's I/O errors; not a decoding error.
+      return !(error is PostgresDecodingError)
+    }
+    guard error.code == .server else { return true }
+    // SQLSTATE classes: 08 connection exception, 53 insufficient resources, 57 operator intervention (shutdown,
+    // statement timeout), 40 transaction rollback (serialization, deadlock), 55P03 lock not available.
+    let state = error.serverInfo?[.sqlState] ?? ""
+    return ["08", "53", "57", "40"].contains(String(state.prefix(2))) || state == "55P03"
+  }
+
+  /// A short reason for a message to clients, without the server's details.
+  private static func reason(_ error: any Error) -> String {
+    if let error = error as? PSQLError, error.code == .server {
+      return "the database refused the work: \(error.serverInfo?[.message] ?? "no message")"
+    }
+    return "the connection to the database failed"
+  }
+
+  /// Whether this instance has applied every change the database has; asks the database for its last number
+  /// within ``Options/healthTimeout``.
+  public func health(applied: () -> Int64) async -> DatabaseHealth {
+    let client = client
+    let last: Int64?
+    do {
+      last = try await withDeadline(options.healthTimeout, orThrow: WriteTimedOut()) {
+        var last: Int64?
+        for try await value in try await client.query("SELECT last_sequence FROM todo_sequence WHERE id = 1")
+          .decode(Int64.self)
+        {
+          last = value
+        }
+        return last
+      }
+    } catch {
+      last = nil
+    }
+    // Read after the database answered: caught up means "had every change the database had then".
+    let status = feed.currentStatus
+    return DatabaseHealth(
+      applied: applied(), database: last, feedConnected: status.isListening,
+      secondsSinceCaughtUp: status.lastCaughtUp.map { Self.seconds($0.duration(to: .now)) },
+      feedBackendProcessID: status.backendProcessID)
+  }
+
+  private static func seconds(_ duration: Duration) -> Double {
+    Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
   }
 
   /// Refuses later writes. (The feed and the pool stop with their services.)
@@ -281,18 +405,8 @@ public final class PostgresTodoDatabase: TodoDatabase {
   }
 }
 
-/// Runs `body`, and throws `error` if it has not finished after `timeout` (it is then cancelled).
-func withDeadline<Result: Sendable>(
-  _ timeout: Duration, orThrow error: some Error, _ body: @escaping @Sendable () async throws -> Result
-) async throws -> Result {
-  try await withThrowingTaskGroup(of: Result?.self) { group in
-    group.addTask { try await body() }
-    group.addTask {
-      try await Task.sleep(for: timeout)
-      return nil
-    }
-    defer { group.cancelAll() }
-    guard let first = try await group.next(), let result = first else { throw error }
-    return result
-  }
-}
+/// A write's transaction did not finish within ``PostgresTodoDatabase/Options/writeTimeout``.
+struct WriteTimedOut: Error {}
+
+/// The request gave up on its write before the commit: the transaction rolls back.
+struct WriteAbandoned: Error {}

@@ -118,6 +118,16 @@ public final class SQLiteTodoDatabase: TodoDatabase {
     return result
   }
 
+  /// The store is the database on SQLite (one writer hands every commit to it): this reads the last number,
+  /// for the same report as PostgreSQL's.
+  public func health(applied: () -> Int64) async -> DatabaseHealth {
+    let database = try? await writer.read { db in
+      try Int64.fetchOne(db, sql: "SELECT last_sequence FROM todo_sequence")
+    }
+    return DatabaseHealth(
+      applied: applied(), database: database ?? nil, feedConnected: true, secondsSinceCaughtUp: nil)
+  }
+
   public func close() async {
     let isClosed = isClosed
     _ = try? await writer.writeWithoutTransaction { _ in isClosed.withLockedValue { $0 = true } }

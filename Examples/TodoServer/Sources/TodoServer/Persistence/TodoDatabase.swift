@@ -36,6 +36,11 @@ public protocol TodoDatabase: Sendable {
   /// The server calls it at shutdown, once the HTTP server has drained its requests. SQLite also waits for
   /// the write in progress, if any, and closes the file.
   func close() async
+
+  /// Whether an instance has every change the database has, and how far behind it is; asks the database,
+  /// within a short bound, then calls `applied` for the number of the last change the instance's store
+  /// applied (after, so that "caught up" means "had every change the database had when it answered").
+  func health(applied: () -> Int64) async -> DatabaseHealth
 }
 
 /// What a ``TodoDatabase`` reports when it cannot do its job.
@@ -53,6 +58,12 @@ public enum TodoDatabaseError: Error, Equatable, Sendable, CustomStringConvertib
   /// The change numbered `sequence` was committed, but this instance did not apply it in time (its change feed
   /// is cut off from the database): other instances have it, and this one will once its feed reconnects.
   case notApplied(Int64)
+  /// The database could not be reached or failed before the change was committed (`reason` says how):
+  /// nothing was saved, and the same request can be sent again.
+  case unavailable(String)
+  /// The database stopped answering while the change was being committed: it may or may not be saved.
+  /// `todoID` is the to-do the change is about (for a create, the id the new to-do has if it was saved).
+  case outcomeUnknown(todoID: UUID?)
 
   /// What happened and what to do about it.
   public var description: String {
@@ -67,6 +78,14 @@ public enum TodoDatabaseError: Error, Equatable, Sendable, CustomStringConvertib
     case .notApplied(let sequence):
       "The change was saved (number \(sequence)), but this server has not caught up with the database yet: "
         + "read it back in a moment; do not repeat it."
+    case .unavailable(let reason):
+      "The database is unavailable (\(reason)); nothing was saved. Retry in a few seconds."
+    case .outcomeUnknown(let todoID?):
+      "The database stopped answering while the change was being saved: it may or may not have been saved. "
+        + "Read /todos/\(todoID) before repeating it."
+    case .outcomeUnknown(nil):
+      "The database stopped answering while the change was being saved: it may or may not have been saved. "
+        + "Read it back before repeating it."
     case .unreachable(let reason):
       "The database did not answer (\(reason)): check that it runs and that the server's database URL is right."
     }

@@ -6,7 +6,8 @@ import Katana
 import Logging
 import NIOCore
 import OrderedCollections
-import TodoServer
+
+@testable import TodoServer
 
 /// Runs `body` with the path of an SQLite database file in a fresh directory, and removes the directory
 /// afterwards.
@@ -130,21 +131,15 @@ struct UnexpectedResponse: Error, CustomStringConvertible {
   var description: String { "Unexpected response \(status.code): \(body)" }
 }
 
-/// Runs `body`, failing with ``TimedOut`` if it has not finished after `limit` (it is then cancelled): the
-/// failsafe of waits that could hang.
+/// Runs `body`, failing with ``TimedOut`` if it has not finished after `limit`: the failsafe of waits that
+/// could hang.
+///
+/// `body` is then cancelled but not waited for (the server's own ``withDeadline(_:orThrow:_:)``), so that a
+/// wait that ignores cancellation (a future's `get()`, a process's exit) still fails the test in time.
 func withFailsafe<Result: Sendable>(
   _ limit: Duration, _ what: String, _ body: @escaping @Sendable () async throws -> Result
 ) async throws -> Result {
-  try await withThrowingTaskGroup(of: Result?.self) { group in
-    group.addTask { try await body() }
-    group.addTask {
-      try await Task.sleep(for: limit)
-      return nil
-    }
-    defer { group.cancelAll() }
-    guard let first = try await group.next(), let result = first else { throw TimedOut(what: what, limit: limit) }
-    return result
-  }
+  try await withDeadline(limit, orThrow: TimedOut(what: what, limit: limit), body)
 }
 
 /// A failsafe expired.
