@@ -106,8 +106,18 @@ final class TestStoreRecorder<S: State>: ClockObserving, Sendable {
   /// test clock changed); waiters wait for it to move.
   let signal = ChangeSignal()
   private let storeAccess = TestLock<StoreAccess?>(nil)
+  /// The task that created the test store: the test's own. Only its waits may conclude at once that nothing
+  /// can happen until the test clock moves (see ``isTestTask()``). Nil when the test store was created
+  /// outside any task: every wait is then taken for the test's.
+  let testTask: TaskIdentity?
+  /// Whether the test gave no clock: the store's ``TestClock`` has reported the first sleep already, which is
+  /// the root cause of every wait that then finds the work asleep on it, so those waits record no issue of
+  /// their own (one mistake, one issue).
+  let clockIsUnset: Bool
 
   init(configuration: TestStoreConfiguration) {
+    testTask = TaskIdentity.current
+    clockIsUnset = !configuration.isClockSet
     state = TestLock(RecorderState(exhaustivity: configuration.exhaustivity))
     recordsDispatches = configuration.recordsDispatches
     failsafeBound = configuration.failsafe
@@ -287,7 +297,7 @@ final class TestStoreRecorder<S: State>: ClockObserving, Sendable {
       while true {
         let generation = signal.generation
         if let result = own.result { return result }
-        if case .parked(let sleepers) = settlement() {
+        if case .parked(let sleepers) = settlementForWait() {
           // The item may have finished while the store was being looked at: its result is set before it
           // leaves the test's work, so a settlement that no longer counted it finds the result here.
           if let result = own.result { return result }
@@ -423,6 +433,41 @@ final class TestStoreRecorder<S: State>: ClockObserving, Sendable {
       }
       if signal.generation != generation { continue }
       return .busy(runningDescription())
+    }
+  }
+
+  /// ``settlement()`` as a wait of the calling task sees it: work asleep on the test clock is settled for
+  /// good only for the test's own task, which is the one that would move the clock. For another task (a
+  /// helper task of the test awaiting an item, say) the test may still move the clock, so such work counts
+  /// as busy: the wait goes on, until the clock moves or the failsafe expires.
+  func settlementForWait() -> Settlement {
+    let settlement = settlement()
+    if case .parked = settlement, !isTestTask() { return .busy(runningDescription()) }
+    return settlement
+  }
+
+  func isTestTask() -> Bool {
+    guard let testTask else { return true }
+    return TaskIdentity.current == testTask
+  }
+
+  /// Whether an issue that blames work asleep on the test clock should be recorded: not when the clock is
+  /// one the test never set, which has reported the root cause already.
+  var reportsParkedWork: Bool {
+    !clockIsUnset
+  }
+
+  /// Starts the tasks the store owns so that their end is an event: the store counts such a task as work in
+  /// flight until it returns, and a waiter that saw it running must hear that it stopped.
+  func taskStarter(
+    wrapping starter: (@Sendable (_ operation: @escaping @Sendable () async -> Void) -> Task<Void, Never>)?
+  ) -> @Sendable (_ operation: @escaping @Sendable () async -> Void) -> Task<Void, Never> {
+    { [signal] operation in
+      let announced: @Sendable () async -> Void = {
+        await operation()
+        signal.bump()
+      }
+      return starter?(announced) ?? Task.detached(priority: Task.currentPriority, operation: announced)
     }
   }
 

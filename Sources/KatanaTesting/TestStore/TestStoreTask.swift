@@ -5,7 +5,7 @@ import Testing
 ///
 /// ```swift
 /// let timer = store.send(StartTimer())
-/// clock.advance(by: .seconds(1))
+/// await clock.advance(by: .seconds(1))
 /// await store.receive(Tick.self) { $0.ticks = 1 }
 /// timer.cancel()
 /// await timer.finish()
