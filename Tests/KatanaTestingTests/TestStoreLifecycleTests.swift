@@ -229,10 +229,8 @@ struct TestStoreLifecycleTests {
       await failsafeClock.advance(by: .seconds(30))
       await dispatching
     }
-    #expect(
-      outcome.current as? TestStoreError
-        == .failsafeExpired(
-          "WaitForGate(gate: KatanaTestSupport.Gate, started: KatanaTestSupport.Gate, tag: \"after gate\")"))
+    // The error a failed `#require` throws: Swift Testing does not report it again (one mistake, one issue).
+    #expect(outcome.current is ExpectationFailedError)
     gate.open()
     await store.finish()
   }

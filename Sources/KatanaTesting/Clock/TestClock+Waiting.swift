@@ -64,8 +64,7 @@ extension TestClock {
           : "\(waiting), and no other sleep can start until the clock moves: "
             + "\(Parking.describe(parked.flatMap { $0 })). Advance the clock (`advance(by:)`) to let the work go on, "
             + "or wait for fewer sleepers."
-        recordIssue(message, at: location)
-        throw TestClockError.sleepersNotReached(message)
+        throw recordIssueStoppingTest(message, at: location, otherwise: TestClockError.sleepersNotReached(message))
       }
       if failsafe == nil {
         failsafe = startFailsafe(timeout: timeout, recorders: recorders)
@@ -84,8 +83,7 @@ extension TestClock {
             ? "" : ": \(sleepers.map { "\(Sleeper(deadline: $0.deadline, item: $0.item))" }.joined(separator: ", "))")
           + (inFlight.isEmpty ? "" : "; \(inFlight.joined(separator: "; "))")
           + ". Check that the code under test sleeps on this clock (`context.clock`) as often as you expect."
-        recordIssue(message, at: location)
-        throw TestClockError.sleepersNotReached(message)
+        throw recordIssueStoppingTest(message, at: location, otherwise: TestClockError.sleepersNotReached(message))
       }
       let busy = zip(recorders, settlements).compactMap { recorder, settlement -> (any ClockObserving)? in
         if case .busy = settlement { return recorder }
@@ -252,6 +250,9 @@ extension TestClock {
 }
 
 /// Errors a ``TestClock`` throws.
+///
+/// - Important: In a Swift Testing test, the clock records the issue with a failed `#require` and throws the
+///   `ExpectationFailedError` that `#require` throws, in place of these, so that the failure is reported once.
 public enum TestClockError: Error, Sendable, Equatable, CustomStringConvertible {
   /// ``TestClock/waitForSleepers(count:timeout:fileID:filePath:line:column:)`` gave up: the sleepers it
   /// waited for could not come (the test store's work was all asleep on the clock already), or did not

@@ -64,6 +64,9 @@ struct RecorderState<S: State> {
   var failedOwnWork: [any OwnWork] = []
   /// Set by `finish()` or when the test store is released: the end-of-test checks have run.
   var isFinished = false
+  /// The test's items that a wait gave up on and cancelled, after recording the issue that explains why: their
+  /// work still unwinding at the end of the test is not reported again.
+  var abandoned: Set<ObjectIdentifier> = []
 
   mutating func makeID() -> UInt64 {
     lastID &+= 1
@@ -110,14 +113,8 @@ final class TestStoreRecorder<S: State>: ClockObserving, Sendable {
   /// can happen until the test clock moves (see ``isTestTask()``). Nil when the test store was created
   /// outside any task: every wait is then taken for the test's.
   let testTask: TaskIdentity?
-  /// Whether the test gave no clock: the store's ``TestClock`` has reported the first sleep already, which is
-  /// the root cause of every wait that then finds the work asleep on it, so those waits record no issue of
-  /// their own (one mistake, one issue).
-  let clockIsUnset: Bool
-
   init(configuration: TestStoreConfiguration) {
     testTask = TaskIdentity.current
-    clockIsUnset = !configuration.isClockSet
     state = TestLock(RecorderState(exhaustivity: configuration.exhaustivity))
     recordsDispatches = configuration.recordsDispatches
     failsafeBound = configuration.failsafe
@@ -301,29 +298,41 @@ final class TestStoreRecorder<S: State>: ClockObserving, Sendable {
           // The item may have finished while the store was being looked at: its result is set before it
           // leaves the test's work, so a settlement that no longer counted it finds the result here.
           if let result = own.result { return result }
-          own.cancel()
-          recordIssue(
+          abandon(own)
+          let message =
             "\(waiting()) cannot return until the test clock moves: \(Parking.describe(sleepers)). Advance the "
-              + "clock (`clock.advance(by:)`) before waiting for it, or start it with `send` and drive the clock "
-              + "from the test.",
-            at: location)
-          return .failure(TestStoreError.waitsForTestClock(waiting()))
+            + "clock (`clock.advance(by:)`) before waiting for it, or start it with `send` and drive the clock "
+            + "from the test."
+          return .failure(
+            recordIssueStoppingTest(
+              message, at: location, otherwise: TestStoreError.waitsForTestClock(waiting())))
         }
         if failsafe == nil { failsafe = startFailsafe() }
         if let failsafe, failsafe.isExpired {
-          own.cancel()
-          recordIssue(
+          let running = runningDescription()
+          abandon(own)
+          let message =
             "\(waiting()) did not return within \(describe(failsafe.bound)) (the test store's hang failsafe). "
-              + "Still in flight: \(runningDescription()). If the item waits for a clock or another event that "
-              + "the test drives, start it with `send` and drive it from the test.",
-            at: location)
-          return .failure(TestStoreError.failsafeExpired(waiting()))
+            + "Still in flight: \(running). If the item waits for a clock or another event that the test drives, "
+            + "start it with `send` and drive it from the test."
+          return .failure(
+            recordIssueStoppingTest(message, at: location, otherwise: TestStoreError.failsafeExpired(waiting())))
         }
         await signal.wait(after: generation, cancellable: false)
       }
     } onCancel: {
       own.cancel()
     }
+  }
+
+  /// Cancels the test's item `own`, which a wait gave up on: its work still unwinding later is not reported
+  /// again.
+  private func abandon<Value: Sendable>(_ own: OwnTask<Value>) {
+    state.withLock { state in
+      state.abandoned.insert(ObjectIdentifier(own))
+      if let step = own.claim.step { state.abandoned.insert(ObjectIdentifier(step)) }
+    }
+    own.cancel()
   }
 
   // MARK: - Received items
@@ -451,12 +460,6 @@ final class TestStoreRecorder<S: State>: ClockObserving, Sendable {
     return TaskIdentity.current == testTask
   }
 
-  /// Whether an issue that blames work asleep on the test clock should be recorded: not when the clock is
-  /// one the test never set, which has reported the root cause already.
-  var reportsParkedWork: Bool {
-    !clockIsUnset
-  }
-
   /// Starts the tasks the store owns so that their end is an event: the store counts such a task as work in
   /// flight until it returns, and a waiter that saw it running must hear that it stopped.
   func taskStarter(
@@ -509,7 +512,10 @@ final class TestStoreRecorder<S: State>: ClockObserving, Sendable {
   /// The items whose chain is running, and the test's items that have not reached the store yet.
   func runningItems() -> [String] {
     let (running, own) = state.withLock { state in
-      (state.running.values.sorted { $0.id < $1.id }, Array(state.ownWork.values))
+      (
+        state.running.values.sorted { $0.id < $1.id }.filter { !state.abandoned.contains(ObjectIdentifier($0)) },
+        state.ownWork.values.filter { !state.abandoned.contains(ObjectIdentifier($0)) }
+      )
     }
     return running.map { "\(describe($0.item)) (running)" }
       + own.filter { !$0.hasStarted }.map { "\(describe($0.item)) (dispatched by the test, not started)" }
