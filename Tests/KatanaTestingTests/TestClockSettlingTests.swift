@@ -114,6 +114,22 @@ struct TestClockSettlingTests {
     }
   }
 
+  /// A sleep in a task the store owns (an item a side effect sent), which Swift Testing does not know as the
+  /// test's: the issue is recorded at the test store's next wait.
+  @Test func aTestStoreWithoutAClock_reportsASleepInATaskTheStoreOwns() async throws {
+    var configuration = TestStoreConfiguration(exhaustivity: .off)
+    configuration.failsafeClock = failsafeClock
+    let line = #line + 1
+    let store = CounterTestStore(initialState: CounterState(), configuration: configuration)
+    await expectOneIssue(
+      containing: [#"`Nap(duration: 0.3 seconds, tag: "woke")` slept 0.3 seconds on the store's clock"#],
+      atLine: line
+    ) {
+      store.send(Script(name: "sender") { context in _ = context.send(Nap()) })
+      await store.finish()
+    }
+  }
+
   /// A clock the test chose is used as given, a `ContinuousClock` included.
   @Test func aTestStoreWithAnExplicitContinuousClock_waitsForRealTime() async throws {
     var configuration = TestStoreConfiguration()

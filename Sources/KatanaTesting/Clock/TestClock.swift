@@ -116,7 +116,7 @@ public final class TestClock: Clock, @unchecked Sendable {
   private var state: TestClockState<UnsafeContinuation<Void, any Error>>
   private var observers: [Observer] = []
   /// Set on the clock a test store makes when the test gives none: the first sleep records an issue.
-  private var unsetClockReport: UnsetClockReport?
+  let unsetClockReport: UnsetClockReport?
   /// Bumped on every change of time or sleepers; ``waitForSleepers(count:timeout:fileID:filePath:line:column:)``
   /// and the test store wait for it to move.
   let signal = ChangeSignal()
@@ -124,6 +124,7 @@ public final class TestClock: Clock, @unchecked Sendable {
   /// Creates a clock whose time is `now`.
   public init(now: Instant = .zero) {
     state = TestClockState(now: now)
+    unsetClockReport = nil
   }
 
   /// A clock for a test store the test gave no clock: it records an issue through `report` the first time
@@ -156,16 +157,11 @@ public final class TestClock: Clock, @unchecked Sendable {
   /// - Throws: `CancellationError` if the task is cancelled, before or while sleeping.
   public func sleep(until deadline: Instant, tolerance: Duration? = nil) async throws {
     try Task.checkCancellation()
-    let (start, now, report) = withLock { () -> (SleepStart, Instant, UnsetClockReport?) in
-      let start = state.beginSleep(until: deadline)
-      guard start != .returnNow else { return (start, state.now, nil) }
-      defer { unsetClockReport = nil }
-      return (start, state.now, unsetClockReport)
-    }
+    let (start, now) = withLock { (state.beginSleep(until: deadline), state.now) }
     guard case .register(let id, let wakesAtStart) = start else { return }
     let item = WorkLabel.current?.item
-    // The report calls no user code: it records an issue, outside the lock.
-    report?.record(sleeper: item, sleeping: now.duration(to: deadline))
+    // Outside the lock: the report records an issue (it calls no user code).
+    unsetClockReport?.sleepStarted(by: item, sleeping: now.duration(to: deadline))
     let record = SleeperRecord(id: id, deadline: deadline, task: TaskIdentity.current, item: item, now: .zero)
     try await withTaskCancellationHandler {
       try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<Void, any Error>) in
@@ -396,20 +392,45 @@ enum Settlement {
 /// The report of a clock the test did not set: a test store given no clock uses a ``TestClock`` that records
 /// an issue the first time anything sleeps on it, rather than letting the code under test wait for real
 /// time.
+///
+/// A sleep in a task that Swift Testing does not know as the test's (a task the store owns, for an item a side
+/// effect sent) cannot record the issue itself: it is kept, and the test store records it at its next wait
+/// (``flush()``).
 final class UnsetClockReport: Sendable {
   let location: SourceLocation
+  private let state = TestLock<(hasSlept: Bool, pending: String?)>((false, nil))
 
   init(location: SourceLocation) {
     self.location = location
   }
 
-  /// Records the issue: who slept, for how long.
-  func record(sleeper item: (any Dispatchable)?, sleeping duration: Duration) {
+  /// Something sleeps on the clock: the first time, records the issue (or keeps it for ``flush()``).
+  func sleepStarted(by item: (any Dispatchable)?, sleeping duration: Duration) {
+    let isFirst = state.withLock { state in
+      defer { state.hasSlept = true }
+      return !state.hasSlept
+    }
+    guard isFirst else { return }
     let who = item.map { "`\(describe($0))`" } ?? "A task"
-    recordIssue(
+    let message =
       "\(who) slept \(duration) on the store's clock, but the test gave the test store no clock: the store uses "
-        + "a test clock that only the test moves. Pass one (`configuration.clock = TestClock()`) and advance it "
-        + "(`await clock.advance(by:)`), or set `configuration.clock = ContinuousClock()` to wait for real time.",
-      at: location)
+      + "a test clock that only the test moves. Pass one (`configuration.clock = TestClock()`) and advance it "
+      + "(`await clock.advance(by:)`), or set `configuration.clock = ContinuousClock()` to wait for real time."
+    guard Test.current != nil else {
+      state.withLock { $0.pending = message }
+      return
+    }
+    recordIssue(message, at: location)
+  }
+
+  /// Records the issue of a sleep that could not record it, from a task of the test.
+  func flush() {
+    guard Test.current != nil,
+      let message = state.withLock({ state -> String? in
+        defer { state.pending = nil }
+        return state.pending
+      })
+    else { return }
+    recordIssue(message, at: location)
   }
 }

@@ -66,7 +66,8 @@ struct RecorderState<S: State> {
   var isFinished = false
   /// The test's items that a wait gave up on and cancelled, after recording the issue that explains why: their
   /// work still unwinding at the end of the test is not reported again.
-  var abandoned: Set<ObjectIdentifier> = []
+  /// Identifiers of their tasks and recorded steps (both from ``makeID()``).
+  var abandoned: Set<UInt64> = []
 
   mutating func makeID() -> UInt64 {
     lastID &+= 1
@@ -113,6 +114,7 @@ final class TestStoreRecorder<S: State>: ClockObserving, Sendable {
   /// can happen until the test clock moves (see ``isTestTask()``). Nil when the test store was created
   /// outside any task: every wait is then taken for the test's.
   let testTask: TaskIdentity?
+
   init(configuration: TestStoreConfiguration) {
     testTask = TaskIdentity.current
     state = TestLock(RecorderState(exhaustivity: configuration.exhaustivity))
@@ -329,8 +331,8 @@ final class TestStoreRecorder<S: State>: ClockObserving, Sendable {
   /// again.
   private func abandon<Value: Sendable>(_ own: OwnTask<Value>) {
     state.withLock { state in
-      state.abandoned.insert(ObjectIdentifier(own))
-      if let step = own.claim.step { state.abandoned.insert(ObjectIdentifier(step)) }
+      state.abandoned.insert(own.id)
+      if let step = own.claim.step as? RecordedStep<S> { state.abandoned.insert(step.id) }
     }
     own.cancel()
   }
@@ -450,6 +452,8 @@ final class TestStoreRecorder<S: State>: ClockObserving, Sendable {
   /// helper task of the test awaiting an item, say) the test may still move the clock, so such work counts
   /// as busy: the wait goes on, until the clock moves or the failsafe expires.
   func settlementForWait() -> Settlement {
+    // A wait of the test is where a report that a store-owned task could not record gets recorded.
+    clock?.unsetClockReport?.flush()
     let settlement = settlement()
     if case .parked = settlement, !isTestTask() { return .busy(runningDescription()) }
     return settlement
@@ -513,8 +517,8 @@ final class TestStoreRecorder<S: State>: ClockObserving, Sendable {
   func runningItems() -> [String] {
     let (running, own) = state.withLock { state in
       (
-        state.running.values.sorted { $0.id < $1.id }.filter { !state.abandoned.contains(ObjectIdentifier($0)) },
-        state.ownWork.values.filter { !state.abandoned.contains(ObjectIdentifier($0)) }
+        state.running.values.sorted { $0.id < $1.id }.filter { !state.abandoned.contains($0.id) },
+        state.ownWork.filter { !state.abandoned.contains($0.key) }.map(\.value)
       )
     }
     return running.map { "\(describe($0.item)) (running)" }
@@ -541,6 +545,7 @@ final class TestStoreRecorder<S: State>: ClockObserving, Sendable {
       )
     }
     guard let (exhaustivity, unasserted, own, failedOwn, unhandled) = ended else { return nil }
+    clock?.unsetClockReport?.flush()
     let running = runningItems()
     for work in own {
       work.cancel()
