@@ -88,6 +88,7 @@ public final class TestStore<S: State & Equatable, D: SideEffectDependencyContai
     let recorder = TestStoreRecorder<S>(configuration: configuration)
     var storeConfiguration = configuration.store
     storeConfiguration.tracksActivity = true
+    storeConfiguration.onCarrierChange = { [signal = recorder.signal] in signal.bump() }
     storeConfiguration.ownedTaskStarter = recorder.taskStarter(wrapping: storeConfiguration.ownedTaskStarter)
     if let sideEffectTaskStarter = storeConfiguration.sideEffectTaskStarter {
       storeConfiguration.sideEffectTaskStarter = recorder.taskStarter(wrapping: sideEffectTaskStarter)
