@@ -42,7 +42,8 @@ extension TestClock {
     defer { failsafe?.cancel() }
     while true {
       let generations = watchedGenerations()
-      let sleepers = snapshot().sleepers
+      let (version, snapshot) = versionedSnapshot()
+      let sleepers = snapshot.sleepers
       if sleepers.count >= count { return }
       try Task.checkCancellation()
       let recorders = attachedRecorders
@@ -56,7 +57,11 @@ extension TestClock {
       let anyBusy = settlements.contains { if case .busy = $0 { true } else { false } }
       let isTestTask = recorders.contains { $0.isTestTask() }
       let allIdle = settlements.allSatisfy { if case .idle = $0 { true } else { false } }
-      if isTestTask, !anyBusy, !parked.isEmpty || (allIdle && sleepers.isEmpty), Self.unchanged(generations) {
+      // The clock's version changes under its lock as a sleeper registers, before its signal moves: a sleeper
+      // that the settlements saw but the snapshot did not makes the verdict stale.
+      if isTestTask, !anyBusy, !parked.isEmpty || (allIdle && sleepers.isEmpty), Self.unchanged(generations),
+        self.version == version
+      {
         let message =
           parked.isEmpty
           ? "\(waiting), and the test store has nothing in flight: no other sleep can start until the test sends "
