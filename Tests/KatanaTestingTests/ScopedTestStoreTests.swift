@@ -370,7 +370,7 @@ struct ScopedTestStoreEffectsTests {
     try await clock.waitForSleepers(count: 2)
     cart.cancel(id: CheckoutID())  // the catalog's LoadID is the same value
     await #expect(throws: CancellationError.self) { try await adding.value }
-    clock.advance(by: .seconds(1))
+    await clock.advance(by: .seconds(1))
     await catalog.receive(Select(sku: "X")) { $0.selected = ["X"] }
     try await selecting.value
     await app.finish()
@@ -388,7 +388,7 @@ struct ScopedTestStoreEffectsTests {
         #"AddLater(delay: 1.0 seconds, sku: "A1") through ShopState.cart is sleeping on the test clock"#,
       ]
     ) { await cart.receive(AddItem.self) }
-    clock.advance(by: .seconds(1))
+    await clock.advance(by: .seconds(1))
     await cart.receive(AddItem(sku: "A1")) { $0.items = ["A1"] }
     await app.finish()
   }

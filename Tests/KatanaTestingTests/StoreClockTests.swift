@@ -88,9 +88,9 @@ extension TimeEffects {
           try await context.dispatch(Log(entry: "woke"))
         })
       try await clock.waitForSleepers(count: 1)
-      clock.advance(by: .milliseconds(4999))
+      await clock.advance(by: .milliseconds(4999))
       #expect(clock.sleeperCount == 1)
-      clock.advance(by: .milliseconds(1))
+      await clock.advance(by: .milliseconds(1))
       try await napping.value
       #expect(store.state.log == ["woke"])
     }
@@ -103,7 +103,7 @@ extension TimeEffects {
         configuration: StoreConfiguration(clock: clock))
       let sleeping = store.send(Sleeper())
       try await clock.waitForSleepers(count: 1)
-      clock.advance(by: .seconds(1))
+      await clock.advance(by: .seconds(1))
       try await sleeping.value
       #expect(clock.sleeperCount == 0)
     }

@@ -43,11 +43,20 @@ struct TestClockConcurrencyTests {
     }
   }
 
+  /// Runs `work` in `count` child tasks at once (an advance is asynchronous: tasks, not threads).
+  static func inTasksAtOnce(_ count: Int, _ work: @escaping @Sendable (Int) async -> Void) async {
+    await withTaskGroup(of: Void.self) { group in
+      for index in 0..<count {
+        group.addTask { await work(index) }
+      }
+    }
+  }
+
   @Test func eightThreadsAdvancingOneSecondEach_endAtEightSeconds_inEveryRound() async {
     var lost = 0
     for _ in 0..<1_000 {
       let clock = TestClock()
-      await Self.onThreadsAtOnce(8) { _ in clock.advance(by: .seconds(1)) }
+      await Self.inTasksAtOnce(8) { _ in await clock.advance(by: .seconds(1)) }
       if clock.now != Self.at(.seconds(8)) { lost += 1 }
     }
     #expect(lost == 0, "\(lost) of 1000 rounds lost time")
@@ -76,8 +85,8 @@ struct TestClockConcurrencyTests {
       try await clock.waitForSleepers(count: sleeperCount)
       let threads = Int.random(in: 2...8, using: &generator)
       let steps = (0..<threads).map { _ in (0..<5).map { _ in Int.random(in: 0...3, using: &generator) } }
-      await Self.onThreadsAtOnce(threads) { thread in
-        for step in steps[thread] { clock.advance(by: .milliseconds(step)) }
+      await Self.inTasksAtOnce(threads) { thread in
+        for step in steps[thread] { await clock.advance(by: .milliseconds(step)) }
       }
       let total = steps.joined().reduce(0, +)
       #expect(clock.now == Self.at(.milliseconds(total)))

@@ -24,11 +24,27 @@ extension TimeEffects {
       .zero.advanced(by: duration)
     }
 
-    @Test func sleep_returnsAtOnce_whenTheDeadlineHasCome() async throws {
+    @Test func sleep_returnsAtOnce_whenTheDeadlineIsInThePast() async throws {
       let clock = TestClock()
-      clock.advance(by: .seconds(5))
+      await clock.advance(by: .seconds(5))
       try await clock.sleep(until: Self.at(.seconds(3)))
-      try await clock.sleep(for: .zero)
+      try await clock.sleep(until: Self.at(.seconds(5) - .nanoseconds(1)))
+      #expect(clock.now == Self.at(.seconds(5)))
+      #expect(clock.sleeperCount == 0)
+    }
+
+    /// As with pointfreeco/swift-clocks' `TestClock`: a sleep until now is not over; it waits for the next
+    /// advance, of any amount, zero included. (Before, it returned at once.)
+    @Test func sleepUntilNow_waitsForTheNextAdvance_ofZeroToo() async throws {
+      let clock = TestClock()
+      await clock.advance(by: .seconds(5))
+      let zero = Task { try await clock.sleep(for: .zero) }
+      let untilNow = Task { try await clock.sleep(until: Self.at(.seconds(5))) }
+      try await clock.waitForSleepers(count: 2)
+      #expect(clock.sleepers.map(\.deadline) == [Self.at(.seconds(5)), Self.at(.seconds(5))])
+      await clock.advance(by: .zero)
+      try await zero.value
+      try await untilNow.value
       #expect(clock.now == Self.at(.seconds(5)))
       #expect(clock.sleeperCount == 0)
     }
@@ -38,9 +54,9 @@ extension TimeEffects {
       let sleeper = Task { try await clock.sleep(for: .seconds(1)) }
       try await clock.waitForSleepers(count: 1)
       #expect(clock.nextDeadline == Self.at(.seconds(1)))
-      clock.advance(by: .milliseconds(999))
+      await clock.advance(by: .milliseconds(999))
       #expect(clock.sleeperCount == 1)
-      clock.advance(by: .milliseconds(1))
+      await clock.advance(by: .milliseconds(1))
       try await sleeper.value
       #expect(clock.sleeperCount == 0)
       #expect(clock.nextDeadline == nil)
@@ -62,7 +78,7 @@ extension TimeEffects {
         // One at a time, so that the arrival order is the plan's.
         try await clock.waitForSleepers(count: index + 1)
       }
-      clock.advance(by: .seconds(3))
+      await clock.advance(by: .seconds(3))
       await order.wait(forCount: plan.count)
       #expect(order.values == ["a1", "a2", "b", "c"])
     }
@@ -74,15 +90,15 @@ extension TimeEffects {
         return clock.now
       }
       try await clock.waitForSleepers(count: 1)
-      clock.advance(by: .seconds(10))
+      await clock.advance(by: .seconds(10))
       #expect(try await sleeper.value == Self.at(.seconds(10)))
     }
 
-    @Test func advance_neverMovesTimeBack() {
+    @Test func advance_neverMovesTimeBack() async {
       let clock = TestClock()
-      clock.advance(to: Self.at(.seconds(5)))
-      clock.advance(to: Self.at(.seconds(2)))
-      clock.advance(by: .seconds(-1))
+      await clock.advance(to: Self.at(.seconds(5)))
+      await clock.advance(to: Self.at(.seconds(2)))
+      await clock.advance(by: .seconds(-1))
       #expect(clock.now == Self.at(.seconds(5)))
     }
 

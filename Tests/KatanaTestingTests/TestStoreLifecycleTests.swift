@@ -146,7 +146,7 @@ struct TestStoreLifecycleTests {
     await expectOneIssue(containing: ["finish(): the store still has work in flight after 30 seconds", "WaitForGate"]) {
       async let finishing: Void = store.finish()
       try await failsafeClock.waitForSleepers(count: 1)
-      failsafeClock.advance(by: .seconds(30))
+      await failsafeClock.advance(by: .seconds(30))
       await finishing
     }
     gate.open()
@@ -168,7 +168,7 @@ struct TestStoreLifecycleTests {
     await expectOneIssue(containing: fragments, atLine: line) {
       async let waiting: Void = store.waitUntilIdle()
       try await failsafeClock.waitForSleepers(count: 1)
-      failsafeClock.advance(by: .seconds(30))
+      await failsafeClock.advance(by: .seconds(30))
       await waiting
     }
     gate.open()
@@ -202,7 +202,7 @@ struct TestStoreLifecycleTests {
     await expectOneIssue(containing: fragments, atLine: line) {
       async let receiving: Log? = store.receive(Log.self) { $0.log = ["held"] }
       try await failsafeClock.waitForSleepers(count: 1)
-      failsafeClock.advance(by: .seconds(30))
+      await failsafeClock.advance(by: .seconds(30))
       #expect(await receiving == nil)
     }
     release.open()
@@ -226,13 +226,11 @@ struct TestStoreLifecycleTests {
       }()
       await started.wait()
       try await failsafeClock.waitForSleepers(count: 1)
-      failsafeClock.advance(by: .seconds(30))
+      await failsafeClock.advance(by: .seconds(30))
       await dispatching
     }
-    #expect(
-      outcome.current as? TestStoreError
-        == .failsafeExpired(
-          "WaitForGate(gate: KatanaTestSupport.Gate, started: KatanaTestSupport.Gate, tag: \"after gate\")"))
+    // The error a failed `#require` throws: Swift Testing does not report it again (one mistake, one issue).
+    #expect(outcome.current is ExpectationFailedError)
     gate.open()
     await store.finish()
   }
@@ -247,7 +245,7 @@ struct TestStoreLifecycleTests {
     await expectOneIssue(containing: ["Expected to receive Increment", "hang failsafe", "WaitForGate"]) {
       async let receiving: Void = { _ = await store.receive(Increment.self) }()
       try await failsafeClock.waitForSleepers(count: 1)
-      failsafeClock.advance(by: .seconds(30))
+      await failsafeClock.advance(by: .seconds(30))
       await receiving
     }
     gate.open()

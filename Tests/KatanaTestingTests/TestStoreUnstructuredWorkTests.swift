@@ -8,6 +8,14 @@ import Testing
 /// and a dispatch from another store was counted by neither.
 @Suite("TestStore: work in tasks of its own and from other stores", .timeLimit(.minutes(1)))
 struct TestStoreUnstructuredWorkTests {
+  /// Work that has not reached the store yet (a `Task {}` of a side effect that returned, a dispatch from
+  /// another store) is invisible to the test store, which looks idle meanwhile: from the test's own task,
+  /// `waitForSleepers` would conclude at once that no sleep can start. From another task it waits for the
+  /// sleep, as a helper of the test that the test itself may still feed.
+  static func waitForSleeperTheStoreCannotSeeYet(on clock: TestClock) async throws {
+    try await Task { try await clock.waitForSleepers(count: 1) }.value
+  }
+
   /// Seeded rounds: the item a `Task {}` dispatches after a sleep on the test clock is always received once
   /// the clock moves (before: "nothing was received" in 23 of 600 rounds), and finish waits for it.
   @Test func dispatchFromATaskTheSideEffectStarted_isReceived_andFinishWaitsForIt() async throws {
@@ -18,8 +26,8 @@ struct TestStoreUnstructuredWorkTests {
         Script(name: "starter") { context in
           Task { try await context.dispatch(Nap(duration: .milliseconds(300), tag: "late")) }
         })
-      try await clock.waitForSleepers(count: 1)
-      clock.advance(by: .milliseconds(300))
+      try await Self.waitForSleeperTheStoreCannotSeeYet(on: clock)
+      await clock.advance(by: .milliseconds(300))
       await store.receive(Nap(duration: .milliseconds(300), tag: "late"))
       await store.receive(Log(tag: "late")) { $0.log = ["late"] }
       await store.finish()
@@ -37,8 +45,8 @@ struct TestStoreUnstructuredWorkTests {
       Script(name: "forwarder") { _ in
         try await into.dispatch(Nap(duration: .milliseconds(100), tag: "forwarded"))
       })
-    try await clock.waitForSleepers(count: 1)
-    clock.advance(by: .milliseconds(100))
+    try await Self.waitForSleeperTheStoreCannotSeeYet(on: clock)
+    await clock.advance(by: .milliseconds(100))
     await target.receive(Nap(duration: .milliseconds(100), tag: "forwarded"))
     await target.receive(Log(tag: "forwarded")) { $0.log = ["forwarded"] }
     await target.finish()

@@ -39,10 +39,10 @@ extension TimeEffects {
       let store = try await makeStore(clock: clock)
       let search = store.send(TimeEffects.search("a"))
       try await clock.waitForSleepers(count: 1)
-      clock.advance(by: .milliseconds(299))
+      await clock.advance(by: .milliseconds(299))
       #expect(clock.sleeperCount == 1)
       #expect(store.state.log.isEmpty)
-      clock.advance(by: .milliseconds(1))
+      await clock.advance(by: .milliseconds(1))
       try await search.value
       #expect(store.state.log == ["a"])
       #expect(store.runningEffectCount == 0)
@@ -53,13 +53,13 @@ extension TimeEffects {
       let store = try await makeStore(clock: clock)
       let first = store.send(TimeEffects.search("a"))
       try await clock.waitForSleepers(count: 1)
-      clock.advance(by: .milliseconds(200))
+      await clock.advance(by: .milliseconds(200))
       let second = store.send(TimeEffects.search("ab"))
       await #expect(throws: CancellationError.self) { try await first.value }
       try await clock.waitForSleepers(count: 1)
-      clock.advance(by: .milliseconds(299))
+      await clock.advance(by: .milliseconds(299))
       #expect(store.state.log.isEmpty)
-      clock.advance(by: .milliseconds(1))
+      await clock.advance(by: .milliseconds(1))
       try await second.value
       #expect(store.state.log == ["ab"])
       #expect(store.runningEffectCount == 0)
@@ -77,22 +77,29 @@ extension TimeEffects {
           }
         })
       try await clock.waitForSleepers(count: 1)
-      clock.advance(by: .milliseconds(300))
+      await clock.advance(by: .milliseconds(300))
       await started.wait()
       let fresh = store.send(TimeEffects.search("fresh"))
       await #expect(throws: CancellationError.self) { try await stale.value }
       try await clock.waitForSleepers(count: 1)
-      clock.advance(by: .milliseconds(300))
+      await clock.advance(by: .milliseconds(300))
       try await fresh.value
       #expect(store.state.log == ["fresh"])
     }
 
-    @Test func debounce_zeroDuration_runsWithoutAdvancingTheClock() async throws {
-      let store = try await makeStore(clock: TestClock())
-      try await store.dispatch(
+    /// A quiet period of zero is a sleep until now: on a test clock it waits for the next advance, of zero
+    /// too (as with pointfreeco/swift-clocks' `TestClock`).
+    @Test func debounce_zeroDuration_runsOnTheNextAdvance_evenOfZero() async throws {
+      let clock = TestClock()
+      let store = try await makeStore(clock: clock)
+      let task = store.send(
         Script { context in
           try await context.debounce(id: ID(), for: .zero) { try await context.dispatch(Log(entry: "now")) }
         })
+      // A plain store: the advance cannot wait for the work to reach its sleep, so the test does.
+      try await clock.waitForSleepers(count: 1)
+      await clock.advance(by: .zero)
+      try await task.value
       #expect(store.state.log == ["now"])
     }
 
@@ -116,14 +123,14 @@ extension TimeEffects {
       #expect(store.state.log == ["1"])
       await #expect(throws: CancellationError.self) { try await store.dispatch(throttled("2", .leading)) }
       try await clock.waitForSleepers(count: 1)
-      clock.advance(by: .milliseconds(999))
+      await clock.advance(by: .milliseconds(999))
       await #expect(throws: CancellationError.self) { try await store.dispatch(throttled("3", .leading)) }
-      clock.advance(by: .milliseconds(1))
+      await clock.advance(by: .milliseconds(1))
       try await store.waitUntilNoRunningEffects()
       try await store.dispatch(throttled("4", .leading))
       #expect(store.state.log == ["1", "4"])
       try await clock.waitForSleepers(count: 1)
-      clock.advance(by: .seconds(1))
+      await clock.advance(by: .seconds(1))
       try await store.waitUntilNoRunningEffects()
     }
 
@@ -137,21 +144,21 @@ extension TimeEffects {
       try await store.waitForRunningEffects(count: 2)  // the window and the held call
       let third = store.send(throttled("3", .latest))
       await #expect(throws: CancellationError.self) { try await second.value }
-      clock.advance(by: .milliseconds(999))
+      await clock.advance(by: .milliseconds(999))
       #expect(store.state.log == ["1"])
-      clock.advance(by: .milliseconds(1))
+      await clock.advance(by: .milliseconds(1))
       try await third.value
       #expect(store.state.log == ["1", "3"])
       // Running the held call opened a new window.
       try await clock.waitForSleepers(count: 1)
       let fourth = store.send(throttled("4", .latest))
       try await store.waitForRunningEffects(count: 2)
-      clock.advance(by: .seconds(1))
+      await clock.advance(by: .seconds(1))
       try await fourth.value
       #expect(store.state.log == ["1", "3", "4"])
       // A window in which nothing arrives closes, and the registry is empty again.
       try await clock.waitForSleepers(count: 1)
-      clock.advance(by: .seconds(1))
+      await clock.advance(by: .seconds(1))
       try await store.waitUntilNoRunningEffects()
       try await store.dispatch(throttled("5", .latest))
       #expect(store.state.log == ["1", "3", "4", "5"])
@@ -181,7 +188,7 @@ extension TimeEffects {
       await #expect(throws: CancellationError.self) { try await caller.value }
       try await store.waitForRunningEffects(count: 1)
       try await clock.waitForSleepers(count: 1)
-      clock.advance(by: .seconds(1))
+      await clock.advance(by: .seconds(1))
       try await store.waitUntilNoRunningEffects()
       #expect(store.state.log == ["1"])
     }
@@ -217,20 +224,20 @@ extension TimeEffects {
       let ticks = Recorder<Int>()
       let timer = store.send(startTimer(recording: ticks))
       try await clock.waitForSleepers(count: 1)
-      clock.advance(by: .milliseconds(999))
+      await clock.advance(by: .milliseconds(999))
       #expect(store.state.ticks == 0)
-      clock.advance(by: .milliseconds(1))
+      await clock.advance(by: .milliseconds(1))
       await ticks.wait(forCount: 1)
       for period in 2...5 {
         try await clock.waitForSleepers(count: 1)
-        clock.advance(by: .seconds(1))
+        await clock.advance(by: .seconds(1))
         await ticks.wait(forCount: period)
       }
       #expect(ticks.values == [1, 2, 3, 4, 5])
       store.cancel(id: ID())
       await #expect(throws: CancellationError.self) { try await timer.value }
       #expect(clock.sleeperCount == 0)
-      clock.advance(by: .seconds(5))
+      await clock.advance(by: .seconds(5))
       #expect(store.state.ticks == 5)
       #expect(store.runningEffectCount == 0)
     }
@@ -241,11 +248,11 @@ extension TimeEffects {
       let ticks = Recorder<Int>()
       let timer = store.send(startTimer(recording: ticks))
       try await clock.waitForSleepers(count: 1)
-      clock.advance(by: .milliseconds(3500))  // three tick times pass at once: one tick
+      await clock.advance(by: .milliseconds(3500))  // three tick times pass at once: one tick
       await ticks.wait(forCount: 1)
       try await clock.waitForSleepers(count: 1)
       #expect(clock.nextDeadline == .zero.advanced(by: .seconds(4)))  // still on the schedule
-      clock.advance(by: .milliseconds(500))
+      await clock.advance(by: .milliseconds(500))
       await ticks.wait(forCount: 2)
       #expect(ticks.values == [1, 2])
       store.cancel(id: ID())
@@ -270,7 +277,7 @@ extension TimeEffects {
         })
       await #expect(throws: CancellationError.self) { try await first.value }
       try await clock.waitForSleepers(count: 1)  // the first timer's sleep was cancelled: this is the second's
-      clock.advance(by: .seconds(1))
+      await clock.advance(by: .seconds(1))
       await ticks.wait(forCount: 1)
       #expect(store.state.log == ["second"])
       #expect(store.runningEffectCount == 1)
@@ -297,7 +304,7 @@ extension TimeEffects {
           try await context.timer(id: ID(), every: .seconds(1)) { throw TestError(code: 1) }
         })
       try await clock.waitForSleepers(count: 1)
-      clock.advance(by: .seconds(1))
+      await clock.advance(by: .seconds(1))
       await #expect(throws: TestError(code: 1)) { try await timer.value }
       #expect(store.runningEffectCount == 0)
     }
@@ -330,7 +337,7 @@ extension TimeEffects {
       let driver = Task {
         while !Task.isCancelled {
           try await clock.waitForSleepers(count: 1)
-          if let latest = clock.sleepers.last?.deadline { clock.advance(to: latest) }
+          if let latest = clock.sleepers.last?.deadline { await clock.advance(to: latest) }
         }
       }
       let completed = try await withThrowingTaskGroup(of: Bool.self) { group in

@@ -56,6 +56,15 @@
     func updateState(_ state: inout ShopState) {}
   }
 
+  /// Sets the title, then does more work: what a binding whose change must start work sends.
+  struct RetitleAndBump: SideEffect {
+    let title: String
+    func sideEffect(_ context: SideEffectContext<ShopState, EmptySideEffectDependencyContainer>) async throws {
+      try await context.dispatch(SetTitle(title: title))
+      try await context.dispatch(Bump())
+    }
+  }
+
   struct BumpTwice: SideEffect {
     func sideEffect(_ context: SideEffectContext<ShopState, EmptySideEffectDependencyContainer>) async throws {
       try await context.dispatch(Bump())
@@ -435,6 +444,18 @@
       #expect(title.get() == "b")
       #expect(tracked.count == 1)
       #expect(counter.count == 0)
+    }
+
+    /// A binding can start work: its setter sends a side effect (before, `fieldBinding` took only updaters).
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+    @Test func fieldBinding_withASideEffect_sendsIt() async throws {
+      let store = try await makeShopStore(ShopState(title: "a"))
+      let model = ShopModel(store: store)
+      let title = model.fieldBinding(\.title) { RetitleAndBump(title: $0) }
+      title.set("b")
+      #expect(await waitUntil(model) { $0.title == "b" && $0.counter == 1 })
+      #expect(title.get() == "b")
+      #expect(store.state.counter == 1)
     }
   }
 

@@ -11,13 +11,29 @@
     /// TextField("Search", text: model.binding(\.query) { SetQuery(text: $0) })
     /// ```
     ///
-    /// See ``fieldBinding(_:send:)``.
+    /// See ``fieldBinding(_:send:)-(_,(T)->U)``.
     public func binding<T, U: StateUpdater>(
       _ keyPath: KeyPath<S, T>, send makeUpdater: @escaping @Sendable (T) -> U
     ) -> Binding<T> where U.StateType == S {
       let field = fieldBinding(keyPath, send: makeUpdater)
       // `Binding`'s closures are `@isolated(any) @Sendable`: a closure literal does not inherit the main actor
       // from this method, so each one says it runs there (SwiftUI calls them on the main actor).
+      return Binding(get: { @MainActor in field.get() }, set: { @MainActor in field.set($0) })
+    }
+
+    /// A SwiftUI binding to one field whose changes start work: it reads `keyPath` through the model and
+    /// sends the side effect that `makeSideEffect` builds from each new value.
+    ///
+    /// ```swift
+    /// Toggle("Done", isOn: model.binding(\.isDone) { ToggleAndSave(isDone: $0) })
+    /// ```
+    ///
+    /// See ``fieldBinding(_:send:)-(_,(T)->E)``.
+    public func binding<T, E: SideEffect>(
+      _ keyPath: KeyPath<S, T>, send makeSideEffect: @escaping @Sendable (T) -> E
+    ) -> Binding<T> where E.StateType == S, E.Dependencies == D {
+      let field = fieldBinding(keyPath, send: makeSideEffect)
+      // As above: each closure says it runs on the main actor.
       return Binding(get: { @MainActor in field.get() }, set: { @MainActor in field.set($0) })
     }
   }

@@ -199,6 +199,28 @@
         set: { value in self.send(makeUpdater(value)) })
     }
 
+    /// A getter and setter for one field whose setter starts work: the getter reads `keyPath` through the
+    /// model (tracked), the setter sends the side effect that `makeSideEffect` builds from the new value.
+    ///
+    /// For a control whose change must do more than set a field, such as a checkbox that saves:
+    ///
+    /// ```swift
+    /// let done = model.fieldBinding(\.isDone) { ToggleAndSave(isDone: $0) }
+    /// done.set(true)   // sends ToggleAndSave(isDone: true), which dispatches its updater, then saves
+    /// ```
+    ///
+    /// The field shows the new value once the side effect has dispatched the state updater that sets it and
+    /// that commit has reached the model. Where SwiftUI exists, `binding(_:send:)` wraps it in a SwiftUI
+    /// `Binding`.
+    public func fieldBinding<T, E: SideEffect>(
+      _ keyPath: KeyPath<S, T>, send makeSideEffect: @escaping @Sendable (T) -> E
+    ) -> StoreFieldBinding<T> where E.StateType == S, E.Dependencies == D {
+      StoreFieldBinding(
+        // Through the subscript, so that the read is tracked.
+        get: { self[keyPath] },
+        set: { value in self.send(makeSideEffect(value)) })
+    }
+
     // MARK: - Applying states
 
     /// Notifies the observers of every key path whose value differs in `new`, and shows `new`.
@@ -248,7 +270,8 @@
   }
 
   /// A getter and setter for one field of an ``ObservableStore``; see
-  /// ``ObservableStore/fieldBinding(_:send:)``. It keeps the model alive.
+  /// ``ObservableStore/fieldBinding(_:send:)-(_,(T)->U)`` (the setter sends a state updater) and
+  /// ``ObservableStore/fieldBinding(_:send:)-(_,(T)->E)`` (it starts a side effect). It keeps the model alive.
   @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
   @MainActor
   public struct StoreFieldBinding<Value>: Sendable {

@@ -52,8 +52,16 @@ extension StoreCore: StoreContextInternals {
 
   package func carrierLinks() -> CarrierLinks? {
     guard tracksActivity else { return nil }
+    // Called after each change, outside the store's lock: the test store re-checks whether its work is parked.
+    let didChange = configuration.onCarrierChange
     return CarrierLinks(
-      handOff: { [weak self] waiter, token in self?.handOff(from: waiter, to: token) },
-      bind: { [weak self] token, task in self?.bind(token, to: task) })
+      handOff: { [weak self] waiter, token in
+        self?.handOff(from: waiter, to: token)
+        didChange?()
+      },
+      bind: { [weak self] token, task in
+        self?.bind(token, to: task)
+        didChange?()
+      })
   }
 }

@@ -31,6 +31,12 @@ public struct StoreConfiguration: Sendable {
   /// acquisitions per dispatch.
   package var tracksActivity = false
 
+  /// Called, outside the store's lock, each time the effect tools change which task carries a piece of work
+  /// (a hand-off to a run, a run's task bound or unbound), when ``tracksActivity`` is on. The package's test
+  /// store sets it: such a change is silent otherwise, and a wait that saw the work awake must hear that it
+  /// now waits for a task asleep on the test clock. Nil (the default) costs nothing.
+  package var onCarrierChange: (@Sendable () -> Void)?
+
   /// Test-only: every dispatch takes the plain path, through an interceptor chain (a pass-through interceptor is
   /// added to a store that has none): no updater applied at once on the caller's thread, no commit filter, no
   /// side effect started without the chain. Tests run the same schedules with and without it and compare what

@@ -24,7 +24,7 @@ let cancellationStep = Step(title: "Cancellation by id, on a test clock") { trac
 
   let buy = store.send(SearchTodos(query: "buy"))
   try await clock.waitForSleepers(count: 1)
-  clock.advance(by: .seconds(1))
+  await clock.advance(by: .seconds(1))
   try await buy.value
   trace.say("send(SearchTodos(\"buy\")), clock.advance(by: .seconds(1)) -> results \(store.state.searchResults)")
   try trace.expect(store.state.searchResults, ["Buy milk", "Buy eggs"], "search results")

@@ -27,16 +27,16 @@ let debounceStep = Step(title: "Debounce on a test clock") { trace in
     try trace.expect(store.state.query, text, "the query in the state")
     pending = handle
     if text != "bak" {
-      clock.advance(by: .milliseconds(100))
+      await clock.advance(by: .milliseconds(100))
     }
   }
 
-  clock.advance(by: .milliseconds(299))
+  await clock.advance(by: .milliseconds(299))
   trace.say("\(timestamp(clock)): no search yet")
   try trace.expect(api.searchesStarted, [], "searches 299 ms after the last keystroke")
   try trace.expect(clock.sleeperCount, 1, "debounced calls still waiting")
 
-  clock.advance(by: .milliseconds(1))
+  await clock.advance(by: .milliseconds(1))
   try await pending?.value
   trace.say("\(timestamp(clock)): the search for \"bak\" ran: results \(store.state.searchResults)")
   try trace.expect(api.searchesStarted, ["bak"], "searches")

@@ -5,17 +5,22 @@ extension TestClock {
   /// Returns once at least `count` tasks are sleeping on this clock (at once if they already are).
   ///
   /// ```swift
-  /// store.send(Search(query: "kat"))           // sleeps 300 ms on context.clock
-  /// try await clock.waitForSleepers(count: 1)  // synchronise on the sleep, never on time
-  /// clock.advance(by: .milliseconds(300))
+  /// let task = Task { try await clock.sleep(for: .seconds(1)) }  // not a test store's work
+  /// try await clock.waitForSleepers(count: 1)                    // synchronise on the sleep, never on time
+  /// await clock.advance(by: .seconds(1))
   /// ```
   ///
-  /// Call it before advancing, so that the advance finds the sleepers it should wake. It waits for an
-  /// event, not for time; a failsafe turns a wait that would never end into a failure:
-  /// - if a ``TestStore`` uses this clock and everything it has in flight is already asleep on the clock
-  ///   (so no other sleep can start until the clock moves), it fails at once, naming the sleepers;
+  /// A test store's work needs no such wait: ``advance(by:fileID:filePath:line:column:)`` lets it reach its
+  /// sleeps first. Use it for sleeps the test store cannot see (a task the test started itself), or to check
+  /// that something sleeps. It waits for an event, not for time; a failsafe turns a wait that would never
+  /// end into a failure:
+  /// - if a ``TestStore`` uses this clock, the call comes from the task of the test (the one that created
+  ///   the test store), and the store has nothing in flight or everything it has in flight is already asleep
+  ///   on the clock (so no other sleep can start until the test moves the clock or sends more), it fails at
+  ///   once, naming the sleepers;
   /// - otherwise it gives up after `timeout` (by default the failsafe of the test store that uses the
   ///   clock, ``TestStoreConfiguration/failsafe``, or 30 seconds), naming the sleepers and what is in flight.
+  ///   A call from another task (a helper task of the test) waits: the test may still move the clock.
   ///
   /// Either way it records an issue at the caller's line and throws ``TestClockError/sleepersNotReached(_:)``.
   ///
@@ -37,7 +42,8 @@ extension TestClock {
     defer { failsafe?.cancel() }
     while true {
       let generations = watchedGenerations()
-      let sleepers = snapshot().sleepers
+      let (version, snapshot) = versionedSnapshot()
+      let sleepers = snapshot.sleepers
       if sleepers.count >= count { return }
       try Task.checkCancellation()
       let recorders = attachedRecorders
@@ -49,12 +55,21 @@ extension TestClock {
         return nil
       }
       let anyBusy = settlements.contains { if case .busy = $0 { true } else { false } }
-      if !parked.isEmpty, !anyBusy, Self.unchanged(generations) {
+      let isTestTask = recorders.contains { $0.isTestTask() }
+      let allIdle = settlements.allSatisfy { if case .idle = $0 { true } else { false } }
+      // The clock's version changes under its lock as a sleeper registers, before its signal moves: a sleeper
+      // that the settlements saw but the snapshot did not makes the verdict stale.
+      if isTestTask, !anyBusy, !parked.isEmpty || (allIdle && sleepers.isEmpty), Self.unchanged(generations),
+        self.version == version
+      {
         let message =
-          "\(waiting), and no other sleep can start until the clock moves: \(Parking.describe(parked.flatMap { $0 })). "
-          + "Advance the clock (`advance(by:)`) to let the work go on, or wait for fewer sleepers."
-        recordIssue(message, at: location)
-        throw TestClockError.sleepersNotReached(message)
+          parked.isEmpty
+          ? "\(waiting), and the test store has nothing in flight: no other sleep can start until the test sends "
+            + "more. Check that the code under test sleeps on this clock (`context.clock`) as often as you expect."
+          : "\(waiting), and no other sleep can start until the clock moves: "
+            + "\(Parking.describe(parked.flatMap { $0 })). Advance the clock (`advance(by:)`) to let the work go on, "
+            + "or wait for fewer sleepers."
+        throw recordIssueStoppingTest(message, at: location, otherwise: TestClockError.sleepersNotReached(message))
       }
       if failsafe == nil {
         failsafe = startFailsafe(timeout: timeout, recorders: recorders)
@@ -73,8 +88,7 @@ extension TestClock {
             ? "" : ": \(sleepers.map { "\(Sleeper(deadline: $0.deadline, item: $0.item))" }.joined(separator: ", "))")
           + (inFlight.isEmpty ? "" : "; \(inFlight.joined(separator: "; "))")
           + ". Check that the code under test sleeps on this clock (`context.clock`) as often as you expect."
-        recordIssue(message, at: location)
-        throw TestClockError.sleepersNotReached(message)
+        throw recordIssueStoppingTest(message, at: location, otherwise: TestClockError.sleepersNotReached(message))
       }
       let busy = zip(recorders, settlements).compactMap { recorder, settlement -> (any ClockObserving)? in
         if case .busy = settlement { return recorder }
@@ -95,20 +109,14 @@ extension TestClock {
   /// await store.receive(Tick.self) { $0.remaining = 0 }
   /// ```
   ///
-  /// It is the way to run a clock to its end without counting its sleeps. After each advance it waits, on
-  /// events, until every ``TestStore`` that uses the clock has settled: nothing in flight, or everything in
-  /// flight asleep on this clock again. So it needs a test store that uses the clock; without one it records
-  /// an issue and does nothing.
+  /// It is the way to run a clock to its end without counting its sleeps. Before each step it waits, on
+  /// events, until every ``TestStore`` that uses the clock has settled (nothing in flight, or everything in
+  /// flight asleep on this clock), as ``advance(by:fileID:filePath:line:column:)`` does. So it needs a test
+  /// store that uses the clock; without one it records an issue and does nothing.
   ///
   /// A repeating timer never stops sleeping: cancel it first, or advance by hand. If sleepers are left when
   /// `timeout` (by default the test store's failsafe) runs out, or the work it woke does not settle, it
   /// records an issue that lists them and returns.
-  ///
-  /// - Important: The test store sees work asleep on the clock when the task that carries a side effect
-  ///   the test started sleeps itself (in the side effect's body, in an interceptor, or in a side effect it
-  ///   dispatches and awaits). Sleeps in tasks of their own (the effect toolkit's `run(id:)`, debounce,
-  ///   throttle, timers) are seen once the work they belong to has ended; until then `run()` waits for the
-  ///   failsafe. Advance by hand for those.
   ///
   /// - Parameters:
   ///   - timeout: How long, on the failsafe's clock, the whole run may take; nil for the test store's failsafe.
@@ -130,31 +138,80 @@ extension TestClock {
         at: location)
       return
     }
-    let failsafe = startFailsafe(timeout: timeout, recorders: recorders)
-    defer { failsafe.cancel() }
+    var settling = Settling(caller: "run()", location: location, timeout: timeout, reportsExpiry: false)
+    defer { settling.failsafe?.cancel() }
     while !Task.isCancelled {
+      await settle(recorders, &settling)
+      if settling.gaveUp {
+        let left = sleepers
+        recordIssue(
+          "run(): the clock still has \(counted(left.count, "sleeper")) after \(describe(settling.bound)) (the "
+            + "failsafe)\(left.isEmpty ? "" : ": \(left.map(\.description).joined(separator: ", "))")"
+            + (settling.unsettled.isEmpty ? "" : "; still running: \(settling.unsettled.joined(separator: "; "))")
+            + ". A repeating timer never stops sleeping: cancel it before `run()`, or advance the clock by hand.",
+          at: location)
+        return
+      }
+      guard let next = nextDeadline else { return }
+      _ = wakeNext(upTo: next)
+    }
+  }
+
+  /// One advance's (or run's) waits for the work of the test stores to settle: its failsafe, started at the
+  /// first wait, and whether it gave up.
+  struct Settling {
+    let caller: String
+    let location: SourceLocation
+    let timeout: Duration?
+    /// Whether an expired failsafe records an issue here (an advance), or the caller reports it (run()).
+    let reportsExpiry: Bool
+    var failsafe: Failsafe?
+    /// Set once the failsafe has expired: later steps no longer wait.
+    var gaveUp = false
+    /// What was still running when it gave up.
+    var unsettled: [String] = []
+
+    init(caller: String, location: SourceLocation, timeout: Duration? = nil, reportsExpiry: Bool = true) {
+      self.caller = caller
+      self.location = location
+      self.timeout = timeout
+      self.reportsExpiry = reportsExpiry
+    }
+
+    var bound: Duration { failsafe?.bound ?? timeout ?? .seconds(30) }
+  }
+
+  /// Returns once every test store in `recorders` has settled: nothing in flight, or everything in flight
+  /// asleep on this clock. It waits for events (the stores' and the clock's), never for time; once the
+  /// failsafe has expired it records an issue (unless the caller reports it) and stops waiting for the
+  /// rest of the advance.
+  nonisolated(nonsending) func settle(_ recorders: [any ClockObserving], _ settling: inout Settling) async {
+    while !settling.gaveUp, !Task.isCancelled {
       let generations = watchedGenerations()
       let busy = recorders.compactMap { recorder -> (recorder: any ClockObserving, running: String)? in
         if case .busy(let running) = recorder.settlement() { return (recorder, running) }
         return nil
       }
-      let unsettled = busy.map(\.running)
-      if failsafe.isExpired {
-        let left = sleepers
-        recordIssue(
-          "run(): the clock still has \(counted(left.count, "sleeper")) after \(describe(failsafe.bound)) (the "
-            + "failsafe)\(left.isEmpty ? "" : ": \(left.map(\.description).joined(separator: ", "))")"
-            + (unsettled.isEmpty ? "" : "; still running: \(unsettled.joined(separator: "; "))")
-            + ". A repeating timer never stops sleeping: cancel it before `run()`, or advance the clock by hand.",
-          at: location)
-        return
-      }
-      if !unsettled.isEmpty || !Self.unchanged(generations) {
-        await Self.waitForChange(generations, orIdle: busy.map(\.recorder))
+      if busy.isEmpty {
+        if Self.unchanged(generations) { return }
         continue
       }
-      guard let next = nextDeadline else { return }
-      advance(to: next)
+      if settling.failsafe == nil {
+        settling.failsafe = startFailsafe(timeout: settling.timeout, recorders: recorders)
+      }
+      if let failsafe = settling.failsafe, failsafe.isExpired {
+        settling.gaveUp = true
+        settling.unsettled = busy.map(\.running)
+        guard settling.reportsExpiry else { return }
+        recordIssue(
+          "\(settling.caller): the test store's work did not settle within \(describe(failsafe.bound)) (the "
+            + "failsafe): still running \(settling.unsettled.joined(separator: "; ")). An advance first waits "
+            + "until the work in flight is done or asleep on the test clock; if it waits for something else the "
+            + "test drives (a gate, a stream), drive that before advancing. The clock moved anyway.",
+          at: settling.location)
+        return
+      }
+      await Self.waitForChange(generations, orIdle: busy.map(\.recorder))
     }
   }
 
@@ -198,6 +255,9 @@ extension TestClock {
 }
 
 /// Errors a ``TestClock`` throws.
+///
+/// - Important: In a Swift Testing test, the clock records the issue with a failed `#require` and throws the
+///   `ExpectationFailedError` that `#require` throws, in place of these, so that the failure is reported once.
 public enum TestClockError: Error, Sendable, Equatable, CustomStringConvertible {
   /// ``TestClock/waitForSleepers(count:timeout:fileID:filePath:line:column:)`` gave up: the sleepers it
   /// waited for could not come (the test store's work was all asleep on the clock already), or did not

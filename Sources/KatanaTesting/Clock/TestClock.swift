@@ -1,5 +1,6 @@
 import Foundation
 import Katana
+import Testing
 
 /// A clock whose time moves only when a test moves it, so that debounce, throttle, timers and any other
 /// sleep run deterministically, without real waiting.
@@ -12,35 +13,29 @@ import Katana
 /// configuration.clock = clock
 /// let store = TestStore(initialState: SearchState(), dependencies: deps, configuration: configuration)
 ///
-/// store.send(QueryChanged(query: "ka"))      // debounces the search by 300 ms
-/// try await clock.waitForSleepers(count: 1)  // the debounce is now sleeping on the clock
-/// clock.advance(by: .milliseconds(299))      // nothing happens
-/// clock.advance(by: .milliseconds(1))        // the search runs
+/// store.send(QueryChanged(query: "ka"))          // debounces the search by 300 ms
+/// await clock.advance(by: .milliseconds(299))    // nothing happens
+/// await clock.advance(by: .milliseconds(1))      // the search runs
 /// await store.receive(SetResults.self) { $0.results = ["katana"] }
 /// ```
 ///
-/// ## How time moves
-/// - `now` starts at ``Instant/zero`` and changes only through ``advance(by:)``, ``advance(to:)`` and
-///   ``run(timeout:fileID:filePath:line:column:)``. Time never goes back: advancing to an earlier instant
-///   does nothing.
-/// - ``sleep(until:tolerance:)`` returns at once if the deadline has been reached; otherwise the task sleeps
-///   until an advance reaches the deadline, or until the task is cancelled (it then throws
-///   `CancellationError`).
-/// - An advance moves `now` to its target and takes the sleepers whose deadline has come in one step (so
-///   advances from several threads at once add up exactly), then resumes them in deadline order (in the
-///   order they started sleeping, for equal deadlines). A woken task that sleeps again measures from the
-///   new `now`, as after a real pause. So advance in the steps your code sleeps in: a side effect that
-///   sleeps one second, then another second, needs two advances, with a wait for the second sleep between
-///   them (or ``run(timeout:fileID:filePath:line:column:)``, which does that for you).
-/// - Advancing does not wait for the woken tasks: they run concurrently. Synchronise on what they do (the
-///   test store's `receive`, ``waitForSleepers(count:timeout:fileID:filePath:line:column:)``), never on a
-///   sleep.
+/// It behaves like pointfreeco/swift-clocks' `TestClock`, so a test written with The Composable
+/// Architecture's `TestStore` ports line for line.
 ///
-/// The one race to think about is advancing before the code under test has started to sleep: the advance
-/// then finds nobody to wake, and the sleep that starts later measures from the new `now`. Call
-/// ``waitForSleepers(count:timeout:fileID:filePath:line:column:)`` first, as in the example. A test store
-/// that uses this clock notices the mistake: when its work can only go on once the clock moves, its
-/// waits fail at once with a message that names the sleepers and their deadlines.
+/// ## How time moves
+/// - `now` starts at ``Instant/zero`` and changes only through ``advance(by:fileID:filePath:line:column:)``,
+///   ``advance(to:fileID:filePath:line:column:)`` and ``run(timeout:fileID:filePath:line:column:)``. Time
+///   never goes back: advancing to an earlier instant moves no time.
+/// - ``sleep(until:tolerance:)`` returns at once only if the deadline is in the past. A deadline that is now
+///   (`sleep(for: .zero)`) waits for the next advance, of any amount, zero included; a later one waits until
+///   an advance reaches it. A cancelled sleeper throws `CancellationError`.
+/// - With a ``TestStore`` that uses the clock, an advance settles the store's work first: it waits until
+///   everything in flight is done or asleep on the clock, so a side effect still on its way to its sleep
+///   gets there before time moves. It then moves time from deadline to deadline up to its target, waking
+///   the sleepers of each deadline (in the order they started sleeping) and settling again, so a woken task
+///   that sleeps again within the target wakes in the same advance, measured from its own deadline. When it
+///   returns, the work it woke has settled: `receive` what it dispatched.
+/// - Advances from several tasks at once add up exactly.
 ///
 /// Everything is guarded by a lock: a `TestClock` may be shared by any number of tasks and advanced from
 /// any of them.
@@ -117,31 +112,31 @@ public final class TestClock: Clock, @unchecked Sendable {
     weak var recorder: (any ClockObserving)?
   }
 
-  private struct Entry {
-    let record: SleeperRecord
-    let continuation: UnsafeContinuation<Void, any Error>
-  }
-
   private let lock = NSLock()
-  private var currentNow: Instant
-  private var entries: [Entry] = []
+  private var state: TestClockState<UnsafeContinuation<Void, any Error>>
   private var observers: [Observer] = []
-  private var lastID: UInt64 = 0
-  /// Bumped under the lock on every change of time or sleepers: a reader that sees it unchanged after reading
-  /// other state knows its snapshot of the clock still holds.
-  private var changeCount: UInt64 = 0
+  /// Set on the clock a test store makes when the test gives none: the first sleep records an issue.
+  let unsetClockReport: UnsetClockReport?
   /// Bumped on every change of time or sleepers; ``waitForSleepers(count:timeout:fileID:filePath:line:column:)``
   /// and the test store wait for it to move.
   let signal = ChangeSignal()
 
   /// Creates a clock whose time is `now`.
   public init(now: Instant = .zero) {
-    currentNow = now
+    state = TestClockState(now: now)
+    unsetClockReport = nil
+  }
+
+  /// A clock for a test store the test gave no clock: it records an issue through `report` the first time
+  /// anything sleeps on it, then behaves as any test clock.
+  init(reportingFirstSleep report: UnsetClockReport) {
+    state = TestClockState(now: .zero)
+    unsetClockReport = report
   }
 
   /// The clock's current time; it changes only when the clock is advanced.
   public var now: Instant {
-    withLock { currentNow }
+    withLock { state.now }
   }
 
   /// Zero: the clock has no granularity of its own.
@@ -149,7 +144,12 @@ public final class TestClock: Clock, @unchecked Sendable {
     .zero
   }
 
-  /// Suspends until the clock is advanced to `deadline`, or returns at once if it already has been.
+  /// Suspends until an advance of the clock reaches `deadline`; returns at once only if `deadline` is in
+  /// the past.
+  ///
+  /// As with pointfreeco/swift-clocks' `TestClock`, a deadline that is now (`sleep(for: .zero)`) does not
+  /// return at once: it waits for the next advance, of any amount, `advance(by: .zero)` included. So code
+  /// that sleeps for zero stops at a known point until the test moves the clock.
   ///
   /// - Parameters:
   ///   - deadline: When to resume.
@@ -157,84 +157,135 @@ public final class TestClock: Clock, @unchecked Sendable {
   /// - Throws: `CancellationError` if the task is cancelled, before or while sleeping.
   public func sleep(until deadline: Instant, tolerance: Duration? = nil) async throws {
     try Task.checkCancellation()
-    let id = withLock { () -> UInt64? in
-      if deadline <= currentNow { return nil }
-      lastID &+= 1
-      return lastID
-    }
-    guard let id else { return }
-    let record = SleeperRecord(
-      id: id, deadline: deadline, task: TaskIdentity.current, item: WorkLabel.current?.item, now: .zero)
+    let (start, now) = withLock { (state.beginSleep(until: deadline), state.now) }
+    guard case .register(let id, let wakesAtStart) = start else { return }
+    let item = WorkLabel.current?.item
+    // Outside the lock: the report records an issue (it calls no user code).
+    unsetClockReport?.sleepStarted(by: item, sleeping: now.duration(to: deadline))
+    let record = SleeperRecord(id: id, deadline: deadline, task: TaskIdentity.current, item: item, now: .zero)
     try await withTaskCancellationHandler {
       try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<Void, any Error>) in
-        let outcome = withLock { () -> Result<Void, any Error>? in
-          if deadline <= currentNow { return .success(()) }
-          // Checked under the lock: a cancellation handler running later finds the sleeper to remove.
-          if Task.isCancelled { return .failure(CancellationError()) }
-          entries.append(Entry(record: record, continuation: continuation))
-          changeCount &+= 1
-          return nil
+        let registration = withLock {
+          state.register(
+            record, wakesAtStart: wakesAtStart, isCancelled: Task.isCancelled, continuation: continuation)
         }
-        if let outcome {
-          continuation.resume(with: outcome)
-        } else {
-          didChange()
+        switch registration {
+        case .resume(let outcome): continuation.resume(with: outcome)
+        case .registered: didChange()
         }
       }
     } onCancel: {
-      let entry = withLock { () -> Entry? in
-        guard let index = entries.firstIndex(where: { $0.record.id == id }) else { return nil }
-        changeCount &+= 1
-        return entries.remove(at: index)
-      }
-      if let entry {
+      if let entry = withLock({ state.cancel(id) }) {
         entry.continuation.resume(throwing: CancellationError())
         didChange()
       }
     }
   }
 
-  /// Moves the clock forward by `duration` and resumes every sleeper whose deadline has come, in deadline
-  /// order; see ``advance(to:)``.
+  private typealias SleepStart = TestClockState<UnsafeContinuation<Void, any Error>>.SleepStart
+
+  /// Moves the clock forward by `duration`, waking the sleepers it reaches, and returns once the work of the
+  /// test stores that use the clock has settled.
   ///
-  /// The new time is computed from `now` in the same step that moves the clock, so advances from several
-  /// threads at once add up exactly. A negative duration does nothing: time never goes back.
-  public func advance(by duration: Duration) {
-    advance { now in now.advanced(by: duration) }
+  /// ```swift
+  /// store.send(QueryChanged(query: "ka"))   // debounces the search by 300 ms
+  /// await clock.advance(by: .milliseconds(300))
+  /// await store.receive(SetResults.self) { $0.results = ["katana"] }
+  /// ```
+  ///
+  /// With a ``TestStore`` that uses the clock, the advance is deterministic: it first waits until everything
+  /// the store has in flight is done or asleep on the clock (so work still on its way to a sleep gets there
+  /// first), then moves time from deadline to deadline up to `now + duration`, waking the sleepers of each
+  /// deadline and waiting for the work they do to settle again before the next one. A timer that ticks
+  /// every second ticks three times in `advance(by: .seconds(3))`, as with pointfreeco/swift-clocks'
+  /// `TestClock`. It waits for events, never for time. If the work does not settle within the test store's
+  /// failsafe (``TestStoreConfiguration/failsafe``), for example because it waits for something else that
+  /// the test drives, it records an issue at the caller's line that says what still runs, and moves time
+  /// anyway.
+  ///
+  /// Without a test store, the advance moves time to the target and wakes every sleeper due, in deadline
+  /// order, without waiting for the tasks it wakes.
+  ///
+  /// A zero duration (the default) moves no time but wakes the sleepers whose deadline is now. Advances from
+  /// several tasks at once add up exactly: each is measured from where those already under way are going.
+  /// A negative duration moves no time.
+  ///
+  /// - Important: Call it from the test, not from the work it waits for: an advance made by a side effect of
+  ///   the store waits for that side effect to settle, which it cannot do while it advances.
+  ///
+  /// - Parameters:
+  ///   - duration: How far to move time.
+  ///   - fileID: The caller's file ID; leave the default, issues are attributed to the caller's line.
+  ///   - filePath: The caller's file path; leave the default.
+  ///   - line: The caller's line; leave the default.
+  ///   - column: The caller's column; leave the default.
+  public nonisolated(nonsending) func advance(
+    by duration: Duration = .zero,
+    fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
+  ) async {
+    let target = withLock { state.book(by: duration) }
+    await advance(
+      to: target, caller: "advance(by: \(duration))",
+      at: sourceLocation(fileID: fileID, filePath: filePath, line: line, column: column))
   }
 
-  /// Moves the clock to `deadline` and resumes every sleeper whose deadline has come, in deadline order.
+  /// Moves the clock to `deadline`, waking the sleepers it reaches, and returns once the work of the test
+  /// stores that use the clock has settled; see ``advance(by:fileID:filePath:line:column:)``.
   ///
-  /// `now` reaches `deadline` before any sleeper resumes, so every woken task sees the new time. The woken
-  /// tasks run concurrently with the caller, which does not wait for them. An earlier `deadline` leaves
-  /// the time unchanged (time never goes back).
-  public func advance(to deadline: Instant) {
-    advance { _ in deadline }
+  /// An earlier `deadline` moves no time (time never goes back), but still wakes the sleepers whose deadline
+  /// is now.
+  ///
+  /// - Parameters:
+  ///   - deadline: Where to move time.
+  ///   - fileID: The caller's file ID; leave the default, issues are attributed to the caller's line.
+  ///   - filePath: The caller's file path; leave the default.
+  ///   - line: The caller's line; leave the default.
+  ///   - column: The caller's column; leave the default.
+  public nonisolated(nonsending) func advance(
+    to deadline: Instant,
+    fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
+  ) async {
+    let target = withLock { state.book(to: deadline) }
+    await advance(
+      to: target, caller: "advance(to: \(deadline))",
+      at: sourceLocation(fileID: fileID, filePath: filePath, line: line, column: column))
   }
 
-  /// Moves the clock to `target(now)` and takes the due sleepers in one critical section, then resumes
-  /// them outside the lock.
-  private func advance(_ target: (Instant) -> Instant) {
-    let (due, moved) = withLock { () -> ([Entry], Bool) in
-      let newNow = target(currentNow)
-      let moved = newNow > currentNow
-      if moved {
-        currentNow = newNow
+  /// Advances to `target`: step by step, settling the work between steps, when test stores use the clock;
+  /// in one step otherwise.
+  private nonisolated(nonsending) func advance(to target: Instant, caller: String, at location: SourceLocation)
+    async
+  {
+    let recorders = attachedRecorders
+    guard !recorders.isEmpty else {
+      let (woken, changed) = withLock { state.takeAllDue(upTo: target) }
+      for entry in woken {
+        entry.continuation.resume()
       }
-      let now = currentNow
-      let due = entries.filter { $0.record.deadline <= now }
-      if moved || !due.isEmpty {
-        changeCount &+= 1
+      if changed { didChange() }
+      return
+    }
+    var settling = Settling(caller: caller, location: location)
+    defer { settling.failsafe?.cancel() }
+    await settle(recorders, &settling)
+    while wakeNext(upTo: target) {
+      await settle(recorders, &settling)
+    }
+  }
+
+  /// Takes the next step towards `target` (see ``TestClockState/nextStep(upTo:)``) and resumes the sleepers
+  /// it woke, outside the lock; returns whether it woke any.
+  func wakeNext(upTo target: Instant) -> Bool {
+    switch withLock({ state.nextStep(upTo: target) }) {
+    case .done(let moved):
+      if moved { didChange() }
+      return false
+    case .wake(let entries):
+      for entry in entries {
+        entry.continuation.resume()
       }
-      guard !due.isEmpty else { return ([], moved) }
-      entries.removeAll { $0.record.deadline <= now }
-      return (due.sorted { ($0.record.deadline, $0.record.id) < ($1.record.deadline, $1.record.id) }, moved)
-    }
-    for entry in due {
-      entry.continuation.resume()
-    }
-    if moved || !due.isEmpty {
       didChange()
+      return true
     }
   }
 
@@ -246,12 +297,12 @@ public final class TestClock: Clock, @unchecked Sendable {
 
   /// The number of tasks sleeping on this clock now.
   public var sleeperCount: Int {
-    withLock { entries.count }
+    withLock { state.entries.count }
   }
 
   /// The earliest deadline among the tasks sleeping now, or nil if nobody sleeps.
   public var nextDeadline: Instant? {
-    withLock { entries.map(\.record.deadline).min() }
+    withLock { state.entries.map(\.record.deadline).min() }
   }
 
   // MARK: - For the test store
@@ -264,19 +315,19 @@ public final class TestClock: Clock, @unchecked Sendable {
   /// ``snapshot()``, with the change count it was read at (compare it with ``version`` later).
   func versionedSnapshot() -> (version: UInt64, snapshot: (now: Instant, sleepers: [SleeperRecord])) {
     withLock {
-      let now = currentNow
-      let records = entries.map { entry in
+      let now = state.now
+      let records = state.entries.map { entry in
         var record = entry.record
         record.now = now
         return record
       }
-      return (changeCount, (now, records.sorted { ($0.deadline, $0.id) < ($1.deadline, $1.id) }))
+      return (state.changeCount, (now, records.sorted { ($0.deadline, $0.id) < ($1.deadline, $1.id) }))
     }
   }
 
   /// The number of changes of time or sleepers so far.
   var version: UInt64 {
-    withLock { changeCount }
+    withLock { state.changeCount }
   }
 
   /// Registers a test store that uses this clock: it hears of every change, and the clock's waits ask it
@@ -320,6 +371,10 @@ protocol ClockObserving: AnyObject, Sendable {
   var failsafeClock: any Clock<Duration> { get }
   /// Whether the test store has nothing in flight, or everything it has in flight is asleep on the clock.
   func settlement() -> Settlement
+  /// Whether the calling task is the test's own (the one that created the test store): only a wait of that
+  /// task may conclude that nothing can happen until the clock moves, since no other code of the test can
+  /// move it meanwhile.
+  func isTestTask() -> Bool
   /// Returns once the recorder's signal moves past `generation`, or its store has nothing in flight.
   func waitForChangeOrIdle(after generation: UInt64) async
 }
@@ -332,4 +387,50 @@ enum Settlement {
   case parked([TestClock.SleeperRecord])
   /// Something in flight may still make progress without the test; the description says what is known.
   case busy(String)
+}
+
+/// The report of a clock the test did not set: a test store given no clock uses a ``TestClock`` that records
+/// an issue the first time anything sleeps on it, rather than letting the code under test wait for real
+/// time.
+///
+/// A sleep in a task that Swift Testing does not know as the test's (a task the store owns, for an item a side
+/// effect sent) cannot record the issue itself: it is kept, and the test store records it at its next wait
+/// (``flush()``).
+final class UnsetClockReport: Sendable {
+  let location: SourceLocation
+  private let state = TestLock<(hasSlept: Bool, pending: String?)>((false, nil))
+
+  init(location: SourceLocation) {
+    self.location = location
+  }
+
+  /// Something sleeps on the clock: the first time, records the issue (or keeps it for ``flush()``).
+  func sleepStarted(by item: (any Dispatchable)?, sleeping duration: Duration) {
+    let isFirst = state.withLock { state in
+      defer { state.hasSlept = true }
+      return !state.hasSlept
+    }
+    guard isFirst else { return }
+    let who = item.map { "`\(describe($0))`" } ?? "A task"
+    let message =
+      "\(who) slept \(duration) on the store's clock, but the test gave the test store no clock: the store uses "
+      + "a test clock that only the test moves. Pass one (`configuration.clock = TestClock()`) and advance it "
+      + "(`await clock.advance(by:)`), or set `configuration.clock = ContinuousClock()` to wait for real time."
+    guard Test.current != nil else {
+      state.withLock { $0.pending = message }
+      return
+    }
+    recordIssue(message, at: location)
+  }
+
+  /// Records the issue of a sleep that could not record it, from a task of the test.
+  func flush() {
+    guard Test.current != nil,
+      let message = state.withLock({ state -> String? in
+        defer { state.pending = nil }
+        return state.pending
+      })
+    else { return }
+    recordIssue(message, at: location)
+  }
 }

@@ -126,8 +126,7 @@ extension TestStore {
   ///
   /// ```swift
   /// store.send(Search(query: "kat"))        // sleeps 300 ms on the store's clock, then searches
-  /// try await clock.waitForSleepers(count: 1)  // once it sleeps on a TestClock
-  /// clock.advance(by: .milliseconds(300))
+  /// await clock.advance(by: .milliseconds(300))
   /// await store.receive(SetResults.self) { $0.results = ["katana"] }
   /// ```
   ///

@@ -7,8 +7,7 @@ extension TestStore {
   ///
   /// ```swift
   /// let timer = store.send(StartTimer())   // ticks every second under TimerID()
-  /// try await clock.waitForSleepers(count: 1)
-  /// clock.advance(by: .seconds(1))
+  /// await clock.advance(by: .seconds(1))
   /// await store.receive(Tick.self) { $0.ticks = 1 }
   /// store.cancel(id: TimerID())
   /// await #expect(throws: CancellationError.self) { try await timer.value }

@@ -109,7 +109,7 @@ extension TestStore {
     while true {
       if Task.isCancelled { return .busy("cancelled") }
       let generation = recorder.signal.generation
-      let settlement = recorder.settlement()
+      let settlement = recorder.settlementForWait()
       guard case .busy(let running) = settlement else { return settlement }
       if failsafe == nil { failsafe = recorder.startFailsafe() }
       if let failsafe, failsafe.isExpired {

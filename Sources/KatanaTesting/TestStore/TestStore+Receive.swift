@@ -177,7 +177,7 @@ extension TestStore {
       if let step = recorder.takeUnhandledError(where: { item($0.item) && $0.error.map(matches) ?? false }) {
         return step.error
       }
-      let settlement = recorder.settlement()
+      let settlement = recorder.settlementForWait()
       if case .busy = settlement {
         if failsafe == nil { failsafe = recorder.startFailsafe() }
         if let failsafe, failsafe.isExpired {
@@ -262,7 +262,7 @@ extension TestStore {
         recorder.removeReceived([step.id])
         return step
       }
-      let settlement = recorder.settlement()
+      let settlement = recorder.settlementForWait()
       if case .busy = settlement {
         if failsafe == nil { failsafe = recorder.startFailsafe() }
         if let failsafe, failsafe.isExpired {
@@ -315,7 +315,7 @@ extension TestStore {
     while !Task.isCancelled {
       let (isReady, _, generation) = recorder.readiness(of: step)
       if isReady { return true }
-      if case .parked(let sleepers) = recorder.settlement() {
+      if case .parked(let sleepers) = recorder.settlementForWait() {
         // The step may have been applied after its readiness was read and before the store looked parked
         // (its chain ended, then the work that dispatched it): only a verdict with no event since counts.
         guard recorder.signal.generation == generation else { continue }

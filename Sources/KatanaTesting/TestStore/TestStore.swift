@@ -79,12 +79,23 @@ public final class TestStore<S: State & Equatable, D: SideEffectDependencyContai
     configuration: TestStoreConfiguration = TestStoreConfiguration(),
     fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
   ) {
+    let creationLocation = sourceLocation(fileID: fileID, filePath: filePath, line: line, column: column)
+    var configuration = configuration
+    if !configuration.isClockSet {
+      // Nothing the test did not set may use the real world silently.
+      configuration.store.clock = TestClock(reportingFirstSleep: UnsetClockReport(location: creationLocation))
+    }
     let recorder = TestStoreRecorder<S>(configuration: configuration)
     var storeConfiguration = configuration.store
     storeConfiguration.tracksActivity = true
+    storeConfiguration.onCarrierChange = { [signal = recorder.signal] in signal.bump() }
+    storeConfiguration.ownedTaskStarter = recorder.taskStarter(wrapping: storeConfiguration.ownedTaskStarter)
+    if let sideEffectTaskStarter = storeConfiguration.sideEffectTaskStarter {
+      storeConfiguration.sideEffectTaskStarter = recorder.taskStarter(wrapping: sideEffectTaskStarter)
+    }
     self.recorder = recorder
     self.initialState = initialState
-    self.creationLocation = sourceLocation(fileID: fileID, filePath: filePath, line: line, column: column)
+    self.creationLocation = creationLocation
     let store = Store(
       interceptors: [recorder.interceptor] + interceptors,
       stateInitializer: { initialState },

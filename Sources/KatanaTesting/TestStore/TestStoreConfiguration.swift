@@ -58,11 +58,28 @@ public struct TestStoreConfiguration: Sendable {
   public var store: StoreConfiguration
 
   /// The store's clock (`StoreConfiguration.clock`), which side effects reach through
-  /// `SideEffectContext.clock`. Inject a manual clock to test debounces, throttles and timers without
+  /// `SideEffectContext.clock`. Inject a ``TestClock`` to test debounces, throttles and timers without
   /// waiting for real time.
+  ///
+  /// If the test sets no clock (neither here nor through ``store``), the test store does not let the code
+  /// under test wait for real time: it gives the store a ``TestClock`` that records an issue naming the
+  /// sleeper the first time anything sleeps on it (only the test could move that clock, and the test does
+  /// not know it). To really wait for real time, set `configuration.clock = ContinuousClock()` here.
   public var clock: any Clock<Duration> {
     get { store.clock }
-    set { store.clock = newValue }
+    set {
+      store.clock = newValue
+      clockWasSet = true
+    }
+  }
+
+  /// Whether ``clock`` was set here.
+  private var clockWasSet = false
+
+  /// Whether the test chose the store's clock: through ``clock``, or by giving ``store`` a clock other than
+  /// the default `ContinuousClock`.
+  var isClockSet: Bool {
+    clockWasSet || !(store.clock is ContinuousClock)
   }
 
   /// How long the test store waits for the store before it gives up, records an issue and moves on: a hang

@@ -64,6 +64,10 @@ struct RecorderState<S: State> {
   var failedOwnWork: [any OwnWork] = []
   /// Set by `finish()` or when the test store is released: the end-of-test checks have run.
   var isFinished = false
+  /// The test's items that a wait gave up on and cancelled, after recording the issue that explains why: their
+  /// work still unwinding at the end of the test is not reported again.
+  /// Identifiers of their tasks and recorded steps (both from ``makeID()``).
+  var abandoned: Set<UInt64> = []
 
   mutating func makeID() -> UInt64 {
     lastID &+= 1
@@ -106,8 +110,13 @@ final class TestStoreRecorder<S: State>: ClockObserving, Sendable {
   /// test clock changed); waiters wait for it to move.
   let signal = ChangeSignal()
   private let storeAccess = TestLock<StoreAccess?>(nil)
+  /// The task that created the test store: the test's own. Only its waits may conclude at once that nothing
+  /// can happen until the test clock moves (see ``isTestTask()``). Nil when the test store was created
+  /// outside any task: every wait is then taken for the test's.
+  let testTask: TaskIdentity?
 
   init(configuration: TestStoreConfiguration) {
+    testTask = TaskIdentity.current
     state = TestLock(RecorderState(exhaustivity: configuration.exhaustivity))
     recordsDispatches = configuration.recordsDispatches
     failsafeBound = configuration.failsafe
@@ -287,33 +296,45 @@ final class TestStoreRecorder<S: State>: ClockObserving, Sendable {
       while true {
         let generation = signal.generation
         if let result = own.result { return result }
-        if case .parked(let sleepers) = settlement() {
+        if case .parked(let sleepers) = settlementForWait() {
           // The item may have finished while the store was being looked at: its result is set before it
           // leaves the test's work, so a settlement that no longer counted it finds the result here.
           if let result = own.result { return result }
-          own.cancel()
-          recordIssue(
+          abandon(own)
+          let message =
             "\(waiting()) cannot return until the test clock moves: \(Parking.describe(sleepers)). Advance the "
-              + "clock (`clock.advance(by:)`) before waiting for it, or start it with `send` and drive the clock "
-              + "from the test.",
-            at: location)
-          return .failure(TestStoreError.waitsForTestClock(waiting()))
+            + "clock (`clock.advance(by:)`) before waiting for it, or start it with `send` and drive the clock "
+            + "from the test."
+          return .failure(
+            recordIssueStoppingTest(
+              message, at: location, otherwise: TestStoreError.waitsForTestClock(waiting())))
         }
         if failsafe == nil { failsafe = startFailsafe() }
         if let failsafe, failsafe.isExpired {
-          own.cancel()
-          recordIssue(
+          let running = runningDescription()
+          abandon(own)
+          let message =
             "\(waiting()) did not return within \(describe(failsafe.bound)) (the test store's hang failsafe). "
-              + "Still in flight: \(runningDescription()). If the item waits for a clock or another event that "
-              + "the test drives, start it with `send` and drive it from the test.",
-            at: location)
-          return .failure(TestStoreError.failsafeExpired(waiting()))
+            + "Still in flight: \(running). If the item waits for a clock or another event that the test drives, "
+            + "start it with `send` and drive it from the test."
+          return .failure(
+            recordIssueStoppingTest(message, at: location, otherwise: TestStoreError.failsafeExpired(waiting())))
         }
         await signal.wait(after: generation, cancellable: false)
       }
     } onCancel: {
       own.cancel()
     }
+  }
+
+  /// Cancels the test's item `own`, which a wait gave up on: its work still unwinding later is not reported
+  /// again.
+  private func abandon<Value: Sendable>(_ own: OwnTask<Value>) {
+    state.withLock { state in
+      state.abandoned.insert(own.id)
+      if let step = own.claim.step as? RecordedStep<S> { state.abandoned.insert(step.id) }
+    }
+    own.cancel()
   }
 
   // MARK: - Received items
@@ -426,6 +447,37 @@ final class TestStoreRecorder<S: State>: ClockObserving, Sendable {
     }
   }
 
+  /// ``settlement()`` as a wait of the calling task sees it: work asleep on the test clock is settled for
+  /// good only for the test's own task, which is the one that would move the clock. For another task (a
+  /// helper task of the test awaiting an item, say) the test may still move the clock, so such work counts
+  /// as busy: the wait goes on, until the clock moves or the failsafe expires.
+  func settlementForWait() -> Settlement {
+    // A wait of the test is where a report that a store-owned task could not record gets recorded.
+    clock?.unsetClockReport?.flush()
+    let settlement = settlement()
+    if case .parked = settlement, !isTestTask() { return .busy(runningDescription()) }
+    return settlement
+  }
+
+  func isTestTask() -> Bool {
+    guard let testTask else { return true }
+    return TaskIdentity.current == testTask
+  }
+
+  /// Starts the tasks the store owns so that their end is an event: the store counts such a task as work in
+  /// flight until it returns, and a waiter that saw it running must hear that it stopped.
+  func taskStarter(
+    wrapping starter: (@Sendable (_ operation: @escaping @Sendable () async -> Void) -> Task<Void, Never>)?
+  ) -> @Sendable (_ operation: @escaping @Sendable () async -> Void) -> Task<Void, Never> {
+    { [signal] operation in
+      let announced: @Sendable () async -> Void = {
+        await operation()
+        signal.bump()
+      }
+      return starter?(announced) ?? Task.detached(priority: Task.currentPriority, operation: announced)
+    }
+  }
+
   /// Returns once an event happens after `generation`, or once the store reports that it has nothing in
   /// flight (or when the calling task is cancelled).
   ///
@@ -464,7 +516,10 @@ final class TestStoreRecorder<S: State>: ClockObserving, Sendable {
   /// The items whose chain is running, and the test's items that have not reached the store yet.
   func runningItems() -> [String] {
     let (running, own) = state.withLock { state in
-      (state.running.values.sorted { $0.id < $1.id }, Array(state.ownWork.values))
+      (
+        state.running.values.sorted { $0.id < $1.id }.filter { !state.abandoned.contains($0.id) },
+        state.ownWork.filter { !state.abandoned.contains($0.key) }.map(\.value)
+      )
     }
     return running.map { "\(describe($0.item)) (running)" }
       + own.filter { !$0.hasStarted }.map { "\(describe($0.item)) (dispatched by the test, not started)" }
@@ -490,6 +545,7 @@ final class TestStoreRecorder<S: State>: ClockObserving, Sendable {
       )
     }
     guard let (exhaustivity, unasserted, own, failedOwn, unhandled) = ended else { return nil }
+    clock?.unsetClockReport?.flush()
     let running = runningItems()
     for work in own {
       work.cancel()

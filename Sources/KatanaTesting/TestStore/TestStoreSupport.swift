@@ -34,6 +34,29 @@ func recordIssue(_ message: String, at location: SourceLocation) {
   Issue.record(Comment(rawValue: message), sourceLocation: location)
 }
 
+/// Records `message` as an issue at `location` and returns the error that stops the test, so that one
+/// mistake is reported once.
+///
+/// In a Swift Testing test, the issue is recorded by a failed `#require`, and the error returned is the
+/// `ExpectationFailedError` it throws: Swift Testing does not report that error again when the test throws it
+/// (any other error would add a "Caught error" issue). Elsewhere the message goes to standard error, and the
+/// error returned is `fallback`, which says what happened.
+func recordIssueStoppingTest(_ message: String, at location: SourceLocation, otherwise fallback: any Error)
+  -> any Error
+{
+  guard Test.current != nil else {
+    recordIssue(message, at: location)
+    return fallback
+  }
+  let theTestCanGoOn = false
+  do {
+    try #require(theTestCanGoOn, Comment(rawValue: message), sourceLocation: location)
+  } catch {
+    return error
+  }
+  return fallback
+}
+
 /// Shows, without failing the test, an assertion that a non-exhaustive test store skipped
 /// (``Exhaustivity/off(showSkippedAssertions:)``): a known issue in Swift Testing, a note on standard error
 /// elsewhere.

@@ -5,7 +5,7 @@ import Testing
 ///
 /// ```swift
 /// let timer = store.send(StartTimer())
-/// clock.advance(by: .seconds(1))
+/// await clock.advance(by: .seconds(1))
 /// await store.receive(Tick.self) { $0.ticks = 1 }
 /// timer.cancel()
 /// await timer.finish()
@@ -55,6 +55,11 @@ public struct TestStoreTask<Value: Sendable>: Sendable {
 }
 
 /// Errors the ``TestStore`` throws itself.
+///
+/// - Important: In a Swift Testing test, the test store records the issue with a failed `#require` and
+///   throws the `ExpectationFailedError` that `#require` throws, in place of these: Swift Testing does not
+///   report that error again when the test throws it, so one mistake makes one issue, at the test's line.
+///   These cases are what it throws elsewhere (in an XCTest case, say).
 public enum TestStoreError: Error, Sendable, Equatable, CustomStringConvertible {
   /// The item named in the associated value did not return within the test store's failsafe
   /// (``TestStoreConfiguration/failsafe``).

@@ -46,8 +46,7 @@ struct SearchFeatureTests {
     await store.receive(SetQuery(query: "kat")) { $0.query = "kat" }
     await store.receive(Search(query: "kat"))
 
-    try await clock.waitForSleepers(count: 1)  // the debounce is sleeping on the store's clock
-    clock.advance(by: Search.debounce)
+    await clock.advance(by: Search.debounce)  // lets the debounce reach its sleep first, then wakes it
     await store.receive(SearchStarted.self) { $0.isSearching = true }
     await store.receive(SearchSucceeded.self) {
       $0.isSearching = false
@@ -64,15 +63,13 @@ struct SearchFeatureTests {
     let first = store.send(QueryChanged(query: "k"))
     await store.receive(SetQuery(query: "k")) { $0.query = "k" }
     await store.receive(Search(query: "k"))
-    try await clock.waitForSleepers(count: 1)
-    clock.advance(by: .milliseconds(100))
+    await clock.advance(by: .milliseconds(100))
 
     store.send(QueryChanged(query: "ka"))
     await store.receive(SetQuery(query: "ka")) { $0.query = "ka" }
     await store.receive(Search(query: "ka"))
     await first.finish()  // the newer search cancelled the older one, which ends without a result
-    try await clock.waitForSleepers(count: 1)
-    clock.advance(by: Search.debounce)
+    await clock.advance(by: Search.debounce)
 
     await store.receive(SearchStarted.self) { $0.isSearching = true }
     await store.receive(SearchSucceeded(results: ["katana"])) {
@@ -89,8 +86,7 @@ struct SearchFeatureTests {
     store.send(QueryChanged(query: "kat"))
     await store.receive(SetQuery(query: "kat")) { $0.query = "kat" }
     await store.receive(Search(query: "kat"))
-    try await clock.waitForSleepers(count: 1)
-    clock.advance(by: Search.debounce)
+    await clock.advance(by: Search.debounce)
     await store.receive(SearchStarted.self) { $0.isSearching = true }
     await store.receive(SearchFailed.self) {
       $0.isSearching = false
@@ -122,8 +118,7 @@ struct SearchFeatureTests {
     store.exhaustivity = .off
 
     store.send(QueryChanged(query: "kat"))
-    try await clock.waitForSleepers(count: 1)
-    clock.advance(by: Search.debounce)
+    await clock.advance(by: Search.debounce)
     await store.receive(SearchSucceeded.self) { $0.results = ["katana"] }
     await store.finish()
   }

@@ -96,7 +96,7 @@ struct CheckoutTests {
     await store.receive(BeginCheckout()) { $0.checkout = .placing }
     try await clock.waitForSleepers(count: 1)
     await #expect(throws: CartError.checkoutInProgress) { try await store.dispatch(Checkout()) }
-    clock.advance(by: .seconds(5))
+    await clock.advance(by: .seconds(5))
     await store.receive(EndCheckout.self) {
       $0.checkout = .placed(OrderConfirmation(number: "T-1", totalInCents: 2_800))
       $0.lines = []

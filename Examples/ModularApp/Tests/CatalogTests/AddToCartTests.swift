@@ -73,7 +73,7 @@ struct AddToCartTests {
     await store.receive(StartAdding(productID: whisk.id)) { $0.adding = [whisk.id: 1] }
     await store.receive(StartAdding(productID: whisk.id)) { $0.adding = [whisk.id: 2] }
     try await clock.waitForSleepers(count: 2)
-    clock.advance(by: .seconds(1))
+    await clock.advance(by: .seconds(1))
     await store.receive(FinishAdding(product: whisk, failure: nil)) {
       $0.adding = [whisk.id: 1]
       $0.notice = .added(productName: "Bamboo matcha whisk")

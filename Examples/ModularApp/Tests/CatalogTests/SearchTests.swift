@@ -27,17 +27,17 @@ struct SearchTests {
     store.send(SetQuery(query: "m")) { $0.query = "m" }
     let first = store.send(SearchAfterTyping())
     try await clock.waitForSleepers(count: 1)
-    clock.advance(by: .milliseconds(200))
+    await clock.advance(by: .milliseconds(200))
 
     store.send(SetQuery(query: "ma")) { $0.query = "ma" }
     let second = store.send(SearchAfterTyping())
     // The newer keystroke restarted the quiet period: the first one's search never runs.
     await #expect(throws: CancellationError.self) { try await first.value }
     try await clock.waitForSleepers(count: 1)
-    clock.advance(by: .milliseconds(299))
+    await clock.advance(by: .milliseconds(299))
     #expect(products.searches == [])
 
-    clock.advance(by: .milliseconds(1))
+    await clock.advance(by: .milliseconds(1))
     await store.receive(StartSearch()) { $0.isSearching = true }
     await store.receive(ShowResults(query: "ma", products: [matcha, whisk])) {
       $0.isSearching = false
@@ -60,7 +60,7 @@ struct SearchTests {
     let search = store.send(SearchAfterTyping())
     try await clock.waitForSleepers(count: 1)
     try await store.dispatch(SetQuery(query: "mat")) { $0.query = "mat" }
-    clock.advance(by: .milliseconds(300))
+    await clock.advance(by: .milliseconds(300))
     await store.receive(StartSearch()) { $0.isSearching = true }
     await store.receive(ShowResults(query: "mat", products: [matcha])) {
       $0.isSearching = false
@@ -102,7 +102,7 @@ struct SearchTests {
     store.send(SetQuery(query: "mat")) { $0.query = "mat" }
     let typing = store.send(SearchAfterTyping())
     try await clock.waitForSleepers(count: 1)
-    clock.advance(by: .milliseconds(300))
+    await clock.advance(by: .milliseconds(300))
     await store.receive(StartSearch()) { $0.isSearching = true }
     await store.receive(FailSearch(query: "mat", reason: "the backend is down")) {
       $0.isSearching = false
@@ -116,7 +116,7 @@ struct SearchTests {
     store.send(SetQuery(query: "ma")) { $0.query = "ma" }
     let retyping = store.send(SearchAfterTyping())
     try await clock.waitForSleepers(count: 1)
-    clock.advance(by: .milliseconds(300))
+    await clock.advance(by: .milliseconds(300))
     await store.receive(StartSearch()) { $0.isSearching = true }
     await store.receive(ShowResults(query: "ma", products: [matcha, whisk])) {
       $0.isSearching = false
@@ -135,7 +135,7 @@ struct SearchTests {
     store.send(SetQuery(query: " whisk ")) { $0.query = " whisk " }
     let typing = store.send(SearchAfterTyping())
     try await clock.waitForSleepers(count: 1)
-    clock.advance(by: .milliseconds(300))
+    await clock.advance(by: .milliseconds(300))
     await store.receive(StartSearch()) { $0.isSearching = true }
     await store.receive(ShowResults(query: "whisk", products: [whisk])) {
       $0.isSearching = false

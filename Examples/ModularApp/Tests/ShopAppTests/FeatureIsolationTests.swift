@@ -18,7 +18,7 @@ struct FeatureIsolationTests {
     // A whole debounced search: three catalog commits.
     let typing = shop.catalog.searchFieldChanged("sencha")
     try await clock.waitForSleepers(count: 1)
-    clock.advance(by: .milliseconds(300))
+    await clock.advance(by: .milliseconds(300))
     try await typing.value
     #expect(shop.catalog.state.results == [sencha])
     #expect(cartChanges.current == [])
@@ -34,7 +34,7 @@ struct FeatureIsolationTests {
     try await {
       let add = shop.catalog.send(AddProductToCart(productID: whisk.id))
       try await clock.waitForSleepers(count: 1)  // the inventory's latency
-      clock.advance(by: .seconds(1))
+      await clock.advance(by: .seconds(1))
       try await add.value
     }()
 
@@ -43,7 +43,7 @@ struct FeatureIsolationTests {
     try await clock.waitForSleepers(count: 1)  // the order service's latency
     shop.store.cancel(id: CartEffectID.checkout)
     shop.catalog.cancel(id: CartEffectID.checkout)
-    clock.advance(by: .seconds(1))
+    await clock.advance(by: .seconds(1))
     try await placed.value
     #expect(shop.cart.state.checkout == .placed(OrderConfirmation(number: "A-1001", totalInCents: 1_500)))
 
@@ -51,7 +51,7 @@ struct FeatureIsolationTests {
     try await {
       let add = shop.catalog.send(AddProductToCart(productID: whisk.id))
       try await clock.waitForSleepers(count: 1)
-      clock.advance(by: .seconds(1))
+      await clock.advance(by: .seconds(1))
       try await add.value
     }()
     let cancelled = shop.cart.send(Checkout())
