@@ -67,7 +67,11 @@ final class LegacyMisuseXCTests: XCTestCase {
     XCTAssertNotNil(value(of: dependencies.dispatch(Increment())))
     store = nil
     XCTAssertEqual(error(of: dependencies.dispatch(Increment())) as? StoreError, .storeShutDown)
-    XCTAssertEqual(dependencies.getState() as? CounterState, CounterState())
+    // `getState` reads the store's core weakly: the last committed state while the core's own tasks (shut down
+    // with the store) finish, `CounterState()` once it is gone. Which one a run sees depends on those tasks (this
+    // asserted the second alone, and failed about once in twenty loaded runs).
+    let state = dependencies.getState() as? CounterState
+    XCTAssertTrue(state == CounterState() || state == CounterState(counter: 1), String(describing: state))
   }
 
   func testDispatchPromise_doesNotKeepTheStoreAlive() {
