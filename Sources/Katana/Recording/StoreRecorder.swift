@@ -65,7 +65,8 @@ public final class StoreRecorder<S: State>: Sendable {
   public var interceptor: StoreInterceptor {
     { [self] context in
       let now = Self.timer(context.clock)
-      attach(to: context, now: now)
+      // A store the recorder does not record (a second one, or one of another state type) passes everything on.
+      guard attach(to: context, now: now) else { return { next in next } }
       return { next in
         { item in
           if self.traveling.isSet, !(item is TimeTravelCommand<S>) {
@@ -80,17 +81,18 @@ public final class StoreRecorder<S: State>: Sendable {
     }
   }
 
-  private func attach(to context: any AnySideEffectContext, now: @escaping @Sendable () -> Duration) {
+  /// Attaches the recorder to the store of `context`; returns whether it records that store.
+  private func attach(to context: any AnySideEffectContext, now: @escaping @Sendable () -> Duration) -> Bool {
     let hook = CommitHook<S>(needsBefore: false) { [self] item, before, after in
       record(item, before: before, after: after, time: now())
     }
     // Every store's interceptors get a store's context.
-    guard let target = context as? any RecorderAttachable else { return }
+    guard let target = context as? any RecorderAttachable else { return false }
     guard let initial = context.getAnyState() as? S else {
       target.runtimeWarning(
         "A StoreRecorder<\(String(reflecting: S.self))> was given to a store of another state type; it records nothing."
       )
-      return
+      return false
     }
     let isFirstStore = buffer.withLock { buffer -> Bool in
       guard buffer.hook == nil else { return false }
@@ -100,9 +102,10 @@ public final class StoreRecorder<S: State>: Sendable {
     }
     guard isFirstStore else {
       target.runtimeWarning("A StoreRecorder was given to a second store; it records only the first one.")
-      return
+      return false
     }
     attached.set(target.attach(hook))
+    return true
   }
 
   private func record(_ item: any Dispatchable, before: S?, after: S, time: Duration) {

@@ -161,7 +161,14 @@ struct StoreRecorderTests {
     let second = makeRecordedStore(recorder)
     try await first.dispatch(RecAdd(amount: 1))
     try await second.dispatch(RecAdd(amount: 100))
+    try await second.dispatch(RecAddAll(amounts: [1]))
     #expect(recorder.recording().commits.map { ($0.base as? RecAdd)?.amount } == [1])
+    #expect(recorder.recording().effects.isEmpty)
+    // Away from live, the recorded store refuses items; the other store does not.
+    try await recorder.travel(first, to: 0)
+    try await second.dispatch(RecAdd(amount: 1))
+    await #expect(throws: TimeTravelError.self) { try await first.dispatch(RecAdd(amount: 1)) }
+    try await recorder.returnToLive(first)
   }
 }
 
