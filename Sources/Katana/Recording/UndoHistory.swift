@@ -2,7 +2,7 @@
 ///
 /// ```swift
 /// let history = UndoHistory<AppState>()                         // every state updater is a step
-/// let editor = UndoHistory<AppState>(scope: store.scope(\.editor, dependencies: \.editor).id)
+/// let editor = UndoHistory<AppState>(scope: \.editor)           // the updaters through store.scope(\.editor, ...)
 /// let store = Store<AppState, AppDependencies>(
 ///   initialState: AppState(), interceptors: [history.interceptor, editor.interceptor])
 ///
@@ -71,6 +71,41 @@ public final class UndoHistory<S: State>: Sendable {
     self.stepLimit = max(1, stepLimit)
     self.commitLimit = max(self.stepLimit, commitLimit)
     self.isUndoable = isUndoable
+  }
+
+  /// Creates the history of the scope a store mounts at `keyPath` (`store.scope(keyPath, ...)`), before the store
+  /// exists: install it among the store's interceptors.
+  ///
+  /// - Parameters: As ``init(scope:stepLimit:commitLimit:isUndoable:)``.
+  public convenience init<Slice: State>(
+    scope keyPath: WritableKeyPath<S, Slice>, stepLimit: Int = 100, commitLimit: Int = 10_000,
+    isUndoable: @escaping @Sendable (any Dispatchable) -> Bool = { _ in true }
+  ) {
+    self.init(scope: ScopeID.field(keyPath), stepLimit: stepLimit, commitLimit: commitLimit, isUndoable: isUndoable)
+  }
+
+  /// Creates the history of the scope a store mounts at the optional field `keyPath`.
+  ///
+  /// - Parameters: As ``init(scope:stepLimit:commitLimit:isUndoable:)``.
+  public convenience init<Slice: State>(
+    scope keyPath: WritableKeyPath<S, Slice?>, stepLimit: Int = 100, commitLimit: Int = 10_000,
+    isUndoable: @escaping @Sendable (any Dispatchable) -> Bool = { _ in true }
+  ) {
+    self.init(
+      scope: ScopeID.optionalField(keyPath), stepLimit: stepLimit, commitLimit: commitLimit, isUndoable: isUndoable)
+  }
+
+  /// Creates the history of the scope a store mounts on the element `id` of the identified collection at `keyPath`
+  /// (`store.scope(keyPath, id: id, ...)`).
+  ///
+  /// - Parameters: As ``init(scope:stepLimit:commitLimit:isUndoable:)``, and `id`, the element's id.
+  public convenience init<Elements: MutableCollection>(
+    scope keyPath: WritableKeyPath<S, Elements>, id: Elements.Element.ID, stepLimit: Int = 100,
+    commitLimit: Int = 10_000, isUndoable: @escaping @Sendable (any Dispatchable) -> Bool = { _ in true }
+  ) where Elements.Element: Identifiable, Elements.Element.ID: Sendable {
+    self.init(
+      scope: ScopeID.element(keyPath, id: id), stepLimit: stepLimit, commitLimit: commitLimit,
+      isUndoable: isUndoable)
   }
 
   /// The interceptor that feeds the history: put it in the store's interceptors.

@@ -57,13 +57,11 @@ struct RecordingArticle {
 
   @Test func undo() async throws {
     // ARTICLE-SNIPPET-BEGIN: undo
-    let history = UndoHistory<AppState>(stepLimit: 100)
+    let history = UndoHistory<AppState>(stepLimit: 100)  // every updater is a step
+    let editorHistory = UndoHistory<AppState>(scope: \.editor)  // the updaters through the editor's scope
     let store = Store<AppState, EmptySideEffectDependencyContainer>(
-      initialState: AppState(), interceptors: [history.interceptor])
-    let editorID = store.scope(\.editor, dependencies: \.self).id
-    let editorHistory = UndoHistory<AppState>(scope: editorID)
+      initialState: AppState(), interceptors: [history.interceptor, editorHistory.interceptor])
     // ARTICLE-SNIPPET-END: undo
-    _ = editorHistory
     // ARTICLE-SNIPPET-BEGIN: undo-use
     try await store.dispatch(AddTodo(title: "Milk"))
     try await store.dispatch(AddTodo(title: "Eggs"))
@@ -74,8 +72,13 @@ struct RecordingArticle {
     for word in ["a", "b", "c"] { try await store.dispatch(AddTodo(title: word)) }
     history.endGroup()
     try await history.undo(on: store)  // todos: ["Milk", "Eggs"]
+
+    let editor = store.scope(\.editor, dependencies: \.self)
+    try await editor.dispatch(TypeText(text: "Hi"))
+    try await editorHistory.undo(on: editor)  // editor.text: "", through the editor's scope: only its slice changes
     // ARTICLE-SNIPPET-END: undo-use
     #expect(store.state.todos == ["Milk", "Eggs"])
+    #expect(store.state.editor.text == "")
   }
 
   @Test func timeTravel() async throws {

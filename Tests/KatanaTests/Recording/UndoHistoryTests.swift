@@ -203,7 +203,7 @@ struct UndoHistoryTests {
   }
 }
 
-/// Scope ids computed without a store, for histories created before their store.
+/// Scope ids computed by a store, to check the key-path form of the histories' initializers against.
 enum ScopeIDs {
   static let body = UndoStore(initialState: UndoDocState()).scope(\.body, dependencies: \.self).id
   static let title = UndoStore(initialState: UndoDocState()).scope(\.title, dependencies: \.self).id
@@ -301,8 +301,9 @@ struct UndoCompositionTests {
 
   /// Histories of disjoint scopes compose: each undo changes its own slice only.
   @Test func historiesOfDisjointScopes_eachUndoTheirOwnSlice() async throws {
-    let titles = UndoHistory<UndoDocState>(scope: ScopeIDs.title)
-    let bodies = UndoHistory<UndoDocState>(scope: ScopeIDs.body)
+    let titles = UndoHistory<UndoDocState>(scope: \.title)
+    let bodies = UndoHistory<UndoDocState>(scope: \.body)
+    #expect(titles.scope == ScopeIDs.title && bodies.scope == ScopeIDs.body)
     let store = UndoStore(initialState: UndoDocState(), interceptors: [titles.interceptor, bodies.interceptor])
     let title = store.scope(\.title, dependencies: \.self)
     let body = store.scope(\.body, dependencies: \.self)
@@ -417,5 +418,22 @@ struct UndoConcurrencyTests {
     #expect(recording.initialState == UndoDocState())
     #expect(try recording.replayedStates() == log.values, "seed \(seed)")
     #expect(try recording.replayedState() == store.state)
+  }
+}
+
+@Suite("Undo: a scope's history made from its key path")
+struct UndoScopeKeyPathTests {
+  @Test func theKeyPathForms_nameTheScopesTheStoreMounts() {
+    let rooms = RecStore(initialState: RecCounterState(rooms: [FeatRoom(id: 1)]))
+    #expect(
+      UndoHistory<RecCounterState>(scope: \.rooms, id: 1).scope == rooms.scope(\.rooms, id: 1, dependencies: \.self).id)
+    #expect(
+      UndoHistory<RecCounterState>(scope: \.rooms, id: 2).scope != rooms.scope(\.rooms, id: 1, dependencies: \.self).id)
+    #expect(UndoHistory<RecCounterState>(scope: \.cart).scope == rooms.scope(\.cart, dependencies: \.self).id)
+    let logs = LogStore(initialState: LogAppState())
+    #expect(UndoHistory<LogAppState>(scope: \.draft).scope == logs.scope(\.draft, dependencies: \.self).id)
+    #expect(
+      UndoHistory<LogAppState>(scope: \.archive.notes).scope
+        == logs.scope(\.archive, dependencies: \.self).scope(\.notes, dependencies: \.self).id)
   }
 }
