@@ -246,7 +246,9 @@ public final class UndoHistory<S: State>: Sendable {
     // like any other (replayed as the state they set).
     let base = (item as? any ScopedDispatchable)?.base ?? item
     if let command = base as? any HistoryCommand, command.historyIdentity == ObjectIdentifier(self) {
-      return append(updater, isStep: false, isCommand: true)
+      // Kept as a marker, not the command: the command keeps the value it set, and a history of many undos
+      // would pin as many versions of the state.
+      return append(OwnCommandMarker(), isStep: false, isCommand: true)
     }
     let isStep: Bool
     if base is any HistoryCommand {
@@ -296,7 +298,9 @@ public final class UndoHistory<S: State>: Sendable {
 /// computes when the command's turn comes.
 ///
 /// The value it sets is kept in the command, so that replaying a recording that contains it (or another history's
-/// replay) sets the same value again, without touching the history.
+/// replay) sets the same value again, without touching the history. So a recording (or another history) that keeps
+/// many undos keeps as many versions of the state (or of the scope's slice), sharing their unchanged parts; the
+/// history that made the command keeps only a marker.
 public struct UndoCommand<T: State>: StateUpdater, HistoryCommand {
   /// Whether it undoes or redoes.
   public let kind: UndoKind
@@ -328,6 +332,12 @@ public struct UndoCommand<T: State>: StateUpdater, HistoryCommand {
     state = value
     outcome.set(true)
   }
+}
+
+/// Where a history's own undo or redo stands among its entries: its replays skip it (its effect is the history's
+/// bookkeeping), so nothing of the command needs keeping.
+struct OwnCommandMarker: AnyStateUpdater {
+  func updatedState(currentState: any State) throws -> any State { currentState }
 }
 
 /// Which way an ``UndoCommand`` goes.
