@@ -50,19 +50,11 @@ public struct ReplayRegistry<S: State>: Sendable {
   public mutating func register<U: StateUpdater & Codable>(
     _ type: U.Type, as name: String, at keyPath: WritableKeyPath<S, U.StateType>
   ) {
-    let scope = ScopeID.field(keyPath)
     // Key paths are immutable values.
     nonisolated(unsafe) let keyPath = keyPath
-    add(
-      Entry(
-        name: name, type: ObjectIdentifier(U.self), place: scope.description, matches: { $0 == scope },
-        encode: { base, _, container in try Self.encode(base, as: U.self, in: &container) },
-        decode: { container in
-          let base = try container.decode(U.self, forKey: .updater)
-          return makeScopedUpdater(scope: scope, base: base) { (root: inout S) in
-            base.updateState(&root[keyPath: keyPath])
-          }
-        }))
+    addFixedPlace(U.self, as: name, scope: ScopeID.field(keyPath)) { root, _, base in
+      base.updateState(&root[keyPath: keyPath])
+    }
   }
 
   /// Registers a feature's state updater, dispatched through the scope mounted at the optional field `keyPath`,
@@ -70,19 +62,26 @@ public struct ReplayRegistry<S: State>: Sendable {
   public mutating func register<U: StateUpdater & Codable>(
     _ type: U.Type, as name: String, at keyPath: WritableKeyPath<S, U.StateType?>
   ) {
-    let scope = ScopeID.optionalField(keyPath)
     // Key paths are immutable values.
     nonisolated(unsafe) let keyPath = keyPath
+    addFixedPlace(U.self, as: name, scope: ScopeID.optionalField(keyPath)) { root, scope, base in
+      guard root[keyPath: keyPath] != nil else { throw ScopeError.missingChild(scope) }
+      base.updateState(&root[keyPath: keyPath]!)
+    }
+  }
+
+  /// Registers `U` for the one scope `scope`; `apply` applies a decoded updater at the scope's place in a root state.
+  private mutating func addFixedPlace<U: StateUpdater & Codable>(
+    _ type: U.Type, as name: String, scope: ScopeID,
+    apply: @escaping @Sendable (_ root: inout S, _ scope: ScopeID, _ base: U) throws -> Void
+  ) {
     add(
       Entry(
         name: name, type: ObjectIdentifier(U.self), place: scope.description, matches: { $0 == scope },
         encode: { base, _, container in try Self.encode(base, as: U.self, in: &container) },
         decode: { container in
           let base = try container.decode(U.self, forKey: .updater)
-          return makeScopedUpdater(scope: scope, base: base) { (root: inout S) in
-            guard root[keyPath: keyPath] != nil else { throw ScopeError.missingChild(scope) }
-            base.updateState(&root[keyPath: keyPath]!)
-          }
+          return makeScopedUpdater(scope: scope, base: base) { (root: inout S) in try apply(&root, scope, base) }
         }))
   }
 
