@@ -15,7 +15,10 @@ import Katana
 /// The lines, in order (fields not listed are absent or `null`):
 /// 1. The header: `{"format": "katana.recording", "version": 1, "stateType": "AppState", "initialState": {...}}`.
 ///    `stateType` is the state's type name (`String(describing:)`), checked when the log is read;
-///    `initialState` the state before the first commit.
+///    `initialState` the state before the first commit. A log that continues another one (written with
+///    `continuing: true`, for a sink that appends drained recordings) has `"continues": 41` instead of
+///    `initialState`: a pointer to the state after commit 41, which the log it continues ends with; the reader
+///    passes that state in.
 /// 2. One line per commit, in commit order: `{"commit": 12, "time": 0.25, "type": "todos.add", "scope": null,
 ///    "updater": {...}, "cause": 3}`. `commit` is the sequence number (consecutive); `time` the seconds on the
 ///    store's clock since the recorder was attached; `type` the registered name, or the Swift type name if the
@@ -24,7 +27,9 @@ import Katana
 ///    scope's own description for an unregistered one, null for the root; `element` the element's id, for a scope
 ///    on an element; `updater` the updater's own encoding; `cause` the number of the side effect that dispatched
 ///    it.
-/// 3. A line per checkpoint, right after its commit: `{"checkpoint": 12, "state": {...}}`.
+/// 3. A line per checkpoint, right after its commit: `{"checkpoint": 12, "state": {...}}`, or, in a log written
+///    with a `digest` function, `{"checkpoint": 12, "digest": "..."}`: the function's value for that state, which
+///    replay checks when the reader passes the same function.
 /// 4. A line per side effect, after the commits: `{"effect": 3, "type": "MyApp.LoadUser", "scope": null,
 ///    "cause": null, "start": 0.1, "end": 0.3, "outcome": "completed"}`; `outcome` is `completed`, `failed` (with
 ///    `"error"`, the error's description), `cancelled`, or `running`.
@@ -41,11 +46,22 @@ public enum RecordingLog {
 
   /// Writes `recording` as JSON Lines (each line ends with a newline).
   ///
+  /// - Parameters:
+  ///   - recording: What to write.
+  ///   - registry: The replayable updaters' names.
+  ///   - continuing: Write a pointer to the initial state (the state after the commit before the first one)
+  ///     instead of the state itself: for a log that continues another one, such as the recordings a sink drains
+  ///     one after the other (`StoreRecorder.drain(_:)`). Reading it takes that state.
+  ///   - digest: Write each checkpoint as this function's value for its state instead of the state: a log that
+  ///     stays small however big the state is, and that replay still checks. Use a function with the same value
+  ///     on every machine and run (a hash of the state's encoding with a fixed algorithm, say; not `hashValue`,
+  ///     which changes from one run to the next).
   /// - Throws: `RecordingLogError/encodingFailed(sequence:typeName:underlying:)` if an updater's or the state's
   ///   own encoding throws.
-  public static func encode<S: State & Codable>(_ recording: Recording<S>, registry: ReplayRegistry<S>)
-    throws(RecordingLogError) -> String
-  {
+  public static func encode<S: State & Codable>(
+    _ recording: Recording<S>, registry: ReplayRegistry<S>, continuing: Bool = false,
+    digest: ((S) -> String)? = nil
+  ) throws(RecordingLogError) -> String {
     let encoder = JSONEncoder()
     encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
     var text = ""
@@ -56,9 +72,12 @@ public enum RecordingLog {
         throw .encodingFailed(sequence: sequence, typeName: typeName, underlying: error)
       }
     }
+    let first = (recording.commits.first?.sequence ?? 1) - 1
     try write(
-      Header(format: format, version: version, stateType: stateTypeName(S.self), initialState: recording.initialState),
-      sequence: 0, typeName: stateTypeName(S.self))
+      Header(
+        format: format, version: version, stateType: stateTypeName(S.self),
+        initialState: continuing ? nil : recording.initialState, continues: continuing ? first : nil),
+      sequence: first, typeName: stateTypeName(S.self))
     var checkpoints = recording.checkpoints[...]
     for commit in recording.commits {
       let entry = registry.entry(for: commit.base, scope: commit.scope)
@@ -68,8 +87,10 @@ public enum RecordingLog {
       while let checkpoint = checkpoints.first, checkpoint.sequence <= commit.sequence {
         checkpoints.removeFirst()
         try write(
-          CheckpointLine(checkpoint: checkpoint.sequence, state: checkpoint.state), sequence: checkpoint.sequence,
-          typeName: stateTypeName(S.self))
+          CheckpointLine(
+            checkpoint: checkpoint.sequence, state: digest == nil ? checkpoint.state : nil,
+            digest: digest.map { $0(checkpoint.state) }),
+          sequence: checkpoint.sequence, typeName: stateTypeName(S.self))
       }
     }
     for effect in recording.effects {
@@ -78,12 +99,19 @@ public enum RecordingLog {
     return text
   }
 
-  /// Reads a log written by ``encode(_:registry:)`` (this version or an older one).
+  /// Reads a log written by ``encode(_:registry:continuing:digest:)`` (this version or an older one).
   ///
+  /// - Parameters:
+  ///   - text: The log.
+  ///   - registry: The replayable updaters' names.
+  ///   - initialState: The state a continuing log starts from (the state the log it continues ends with); a log
+  ///     that carries its initial state ignores it.
+  ///   - digest: The function the log's digest checkpoints were written with: the recording checks the replayed
+  ///     states with it. Without it, the digests are read but not checked.
   /// - Throws: `RecordingLogError`; nothing is returned from a log with any bad line.
-  public static func decode<S: State & Codable>(_ text: String, registry: ReplayRegistry<S>)
-    throws(RecordingLogError) -> Recording<S>
-  {
+  public static func decode<S: State & Codable>(
+    _ text: String, registry: ReplayRegistry<S>, initialState: S? = nil, digest: (@Sendable (S) -> String)? = nil
+  ) throws(RecordingLogError) -> Recording<S> {
     let decoder = JSONDecoder()
     decoder.userInfo[registryKey] = AnyRegistry(lookup: { registry.byName[$0] })
     var lines = text.split(separator: "\n", omittingEmptySubsequences: false)
@@ -109,8 +137,15 @@ public enum RecordingLog {
       throw .wrongStateType(expected: stateTypeName(S.self), found: probe.stateType)
     }
     let header = try decodeLine(Header<S>.self, first, number: 1)
+    guard let start = header.initialState ?? initialState else {
+      guard let continues = header.continues else {
+        throw .malformedLine(line: 1, reason: "the header has neither \"initialState\" nor \"continues\"")
+      }
+      throw .missingInitialState(after: continues)
+    }
     var commits: [RecordedCommit] = []
     var checkpoints: [Recording<S>.Checkpoint] = []
+    var digests: [Recording<S>.DigestCheckpoint] = []
     var effects: [RecordedEffect] = []
     for (offset, line) in lines.enumerated().dropFirst() {
       let number = offset + 1
@@ -119,13 +154,22 @@ public enum RecordingLog {
         if let last = commits.last, sequence != last.sequence + 1 {
           throw .malformedLine(line: number, reason: "commit \(sequence) follows commit \(last.sequence)")
         }
+        if commits.isEmpty, let continues = header.continues, sequence != continues + 1 {
+          throw .malformedLine(line: number, reason: "commit \(sequence) follows commit \(continues)")
+        }
         let decoded = try decodeLine(DecodedCommit.self, line, number: number)
         commits.append(
           RecordedCommit(
             sequence: sequence, time: .seconds(decoded.time), updater: decoded.updater, cause: decoded.cause))
       } else if kind.checkpoint != nil {
         let decoded = try decodeLine(CheckpointLine<S>.self, line, number: number)
-        checkpoints.append(Recording.Checkpoint(sequence: decoded.checkpoint, state: decoded.state))
+        if let state = decoded.state {
+          checkpoints.append(Recording.Checkpoint(sequence: decoded.checkpoint, state: state))
+        } else if let value = decoded.digest {
+          digests.append(Recording.DigestCheckpoint(sequence: decoded.checkpoint, digest: value))
+        } else {
+          throw .malformedLine(line: number, reason: "a checkpoint with neither \"state\" nor \"digest\"")
+        }
       } else if kind.effect != nil {
         effects.append(try decodeLine(EffectLine.self, line, number: number).recordedEffect)
       } else {
@@ -133,7 +177,8 @@ public enum RecordingLog {
       }
     }
     return Recording(
-      initialState: header.initialState, commits: commits, checkpoints: checkpoints, effects: effects)
+      initialState: start, commits: commits, checkpoints: checkpoints, effects: effects, digests: digests,
+      digest: digest)
   }
 
   static func stateTypeName(_ type: Any.Type) -> String {
@@ -168,6 +213,8 @@ public enum RecordingLogError: Error, CustomStringConvertible {
   case truncatedLine(line: Int)
   /// A line is not valid JSON, lacks a field, or is out of order.
   case malformedLine(line: Int, reason: String)
+  /// The log continues another one, from the state after commit `after`, and no initial state was given.
+  case missingInitialState(after: Int)
   /// Writing: an updater's or the state's own encoding threw.
   case encodingFailed(sequence: Int, typeName: String, underlying: any Error)
 
@@ -181,6 +228,8 @@ public enum RecordingLogError: Error, CustomStringConvertible {
     case .wrongStateType(let expected, let found): "The log records a store of \(found), not \(expected)."
     case .truncatedLine(let line): "Line \(line), the last one, is cut off."
     case .malformedLine(let line, let reason): "Line \(line): \(reason)."
+    case .missingInitialState(let after):
+      "The log continues another one from the state after commit \(after); pass that state to read it."
     case .encodingFailed(let sequence, let typeName, let underlying):
       "Encoding \(typeName) (commit \(sequence)) threw \(underlying)."
     }
@@ -191,9 +240,9 @@ public enum RecordingLogError: Error, CustomStringConvertible {
 
 /// Every key a line may have.
 enum LogKey: String, CodingKey {
-  case format, version, stateType, initialState
+  case format, version, stateType, initialState, continues
   case commit, time, type, scope, element, updater, registered, cause
-  case checkpoint, state
+  case checkpoint, state, digest
   case effect, start, end, outcome, error
 }
 
@@ -207,7 +256,10 @@ struct Header<S: Codable>: Codable {
   let format: String
   let version: Int
   let stateType: String
-  let initialState: S
+  /// Absent in a continuing log.
+  let initialState: S?
+  /// In a continuing log: the commit whose state it starts from.
+  let continues: Int?
 }
 
 struct LineKind: Decodable {
@@ -218,7 +270,9 @@ struct LineKind: Decodable {
 
 struct CheckpointLine<S: Codable>: Codable {
   let checkpoint: Int
-  let state: S
+  /// Either the state or its digest.
+  let state: S?
+  let digest: String?
 }
 
 struct CommitLine<S: State>: Encodable {

@@ -97,6 +97,21 @@ public struct Recording<S: State>: Sendable {
     }
   }
 
+  /// A digest of the state after commit ``sequence``: what a log keeps instead of the state, to check a replay
+  /// without storing whole states (see `RecordingLog.encode(_:registry:continuing:digest:)`).
+  public struct DigestCheckpoint: Sendable, Equatable {
+    /// The commit after which the digest was taken.
+    public let sequence: Int
+    /// The digest of the state after that commit.
+    public let digest: String
+
+    /// Creates a digest checkpoint.
+    public init(sequence: Int, digest: String) {
+      self.sequence = sequence
+      self.digest = digest
+    }
+  }
+
   /// The state before the first of ``commits``.
   public let initialState: S
   /// The commits, in commit order, their sequence numbers consecutive.
@@ -105,22 +120,33 @@ public struct Recording<S: State>: Sendable {
   public let checkpoints: [Checkpoint]
   /// The side effects, in the order they started.
   public let effects: [RecordedEffect]
+  /// Digests of the states after some of the commits, in commit order: what replay checks with ``digest``.
+  public let digests: [DigestCheckpoint]
+  /// The function that made ``digests``, applied to the replayed states to check them.
+  public let digest: (@Sendable (S) -> String)?
 
   /// Creates a recording.
+  ///
+  /// - Parameters:
+  ///   - digests: Digests of the state after some commits; checked on replay only if `digest` is given.
+  ///   - digest: The function that made `digests` (the same on every machine and run: not `hashValue`).
   public init(
-    initialState: S, commits: [RecordedCommit], checkpoints: [Checkpoint] = [], effects: [RecordedEffect] = []
+    initialState: S, commits: [RecordedCommit], checkpoints: [Checkpoint] = [], effects: [RecordedEffect] = [],
+    digests: [DigestCheckpoint] = [], digest: (@Sendable (S) -> String)? = nil
   ) {
     self.initialState = initialState
     self.commits = commits
     self.checkpoints = checkpoints
     self.effects = effects
+    self.digests = digests
+    self.digest = digest
   }
 
   /// Replays every commit on ``initialState`` and returns the state after the last one, checking it against each
   /// checkpoint on the way.
   ///
   /// - Parameter equal: Whether two states are the same; with `nil` (the default for a state that is not
-  ///   `Equatable`), checkpoints are not checked.
+  ///   `Equatable`), checkpoints are not checked (``digests`` still are, with ``digest``).
   /// - Throws: ``ReplayError``: the first commit whose updater cannot be applied, or the first checkpoint where the
   ///   replayed state differs (nothing is replayed past it).
   public func replayedState(equal: ((S, S) -> Bool)?) throws(ReplayError) -> S {
@@ -143,6 +169,7 @@ public struct Recording<S: State>: Sendable {
   /// Replays the commits on `state`, calling `after` with each commit and the state it produced.
   func replay(on state: inout S, equal: ((S, S) -> Bool)?, after: (RecordedCommit, S) -> Void) throws(ReplayError) {
     var checkpoints = self.checkpoints[...]
+    var digests = digest == nil ? [] : self.digests[...]
     for commit in commits {
       try Self.apply(commit, to: &state)
       after(commit, state)
@@ -152,6 +179,15 @@ public struct Recording<S: State>: Sendable {
         throw .diverged(
           sequence: commit.sequence, expected: String(describing: checkpoint.state), replayed: String(describing: state)
         )
+      }
+      while let checkpoint = digests.first, checkpoint.sequence <= commit.sequence {
+        digests.removeFirst()
+        guard checkpoint.sequence == commit.sequence, let digest else { continue }
+        let replayed = digest(state)
+        guard replayed != checkpoint.digest else { continue }
+        throw .diverged(
+          sequence: commit.sequence, expected: "a state of digest \(checkpoint.digest)",
+          replayed: "digest \(replayed): \(String(describing: state))")
       }
     }
   }

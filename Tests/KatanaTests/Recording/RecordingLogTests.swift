@@ -169,6 +169,7 @@ struct RecordingLogTests {
         case .truncatedLine(let line): return "truncatedLine \(line)"
         case .malformedLine(let line, let reason): return "malformedLine \(line) \(reason)"
         case .encodingFailed: return "encodingFailed"
+        case .missingInitialState(let after): return "missingInitialState \(after)"
         }
       }
     }
@@ -195,6 +196,77 @@ struct RecordingLogTests {
     outOfOrder.swapAt(1, 2)
     #expect(read(outOfOrder) == "malformedLine 3 commit 1 follows commit 2")
     #expect(read(replacing(2, #""scope":"LogAppState.notes""#, #""scope":null"#)).hasPrefix("malformedLine 3 "))
+    // A header without its state, and a checkpoint without its state.
+    var header = try #require(try JSONSerialization.jsonObject(with: Data(lines[0].utf8)) as? [String: Any])
+    header["initialState"] = nil
+    let stateless = String(decoding: try JSONSerialization.data(withJSONObject: header), as: UTF8.self)
+    #expect(
+      read([stateless] + lines.dropFirst())
+        == "malformedLine 1 the header has neither \"initialState\" nor \"continues\"")
+    let checkpoint = try #require(lines.firstIndex { $0.hasPrefix(#"{"checkpoint""#) })
+    #expect(
+      read(replacing(checkpoint, #""state":"#, #""status":"#))
+        == "malformedLine \(checkpoint + 1) a checkpoint with neither \"state\" nor \"digest\"")
+  }
+
+  @Test func drainedRecordings_writtenAsContinuingLogs_chainWithoutTheirStates() async throws {
+    let recorder = StoreRecorder<LogAppState>(checkpointInterval: 2)
+    let store = LogStore(initialState: LogAppState(total: 10), interceptors: [recorder.interceptor])
+    var logs: [String] = []
+    for round in 0..<3 {
+      try await store.dispatch(LogAdd(amount: round))
+      try await store.scope(\.notes, dependencies: \.self).dispatch(LogWrite(line: "round \(round)"))
+      try await store.dispatch(LogAdd(amount: 1))
+      logs.append(
+        try RecordingLog.encode(try await recorder.drain(store), registry: logRegistry(), continuing: round > 0))
+    }
+    #expect(logs[0].contains(#""initialState""#))
+    #expect(!logs[1].contains(#""initialState""#) && logs[1].hasPrefix("{") && logs[1].contains(#""continues":3"#))
+    // Each continuing log starts from the state the previous one ends with.
+    var state = try RecordingLog.decode(logs[0], registry: logRegistry()).replayedState()
+    for log in logs.dropFirst() {
+      #expect(throws: RecordingLogError.self) { try RecordingLog.decode(log, registry: logRegistry()) }
+      state = try RecordingLog.decode(log, registry: logRegistry(), initialState: state).replayedState()
+    }
+    #expect(state == store.state)
+    do {
+      _ = try RecordingLog.decode(logs[2], registry: logRegistry())
+      Issue.record("a continuing log was read without its initial state")
+    } catch {
+      #expect(
+        error.description == "The log continues another one from the state after commit 6; pass that state to read it.")
+    }
+    // A continuing log whose first commit is not the one after its pointer is refused.
+    let shifted = logs[1].replacingOccurrences(of: #""continues":3"#, with: #""continues":2"#)
+    #expect(throws: RecordingLogError.self) {
+      try RecordingLog.decode(shifted, registry: logRegistry(), initialState: state)
+    }
+  }
+
+  @Test func digestCheckpoints_keepTheLogSmall_andStillCatchADivergence() async throws {
+    let (store, recording) = try await recordLogSession()
+    @Sendable func digest(_ state: LogAppState) -> String {
+      "total=\(state.total) notes=\(state.notes.lines.count) rooms=\(state.rooms.map(\.posts.count))"
+    }
+    let text = try RecordingLog.encode(recording, registry: logRegistry(), digest: digest)
+    let checkpointLines = text.split(separator: "\n").filter { $0.hasPrefix(#"{"checkpoint""#) }
+    #expect(checkpointLines.count == 4 && checkpointLines.allSatisfy { $0.contains(#""digest":"total="#) })
+    #expect(!checkpointLines.contains { $0.contains(#""state""#) })
+    let read = try RecordingLog.decode(text, registry: logRegistry(), digest: digest)
+    #expect(read.checkpoints.isEmpty && read.digests.map(\.sequence) == [2, 4, 6, 8])
+    #expect(try read.replayedState() == store.state)
+
+    // A digest that does not match what replay produces: the first checkpoint reports it, nothing past it.
+    let tampered = text.replacingOccurrences(of: #""amount":5"#, with: #""amount":6"#)
+    let wrong = try RecordingLog.decode(tampered, registry: logRegistry(), digest: digest)
+    #expect {
+      try wrong.replayedStates()
+    } throws: { error in
+      guard case ReplayError.diverged(2, let expected, let replayed) = error else { return false }
+      return expected.contains("total=15") && replayed.contains("total=16")
+    }
+    // Read without the function, the digests are kept and not checked.
+    #expect(try RecordingLog.decode(tampered, registry: logRegistry()).replayedState().total == store.state.total + 1)
   }
 
   @Test func replayIntoAStoreAtAnotherState_appliesNothing() async throws {
