@@ -43,6 +43,7 @@ let package = Package(
       name: "TodoServer",
       dependencies: [
         .product(name: "Katana", package: "Katana"),
+        .product(name: "KatanaRecordingLog", package: "Katana"),
         .product(name: "Hummingbird", package: "hummingbird"),
         .product(name: "HummingbirdCore", package: "hummingbird"),
         .product(name: "GRDB", package: "GRDB.swift"),
@@ -78,6 +79,7 @@ let package = Package(
         // Built for the durability test, which runs the server as a child process and kills it.
         "todo-server",
         .product(name: "Katana", package: "Katana"),
+        .product(name: "KatanaRecordingLog", package: "Katana"),
         .product(name: "Hummingbird", package: "hummingbird"),
         .product(name: "HummingbirdTesting", package: "hummingbird"),
         .product(name: "GRDB", package: "GRDB.swift"),

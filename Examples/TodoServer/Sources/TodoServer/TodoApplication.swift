@@ -14,19 +14,27 @@ public struct TodoBackend: Sendable {
   public let store: TodoStore
   /// Where the to-dos live.
   public let database: any TodoDatabase
+  /// The store's audit log in the database, if the backend keeps one.
+  public let auditLog: AuditLog?
   /// What must run for as long as the backend is used, in this order; shutdown goes in reverse order.
   let services: [any Service]
 
   /// The embedded default: SQLite in the file at `path` (created if missing).
   ///
+  /// - Parameter auditLog: Keep an ``AuditLog`` of the store's commits in the database, with these options.
   /// - Throws: GRDB's `DatabaseError` if the file cannot be opened or is not an SQLite database.
   public static func sqlite(
-    path: String, instrumentation: TodoInstrumentation = TodoInstrumentation(), logger: Logger
+    path: String, instrumentation: TodoInstrumentation = TodoInstrumentation(), auditLog: AuditLog.Options? = nil,
+    logger: Logger
   ) throws -> TodoBackend {
     let database = try SQLiteTodoDatabase(path: path)
-    let store = makeTodoStore(database: database, interceptors: instrumentation.interceptors)
+    let audit = auditLog.map { AuditLog(options: $0, sink: database, logger: logger) }
+    let store = makeTodoStore(database: database, interceptors: instrumentation.interceptors + audit.interceptors)
     return TodoBackend(
-      store: store, database: database, services: [StoreService(store: store, database: database, logger: logger)])
+      store: store, database: database, auditLog: audit,
+      services: [StoreService(store: store, database: database, logger: logger)]
+        // Stops before the store service closes the database: its last flush writes there.
+        + audit.services(store: store, logger: logger))
   }
 
   /// Several instances on one PostgreSQL database: the connection pool and the ``ChangeFeed`` run as services.
@@ -35,10 +43,12 @@ public struct TodoBackend: Sendable {
   ///   - configuration: The pool's configuration.
   ///   - feedConnection: The configuration of the change feed's own connection; nil for the pool's server
   ///     without TLS. ``DatabaseURL`` gives both.
+  ///   - auditLog: Keep an ``AuditLog`` of this instance's commits in the database, with these options.
   public static func postgres(
     configuration: PostgresClient.Configuration,
     feedConnection: PostgresConnection.Configuration? = nil,
     instrumentation: TodoInstrumentation = TodoInstrumentation(),
+    auditLog: AuditLog.Options? = nil,
     logger: Logger,
     options: PostgresTodoDatabase.Options = PostgresTodoDatabase.Options()
   ) -> TodoBackend {
@@ -51,16 +61,28 @@ public struct TodoBackend: Sendable {
           username: configuration.username, password: configuration.password, database: configuration.database,
           tls: .disable),
       options: options, logger: logger)
-    let store = makeTodoStore(database: database, interceptors: instrumentation.interceptors)
+    let audit = auditLog.map { AuditLog(options: $0, sink: database, logger: logger) }
+    let store = makeTodoStore(database: database, interceptors: instrumentation.interceptors + audit.interceptors)
     return TodoBackend(
-      store: store, database: database,
+      store: store, database: database, auditLog: audit,
       services: [
-        // Stops last: the store service and the feed still use the pool while they stop.
+        // Stops last: the store service, the audit log and the feed still use the pool while they stop.
         PostgresClientService(database: database),
         StoreService(store: store, database: database, logger: logger),
+      ]
+        + audit.services(store: store, logger: logger)
         // Stops first (after the HTTP server): the requests have drained, nothing waits for the feed.
-        FeedService(feed: database.feed, store: store, logger: logger),
-      ])
+        + [FeedService(feed: database.feed, store: store, logger: logger)])
+  }
+}
+
+extension AuditLog? {
+  /// The store's interceptors for the log: its recorder, which goes last.
+  fileprivate var interceptors: [StoreInterceptor] { map { [$0.interceptor] } ?? [] }
+
+  /// The service that flushes the log.
+  fileprivate func services(store: TodoStore, logger: Logger) -> [any Service] {
+    map { [AuditLogService(auditLog: $0, store: store, logger: logger)] } ?? []
   }
 }
 

@@ -14,6 +14,9 @@ guard let port = Int(environment["TODO_PORT"] ?? "8080"), (0...65535).contains(p
   exit(2)
 }
 
+// An audit log of the store's commits, in the database, when TODO_AUDIT_LOG names this instance.
+let auditLog = environment["TODO_AUDIT_LOG"].flatMap { $0.isEmpty ? nil : AuditLog.Options(instance: $0) }
+
 // PostgreSQL when DATABASE_URL is set (several instances may share it), else SQLite in a file.
 let backend: TodoBackend
 do {
@@ -21,11 +24,15 @@ do {
     let databaseURL = try DatabaseURL(url)
     logger.info("Database: PostgreSQL at \(databaseURL.redacted)")
     backend = .postgres(
-      configuration: databaseURL.configuration, feedConnection: databaseURL.feedConnection, logger: logger)
+      configuration: databaseURL.configuration, feedConnection: databaseURL.feedConnection, auditLog: auditLog,
+      logger: logger)
   } else {
     let path = environment["TODO_DATABASE"] ?? "todos.sqlite"
     logger.info("Database: SQLite in \(path)")
-    backend = try .sqlite(path: path, logger: logger)
+    backend = try .sqlite(path: path, auditLog: auditLog, logger: logger)
+  }
+  if let session = backend.auditLog?.session {
+    logger.info("Audit log: session \(session) in the table audit_log")
   }
 } catch {
   logger.critical("The database cannot be opened: \(error)")

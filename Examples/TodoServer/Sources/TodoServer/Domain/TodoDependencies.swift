@@ -47,6 +47,14 @@ private struct UnavailableDatabase: TodoDatabase {
 
   func close() async {}
 
+  func appendAuditLog(_ entry: AuditLogEntry) async throws {
+    throw error
+  }
+
+  func auditLog(session: UUID) async throws -> [AuditLogEntry] {
+    throw error
+  }
+
   func health(applied: () -> Int64) async -> DatabaseHealth {
     DatabaseHealth(applied: applied(), database: nil, feedConnected: false, secondsSinceCaughtUp: nil)
   }

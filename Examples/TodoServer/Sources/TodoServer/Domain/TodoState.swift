@@ -7,7 +7,7 @@ import Tracing
 ///
 /// It is kept by the store (``TodoStore``), restored at start-up from the database, and changed only by
 /// ``CommitChanges``, which applies the database's changes in their sequence order.
-public struct TodoState: State, Equatable {
+public struct TodoState: State, Equatable, Codable {
   /// The to-dos, in creation order.
   public var todos: OrderedDictionary<UUID, Todo> = [:]
   /// The sequence number of the last change applied (0 for an empty database): the state is the database as it
@@ -80,7 +80,7 @@ public enum TodoChange: Codable, Equatable, Sendable {
 
 /// A change with the sequence number the database gave it when it committed. Numbers start at 1 and have no
 /// gaps: change `n + 1` committed after change `n`.
-public struct SequencedChange: Equatable, Sendable {
+public struct SequencedChange: Codable, Equatable, Sendable {
   /// The change's number in the database's history.
   public let sequence: Int64
   /// What changed.
@@ -97,7 +97,9 @@ public struct SequencedChange: Equatable, Sendable {
 ///
 /// Each change is applied at most once (see ``TodoState/apply(_:)``); the code that dispatches this updater
 /// checks the resulting ``TodoState/sequence`` to see how far it got.
-struct CommitChanges: StateUpdater, CarriesTraceContext {
+///
+/// It is `Codable` for the audit log (``AuditLog``), which writes its changes and not its trace context.
+struct CommitChanges: StateUpdater, CarriesTraceContext, Codable {
   let changes: [SequencedChange]
   /// The trace of the request that made the change, when the updater is sent from outside that request's
   /// task (the SQLite writer sends it): see ``TodoInstrumentation``.
@@ -106,6 +108,20 @@ struct CommitChanges: StateUpdater, CarriesTraceContext {
   init(_ changes: [SequencedChange], traceContext: ServiceContext? = nil) {
     self.changes = changes
     self.traceContext = traceContext
+  }
+
+  private enum CodingKeys: String, CodingKey {
+    case changes
+  }
+
+  init(from decoder: any Decoder) throws {
+    let container = try decoder.container(keyedBy: CodingKeys.self)
+    self.init(try container.decode([SequencedChange].self, forKey: .changes))
+  }
+
+  func encode(to encoder: any Encoder) throws {
+    var container = encoder.container(keyedBy: CodingKeys.self)
+    try container.encode(changes, forKey: .changes)
   }
 
   func updateState(_ state: inout TodoState) {

@@ -7,7 +7,8 @@ import PostgresNIO
 /// For several server instances on one database: the to-dos in PostgreSQL, through postgres-nio.
 ///
 /// - Schema: `todos` (one row per live to-do, `position` keeping creation order), `todo_changes` (every
-///   committed change, by sequence number) and `todo_sequence` (the number of the last change). Created at
+///   committed change, by sequence number), `todo_sequence` (the number of the last change) and `audit_log`
+///   (each instance's ``AuditLog``). Created at
 ///   start-up if missing, under an advisory lock so that instances starting together do not race.
 /// - Each change: one transaction locks the to-do it is about (`SELECT … FOR UPDATE`), lets the side effect
 ///   decide against the row as the database has it, then, in one statement, takes the next sequence number
@@ -125,6 +126,17 @@ public final class PostgresTodoDatabase: TodoDatabase {
     )
     """,
     "INSERT INTO todo_sequence (id, last_sequence) VALUES (1, 0) ON CONFLICT (id) DO NOTHING",
+    """
+    CREATE TABLE IF NOT EXISTS audit_log (
+      session UUID NOT NULL,
+      first_commit BIGINT NOT NULL,
+      last_commit BIGINT NOT NULL,
+      instance TEXT NOT NULL,
+      log TEXT NOT NULL,
+      written_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+      PRIMARY KEY (session, first_commit)
+    )
+    """,
   ]
 
   // MARK: - TodoDatabase
@@ -325,6 +337,39 @@ public final class PostgresTodoDatabase: TodoDatabase {
 
   private static func seconds(_ duration: Duration) -> Double {
     Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+  }
+
+  /// Inserts the entry (an entry already there is left as it is), within ``Options/writeTimeout``.
+  ///
+  /// - Throws: ``TodoDatabaseError/unavailable(_:)`` if the database does not answer in time; the database's
+  ///   error otherwise.
+  public func appendAuditLog(_ entry: AuditLogEntry) async throws {
+    let client = client
+    let logger = logger
+    try await withDeadline(options.writeTimeout, orThrow: TodoDatabaseError.unavailable("no answer in time")) {
+      _ = try await client.query(
+        """
+        INSERT INTO audit_log (session, first_commit, last_commit, instance, log)
+        VALUES (\(entry.session), \(Int64(entry.firstCommit)), \(Int64(entry.lastCommit)), \(entry.instance), \(entry.log))
+        ON CONFLICT (session, first_commit) DO NOTHING
+        """,
+        logger: logger)
+    }
+  }
+
+  public func auditLog(session: UUID) async throws -> [AuditLogEntry] {
+    var entries: [AuditLogEntry] = []
+    for try await (first, last, instance, log) in try await client.query(
+      """
+      SELECT first_commit, last_commit, instance, log FROM audit_log WHERE session = \(session) ORDER BY first_commit
+      """,
+      logger: logger
+    ).decode((Int64, Int64, String, String).self) {
+      entries.append(
+        AuditLogEntry(
+          instance: instance, session: session, firstCommit: Int(first), lastCommit: Int(last), log: log))
+    }
+    return entries
   }
 
   /// Refuses later writes. (The feed and the pool stop with their services.)

@@ -6,8 +6,9 @@ import Tracing
 
 /// The embedded default: the to-dos in one SQLite file, through GRDB, owned by one server process.
 ///
-/// - Schema: `todos` (one row per live to-do, `position` keeping creation order) and `todo_sequence` (the
-///   number of the last change). Migrations run when the database opens.
+/// - Schema: `todos` (one row per live to-do, `position` keeping creation order), `todo_sequence` (the
+///   number of the last change) and `audit_log` (the store's ``AuditLog``). Migrations run when the database
+///   opens.
 /// - Each change: one transaction reads the to-do it is about, lets the side effect decide, writes the row,
 ///   and increments the sequence number. GRDB's writer runs one transaction at a time; right after the commit,
 ///   still on the writer, the change is handed to the store with `send`, which fixes its place in the store's
@@ -65,6 +66,20 @@ public final class SQLiteTodoDatabase: TodoDatabase {
             last_sequence INTEGER NOT NULL
           );
           INSERT INTO todo_sequence (id, last_sequence) VALUES (1, 0);
+          """)
+    }
+    migrator.registerMigration("v2: audit log") { db in
+      try db.execute(
+        sql: """
+          CREATE TABLE audit_log (
+            session TEXT NOT NULL,
+            first_commit INTEGER NOT NULL,
+            last_commit INTEGER NOT NULL,
+            instance TEXT NOT NULL,
+            log TEXT NOT NULL,
+            written_at TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP,
+            PRIMARY KEY (session, first_commit)
+          );
           """)
     }
     return migrator
@@ -126,6 +141,34 @@ public final class SQLiteTodoDatabase: TodoDatabase {
     }
     return DatabaseHealth(
       applied: applied(), database: database ?? nil, feedConnected: true, secondsSinceCaughtUp: nil)
+  }
+
+  /// Inserts the entry (an entry already there is left as it is). The writer runs it between two changes.
+  public func appendAuditLog(_ entry: AuditLogEntry) async throws {
+    try await writer.write { db in
+      try db.execute(
+        sql: """
+          INSERT OR IGNORE INTO audit_log (session, first_commit, last_commit, instance, log)
+          VALUES (?, ?, ?, ?, ?)
+          """,
+        arguments: [entry.session.uuidString, entry.firstCommit, entry.lastCommit, entry.instance, entry.log])
+    }
+  }
+
+  public func auditLog(session: UUID) async throws -> [AuditLogEntry] {
+    try await writer.read { db in
+      try Row.fetchAll(
+        db,
+        sql: """
+          SELECT first_commit, last_commit, instance, log FROM audit_log WHERE session = ? ORDER BY first_commit
+          """,
+        arguments: [session.uuidString]
+      ).map { row in
+        AuditLogEntry(
+          instance: row["instance"], session: session, firstCommit: row["first_commit"],
+          lastCommit: row["last_commit"], log: row["log"])
+      }
+    }
   }
 
   public func close() async {

@@ -11,7 +11,9 @@ import Katana
 /// - ``PostgresTodoDatabase``, for several server instances on one database. Each committed change gets a
 ///   sequence number from the database; every instance's ``ChangeFeed`` applies all changes (its own
 ///   included) in that order, exactly once.
-public protocol TodoDatabase: Sendable {
+///
+/// It also keeps the store's audit log (``AuditLogSink``), when the server keeps one.
+public protocol TodoDatabase: AuditLogSink {
   /// Reads the state: every to-do in creation order, and the sequence number of the last change. The store's
   /// state initializer calls it (see ``makeTodoStore(database:interceptors:)``).
   func loadState() async throws -> TodoState
