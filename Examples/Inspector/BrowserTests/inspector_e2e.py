@@ -1,0 +1,149 @@
+"""End to end in a real browser: Debian's headless Chromium, driven by Playwright (no browser download).
+
+A store (`inspector-demo --scripted`) does a scripted session; the test checks that the page lists the items in
+order, that selecting a commit shows its state and its difference to the previous one, and that a time-travel
+click moves the store (read from the store's own report of its states, on the Swift side), then back to live.
+
+    python3 inspector_e2e.py PATH/TO/inspector-demo SCREENSHOT.png [README_COPY.png]
+
+Every wait is bounded; the script exits non-zero on the first failure and prints "N passed, N failed".
+"""
+
+import json
+import os
+import queue
+import shutil
+import subprocess
+import sys
+import threading
+import time
+
+from playwright.sync_api import expect, sync_playwright
+
+CHROMIUM = os.environ.get("CHROMIUM", shutil.which("chromium") or "/usr/bin/chromium")
+TIMEOUT_MS = 15_000
+
+# The scripted session's commits, in order (see Sources/inspector-demo/Sessions.swift), and its side effects.
+EXPECTED_COMMITS = ["Increment", "AddTodo", "AddTodo", "EditDraft", "AddTodo", "ToggleTodo", "Increment", "Increment"]
+EXPECTED_EFFECTS = ["LoadTodos", "SyncTodos"]
+
+
+class Store:
+    """The demo process, and the JSON lines it prints about its store."""
+
+    def __init__(self, binary):
+        self.process = subprocess.Popen(
+            [binary, "--scripted", "--port", "0"], stdout=subprocess.PIPE, text=True, bufsize=1)
+        self.lines = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self):
+        for line in self.process.stdout:
+            line = line.strip()
+            if line.startswith("{"):
+                self.lines.put(json.loads(line))
+
+    def wait_for(self, predicate, what, timeout=TIMEOUT_MS / 1000):
+        deadline = time.monotonic() + timeout
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise AssertionError(f"the store never reported {what}")
+            try:
+                event = self.lines.get(timeout=remaining)
+            except queue.Empty:
+                continue
+            if predicate(event):
+                return event
+
+    def stop(self):
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+
+
+def main():
+    binary, screenshot = sys.argv[1], sys.argv[2]
+    readme_copy = sys.argv[3] if len(sys.argv) > 3 else None
+    passed = 0
+    store = Store(binary)
+    try:
+        ready = store.wait_for(lambda e: e["event"] == "ready", "that it is ready")
+        live_state = store.wait_for(lambda e: e["event"] == "state", "its state")["state"]
+        assert live_state["counter"] == 3, live_state
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+            page = browser.new_page(viewport={"width": 1400, "height": 760})
+            page.set_default_timeout(TIMEOUT_MS)
+            page.goto(ready["url"])
+
+            # 1. The timeline lists the session's items, commits in commit order.
+            commits = page.locator("#timeline tbody tr.commit")
+            expect(commits).to_have_count(len(EXPECTED_COMMITS))
+            ids = [int(x) for x in commits.evaluate_all("rows => rows.map(r => r.dataset.id)")]
+            assert ids == list(range(1, len(EXPECTED_COMMITS) + 1)), ids
+            types = commits.evaluate_all("rows => rows.map(r => r.cells[2].textContent)")
+            assert types == EXPECTED_COMMITS, types
+            effects = page.locator("#timeline tbody tr.sideEffect")
+            expect(effects).to_have_count(len(EXPECTED_EFFECTS))
+            assert effects.evaluate_all("rows => rows.map(r => r.cells[2].textContent)") == EXPECTED_EFFECTS
+            expect(effects.nth(1).locator("td").nth(6)).to_contain_text("failed")
+            expect(commits.nth(3).locator("td").nth(3)).to_contain_text("editor")
+            expect(page.locator("#dropped")).to_have_text("0")
+            passed += 1
+
+            # 2. Selecting a commit shows its state and the difference to the previous commit.
+            commits.nth(2).click()  # commit 3: AddTodo("bread")
+            expect(page.locator("#detail-title")).to_have_text("Commit 3")
+            expect(page.locator("#state")).to_contain_text('"bread"')
+            expect(page.locator("#diff .added")).to_contain_text("todos[1]")
+            expect(page.locator("#diff")).to_contain_text('"bread"')
+            passed += 1
+
+            # 3. Filters: by scope, then by type.
+            page.select_option("#filter-scope", "editor")
+            expect(page.locator("#timeline tbody tr")).to_have_count(1)
+            page.select_option("#filter-scope", "")
+            page.select_option("#filter-type", "AddTodo")
+            expect(page.locator("#timeline tbody tr")).to_have_count(3)
+            page.select_option("#filter-type", "")
+            expect(commits).to_have_count(len(EXPECTED_COMMITS))
+            passed += 1
+
+            # 4. A time-travel click moves the store (as the store itself reports), and back to live.
+            commits.nth(1).click()  # commit 2: one to-do, the counter at 1
+            expect(page.locator("#detail-title")).to_have_text("Commit 2")
+            page.click("#travel-button")
+            moved = store.wait_for(
+                lambda e: e["event"] == "state" and e["awayFromLive"], "a move away from live")["state"]
+            assert moved["counter"] == 1 and [t["title"] for t in moved["todos"]] == ["milk"], moved
+            expect(page.locator("#live")).to_have_text("away from live: commit 2")
+            commits.nth(2).click()
+            expect(page.locator("#diff")).to_contain_text("bread")
+            os.makedirs(os.path.dirname(os.path.abspath(screenshot)), exist_ok=True)
+            page.screenshot(path=screenshot)
+            assert os.path.getsize(screenshot) > 10_000, "the screenshot is empty"
+            if readme_copy:
+                shutil.copyfile(screenshot, readme_copy)
+            page.click("#live-button")
+            back = store.wait_for(
+                lambda e: e["event"] == "state" and not e["awayFromLive"], "a return to live")["state"]
+            assert back == live_state, back
+            expect(page.locator("#live")).to_have_text("live")
+            passed += 1
+            browser.close()
+    except Exception as error:  # noqa: BLE001 - reported as the failing check
+        print(f"FAILED after {passed} checks: {error!r}")
+        print(f"{passed} passed, 1 failed")
+        return 1
+    finally:
+        store.stop()
+    print(f"screenshot: {screenshot} ({os.path.getsize(screenshot)} bytes)")
+    print(f"{passed} passed, 0 failed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
