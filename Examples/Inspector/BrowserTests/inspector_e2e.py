@@ -89,7 +89,8 @@ def main():
             effects = page.locator("#timeline tbody tr.sideEffect")
             expect(effects).to_have_count(len(EXPECTED_EFFECTS))
             assert effects.evaluate_all("rows => rows.map(r => r.cells[2].textContent)") == EXPECTED_EFFECTS
-            expect(effects.nth(1).locator("td").nth(6)).to_contain_text("failed")
+            expect(effects.nth(1).locator("td").nth(7)).to_contain_text("failed")
+            expect(commits.nth(4).locator("td").nth(4)).to_have_text("e1")  # AddTodo("eggs"), caused by LoadTodos
             expect(commits.nth(3).locator("td").nth(3)).to_contain_text("editor")
             expect(page.locator("#dropped")).to_have_text("0")
             passed += 1
@@ -103,7 +104,8 @@ def main():
             passed += 1
 
             # 3. Filters: by scope, then by type.
-            page.select_option("#filter-scope", "editor")
+            editor_scope = page.locator("#filter-scope option", has_text="editor").get_attribute("value")
+            page.select_option("#filter-scope", editor_scope)
             expect(page.locator("#timeline tbody tr")).to_have_count(1)
             page.select_option("#filter-scope", "")
             page.select_option("#filter-type", "AddTodo")

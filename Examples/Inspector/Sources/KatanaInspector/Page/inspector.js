@@ -84,7 +84,9 @@ function take(batch) {
   dropped.classList.toggle("nonzero", batch.dropped > 0);
   if (!batch.live && shown === null) setLive(false, null);
   if (batch.live && shown !== null) setLive(true, null);
-  for (const item of batch.items) {
+  // Commits come in commit order and side effects in start order: draw them interleaved, by time.
+  const batchItems = batch.items.slice().sort((a, b) => a.start - b.start);
+  for (const item of batchItems) {
     if (item.update) {
       const known = effectsById.get(item.id);
       if (known) { Object.assign(known, item); updateRow(known); }
@@ -135,7 +137,15 @@ function appendRow(item) {
     if (item.id === selected) row.classList.add("selected");
     if (item.id === shown) row.classList.add("shown");
   }
-  $("timeline").tBodies[0].appendChild(row);
+  row.dataset.start = item.start;
+  // Usually the last row; a side effect that started before the last commits drawn goes above them.
+  const body = $("timeline").tBodies[0];
+  let before = null;
+  for (let next = body.lastElementChild, steps = 0; next && steps < 200; next = next.previousElementSibling, steps++) {
+    if (Number(next.dataset.start) <= item.start) break;
+    before = next;
+  }
+  body.insertBefore(row, before);
   rowsByKey.set(`${item.kind}:${item.id}`, row);
 }
 
@@ -146,6 +156,7 @@ function fillRow(row, item) {
     item.kind === "commit" ? "commit" : "side effect",
     item.type,
     item.scope || "",
+    item.cause === null || item.cause === undefined ? "" : `e${item.cause}`,
     ms(item.start),
     item.duration === null || item.duration === undefined ? "" : ms(item.duration),
     outcome,
