@@ -112,7 +112,8 @@ struct InspectorConnection<S: State & Encodable, D: SideEffectDependencyContaine
         return ServerMessage.error("Could not return to live: \(error)", request: "live")
       }
     case ("state", nil), ("travel", nil):
-      return ServerMessage.error("A \(request.type) request needs a \"sequence\" (a commit number).", request: request.type)
+      return ServerMessage.error(
+        "A \(request.type) request needs a \"sequence\" (a commit number).", request: request.type)
     default:
       return ServerMessage.error(
         "Unknown request type \"\(request.type.prefix(40))\": use ack, state, travel or live.", request: nil)

@@ -59,14 +59,19 @@ let inspector = try await inspected.inspect(recorder: inspectedRecorder)
 let counts = PageCounts()
 let (connected, signalConnected) = AsyncStream<Void>.makeStream()
 let page = Task {
-  try await WebSocketClient.connect(url: "ws://127.0.0.1:\(inspector.port)/events", logger: Logger(label: "page")) {
-    inbound, outbound, _ in
+  // A batch of 2,000 items is one frame of a few hundred kilobytes (browsers take any size).
+  try await WebSocketClient.connect(
+    url: "ws://127.0.0.1:\(inspector.port)/events", configuration: .init(maxFrameSize: 1 << 24),
+    logger: Logger(label: "page")
+  ) { inbound, outbound, _ in
     signalConnected.yield()
     for try await message in inbound.messages(maxSize: 1 << 26) {
-      guard case .text(let text) = message, text.hasPrefix("{\"type\":\"batch\"") else { continue }
-      let batch = try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any]
-      counts.received += (batch?["items"] as? [Any])?.count ?? 0
-      counts.dropped = batch?["dropped"] as? Int ?? 0
+      guard case .text(let text) = message,
+        let batch = try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any],
+        batch["type"] as? String == "batch"
+      else { continue }
+      counts.received += (batch["items"] as? [Any])?.count ?? 0
+      counts.dropped = batch["dropped"] as? Int ?? 0
       try await outbound.write(.text(#"{"type":"ack"}"#))
     }
   }

@@ -32,7 +32,7 @@ func reportStates(_ store: DemoStore, recorder: StoreRecorder<DemoState>, url: S
 }
 
 /// Writes `line` to standard output at once (a reader waits for it).
-private func report(_ line: String) {
+func report(_ line: String) {
   FileHandle.standardOutput.write(Data((line + "\n").utf8))
 }
 
@@ -41,7 +41,9 @@ private func report(_ line: String) {
 /// waits.
 func runLoopingSession(_ store: DemoStore, recorder: StoreRecorder<DemoState>, commitsPerSecond: Double) async {
   let editor = store.scope(\.editor, dependencies: \.self)
-  let pause = Duration.seconds(1 / commitsPerSecond)
+  // Above 100 commits a second, several steps run between two pauses of 10 ms (a sleep is not finer than that).
+  let stepsPerPause = max(1, Int(commitsPerSecond / 100))
+  let pause = stepsPerPause > 1 ? Duration.milliseconds(10) : Duration.seconds(1 / commitsPerSecond)
   let words = ["milk", "bread", "eggs", "tea", "rice", "apples", "soap", "coffee"]
   var step = 0
   while true {
@@ -68,6 +70,8 @@ func runLoopingSession(_ store: DemoStore, recorder: StoreRecorder<DemoState>, c
       print("The demo session stopped: \(error)")
       return
     }
-    try? await Task.sleep(for: pause)
+    if step % stepsPerPause == 0 {
+      try? await Task.sleep(for: pause)
+    }
   }
 }

@@ -47,6 +47,6 @@ if scripted {
   try await runScriptedSession(store)
   try await reportStates(store, recorder: recorder, url: inspector.url)
 } else {
-  print("Katana inspector at \(inspector.url) (a development tool; Ctrl-C stops)")
+  report("Katana inspector at \(inspector.url) (a development tool; Ctrl-C stops)")
   await runLoopingSession(store, recorder: recorder, commitsPerSecond: rate)
 }

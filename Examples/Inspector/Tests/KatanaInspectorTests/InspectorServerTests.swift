@@ -40,7 +40,8 @@ import Testing
 
   @Test func aSlowPage_getsADropCounter_andTheStoreDoesNotWait() async throws {
     let (store, recorder, inspector) = try await makeInspected(
-      capacity: 20, checkpointInterval: 5, .init(pollInterval: .milliseconds(1), maximumBatch: 1_000, batchesInFlight: 1))
+      capacity: 20, checkpointInterval: 5,
+      .init(pollInterval: .milliseconds(1), maximumBatch: 1_000, batchesInFlight: 1))
     try await converse(with: inspector) { page in
       try await page.expectHello()
       for amount in 1...5 { try await store.dispatch(Add(amount: amount)) }
@@ -150,11 +151,13 @@ import Testing
     let store = TotalStore(initialState: TotalState(), interceptors: [recorder.interceptor])
     await #expect(throws: InspectorError.self) {
       _ = try await Inspector.start(
-        store: store, recorder: recorder, configuration: .init(binding: .exposed(host: "127.0.0.1", port: 0, token: "")))
+        store: store, recorder: recorder, configuration: .init(binding: .exposed(host: "127.0.0.1", port: 0, token: ""))
+      )
     }
     let token = "0123456789abcdef-token"
     let inspector = try await Inspector.start(
-      store: store, recorder: recorder, configuration: .init(binding: .exposed(host: "127.0.0.1", port: 0, token: token)))
+      store: store, recorder: recorder,
+      configuration: .init(binding: .exposed(host: "127.0.0.1", port: 0, token: token)))
     #expect(inspector.url.hasSuffix("?token=\(token)"))
     await #expect(throws: (any Error).self) {
       try await converse(with: inspector) { _ in }

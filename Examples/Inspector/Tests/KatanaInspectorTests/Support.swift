@@ -1,8 +1,3 @@
-#if canImport(Glibc)
-  import Glibc
-#elseif canImport(Darwin)
-  import Darwin
-#endif
 import Foundation
 import HTTPTypes
 import HummingbirdWSClient
@@ -14,6 +9,12 @@ import Testing
 import WSCore
 
 @testable import KatanaInspector
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
 
 /// The tests' state: a running total and the amounts added, in order.
 struct TotalState: State, Codable, Equatable {
