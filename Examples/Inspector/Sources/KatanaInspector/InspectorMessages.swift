@@ -46,7 +46,20 @@ enum ServerMessage {
     text(Hello(capacity: capacity, live: live))
   }
 
+  /// `{"type":"batch","items":[…],"dropped":n,"last":k,"live":b}`, the items written by hand.
   static func batch(_ batch: FeedBatch, live: Bool) -> String {
+    var text = "{\"type\":\"batch\",\"items\":["
+    text.reserveCapacity(64 + batch.items.count * 160)
+    for (index, item) in batch.items.enumerated() {
+      if index > 0 { text += "," }
+      item.appendJSON(to: &text)
+    }
+    text += "],\"dropped\":\(batch.dropped),\"last\":\(batch.lastSequence),\"live\":\(live)}"
+    return text
+  }
+
+  /// ``batch(_:live:)``'s plain twin, with `JSONEncoder`.
+  static func batchWithEncoder(_ batch: FeedBatch, live: Bool) -> String {
     text(Batch(items: batch.items, dropped: batch.dropped, last: batch.lastSequence, live: live))
   }
 

@@ -1,3 +1,4 @@
+import Foundation
 import Katana
 import Testing
 
@@ -69,4 +70,40 @@ import Testing
     #expect(try CommitStates.states(at: 0, in: recording).0 == TotalState())
     #expect(throws: CommitStates.Failure.self) { try CommitStates.states(at: 11, in: recording) }
   }
+}
+
+/// The hand-written batch JSON against its plain twin, `JSONEncoder`.
+@Suite struct BatchJSONTests {
+  static let awkward = [
+    "plain", "quote \" and backslash \\", "line\nbreak\ttab\r", "control \u{01}\u{1F}", "é ✓ 🚀", "",
+  ]
+
+  @Test func batch_isTheSameJSONAsTheEncoders() throws {
+    var items: [TimelineItem] = []
+    for (index, text) in Self.awkward.enumerated() {
+      items.append(
+        TimelineItem(
+          kind: index % 2 == 0 ? "commit" : "sideEffect", id: index, type: text, scope: index % 3 == 0 ? nil : text,
+          cause: index % 2 == 0 ? nil : index, start: Int64(index) * 1_000, duration: index % 2 == 0 ? nil : 7,
+          outcome: index == 1 ? nil : "failed: \(text)", update: index == 3))
+    }
+    for live in [true, false] {
+      let batch = FeedBatch(items: items, dropped: 3, lastSequence: 42)
+      let fast = try JSONSerialization.jsonObject(with: Data(ServerMessage.batch(batch, live: live).utf8))
+      let plain = try JSONSerialization.jsonObject(with: Data(ServerMessage.batchWithEncoder(batch, live: live).utf8))
+      // JSONEncoder leaves nil fields out where the hand-written JSON writes null: the page reads both alike.
+      #expect((withoutNulls(fast) as? NSDictionary) == (plain as? NSDictionary))
+    }
+    let empty = try JSONSerialization.jsonObject(with: Data(ServerMessage.batch(FeedBatch(), live: true).utf8))
+    #expect((empty as? [String: Any])?["items"] as? [Any] != nil)
+  }
+}
+
+/// `value` with the null members of its objects removed, at every depth.
+private func withoutNulls(_ value: Any) -> Any {
+  if let object = value as? [String: Any] {
+    return object.filter { !($0.value is NSNull) }.mapValues(withoutNulls)
+  }
+  if let array = value as? [Any] { return array.map(withoutNulls) }
+  return value
 }
