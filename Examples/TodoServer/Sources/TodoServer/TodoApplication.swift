@@ -19,12 +19,16 @@ public struct TodoBackend: Sendable {
 
   /// The embedded default: SQLite in the file at `path` (created if missing).
   ///
+  /// - Parameter recorder: A recorder to put last among the store's interceptors (for the inspector, in
+  ///   development).
   /// - Throws: GRDB's `DatabaseError` if the file cannot be opened or is not an SQLite database.
   public static func sqlite(
-    path: String, instrumentation: TodoInstrumentation = TodoInstrumentation(), logger: Logger
+    path: String, instrumentation: TodoInstrumentation = TodoInstrumentation(),
+    recorder: StoreRecorder<TodoState>? = nil, logger: Logger
   ) throws -> TodoBackend {
     let database = try SQLiteTodoDatabase(path: path)
-    let store = makeTodoStore(database: database, interceptors: instrumentation.interceptors)
+    let store = makeTodoStore(
+      database: database, interceptors: instrumentation.interceptors + (recorder.map { [$0.interceptor] } ?? []))
     return TodoBackend(
       store: store, database: database, services: [StoreService(store: store, database: database, logger: logger)])
   }
@@ -35,10 +39,12 @@ public struct TodoBackend: Sendable {
   ///   - configuration: The pool's configuration.
   ///   - feedConnection: The configuration of the change feed's own connection; nil for the pool's server
   ///     without TLS. ``DatabaseURL`` gives both.
+  ///   - recorder: A recorder to put last among the store's interceptors (for the inspector, in development).
   public static func postgres(
     configuration: PostgresClient.Configuration,
     feedConnection: PostgresConnection.Configuration? = nil,
     instrumentation: TodoInstrumentation = TodoInstrumentation(),
+    recorder: StoreRecorder<TodoState>? = nil,
     logger: Logger,
     options: PostgresTodoDatabase.Options = PostgresTodoDatabase.Options()
   ) -> TodoBackend {
@@ -51,7 +57,8 @@ public struct TodoBackend: Sendable {
           username: configuration.username, password: configuration.password, database: configuration.database,
           tls: .disable),
       options: options, logger: logger)
-    let store = makeTodoStore(database: database, interceptors: instrumentation.interceptors)
+    let store = makeTodoStore(
+      database: database, interceptors: instrumentation.interceptors + (recorder.map { [$0.interceptor] } ?? []))
     return TodoBackend(
       store: store, database: database,
       services: [
