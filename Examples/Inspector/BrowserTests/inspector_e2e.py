@@ -4,10 +4,12 @@ A store (`inspector-demo --scripted`) does a scripted session; the test checks t
 order, that selecting a commit shows its state and its difference to the previous one, and that a time-travel
 click moves the store (read from the store's own report of its states, on the Swift side), then back to live.
 
-    python3 inspector_e2e.py PATH/TO/inspector-demo SCREENSHOT.png [README_COPY.png]
+    python3 inspector_e2e.py PATH/TO/inspector-demo SCREENSHOT.png [README_COPY.png [PATH/TO/todo-server]]
 
-Then the looping demo runs under load, and the page must keep up within its bounded window; its screenshot
-(SCREENSHOT-load.png) is the README's when README_COPY is given.
+Then the looping demo runs under load, and the page must keep up within its bounded window (SCREENSHOT-load.png).
+Given a todo-server binary (Examples/TodoServer), the last part starts it with TODO_INSPECTOR_PORT on a
+throwaway SQLite file, sends it a short load of HTTP requests, and checks the page follows its store
+(SCREENSHOT-todo-server.png). README_COPY gets the last screenshot taken.
 
 Every wait is bounded; the script exits non-zero on the first failure and prints "N passed, N failed".
 """
@@ -16,10 +18,14 @@ import json
 import os
 import queue
 import shutil
+import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor
 
 from playwright.sync_api import expect, sync_playwright
 
@@ -71,10 +77,69 @@ class Store:
             self.process.kill()
 
 
+TODO_CREATES = 400  # to-dos the load creates (each then completed, one in four deleted)
+
+
+def free_port():
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+class TodoServer:
+    """Examples/TodoServer with the inspector mounted, on a throwaway SQLite file."""
+
+    def __init__(self, binary):
+        self.folder = tempfile.mkdtemp(prefix="inspector-e2e-")
+        self.port, inspector_port = free_port(), free_port()
+        environment = dict(os.environ, TODO_PORT=str(self.port), TODO_INSPECTOR_PORT=str(inspector_port),
+                           TODO_DATABASE=os.path.join(self.folder, "todos.sqlite"), LOG_LEVEL="warning")
+        self.process = subprocess.Popen([binary], env=environment, stdout=subprocess.DEVNULL)
+        self.inspector_url = f"http://127.0.0.1:{inspector_port}/"
+        deadline = time.monotonic() + TIMEOUT_MS / 1000
+        while True:
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{self.port}/health", timeout=2).read()
+                urllib.request.urlopen(self.inspector_url, timeout=2).read()
+                return
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise AssertionError("todo-server did not start")
+                time.sleep(0.1)
+
+    def request(self, method, path, body=None):
+        data = json.dumps(body).encode() if body is not None else None
+        request = urllib.request.Request(f"http://127.0.0.1:{self.port}{path}", data=data, method=method,
+                                         headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return json.loads(response.read() or b"null")
+
+    def load(self, creates):
+        """Creates to-dos from 8 threads, completes each, deletes one in four; returns the commits expected."""
+        def one(index):
+            todo = self.request("POST", "/todos", {"title": f"load {index}"})
+            self.request("POST", f"/todos/{todo['id']}/complete")
+            if index % 4 == 0:
+                self.request("DELETE", f"/todos/{todo['id']}")
+            return 3 if index % 4 == 0 else 2
+        with ThreadPoolExecutor(max_workers=8) as pool:
+            return sum(pool.map(one, range(creates)))
+
+    def stop(self):
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
 def main():
     binary, screenshot = sys.argv[1], sys.argv[2]
-    readme_copy = sys.argv[3] if len(sys.argv) > 3 else None
+    readme_copy = sys.argv[3] if len(sys.argv) > 3 and sys.argv[3] else None
+    todo_server = sys.argv[4] if len(sys.argv) > 4 else None
     load_screenshot = screenshot.removesuffix(".png") + "-load.png"
+    todo_screenshot = screenshot.removesuffix(".png") + "-todo-server.png"
     passed = 0
     store = Store(binary)
     try:
@@ -161,6 +226,25 @@ def main():
             if readme_copy:
                 shutil.copyfile(load_screenshot, readme_copy)
             passed += 1
+            store.stop()
+
+            # 6. The example server, in development mode, under a short load.
+            if todo_server:
+                server = TodoServer(todo_server)
+                store = server
+                page.goto(server.inspector_url)
+                created = server.load(creates=TODO_CREATES)
+                page.wait_for_function(
+                    "(least) => Number(document.getElementById('received').textContent) >= least", arg=created)
+                expect(page.locator("#timeline tbody tr.sideEffect").first).to_be_visible()
+                page.locator("#timeline tbody tr.commit").last.click()
+                expect(page.locator("#state")).to_contain_text("sequence")
+                expect(page.locator("#diff")).to_contain_text("todos")
+                page.screenshot(path=todo_screenshot)
+                assert os.path.getsize(todo_screenshot) > 10_000, "the todo-server screenshot is empty"
+                if readme_copy:
+                    shutil.copyfile(todo_screenshot, readme_copy)
+                passed += 1
             browser.close()
     except Exception as error:  # noqa: BLE001 - reported as the failing check
         print(f"FAILED after {passed} checks: {error!r}")
@@ -168,7 +252,8 @@ def main():
         return 1
     finally:
         store.stop()
-    print(f"screenshots: {screenshot} ({os.path.getsize(screenshot)} bytes), {load_screenshot}")
+    print(f"screenshots: {screenshot} ({os.path.getsize(screenshot)} bytes), {load_screenshot}"
+          + (f", {todo_screenshot}" if todo_server else ""))
     print(f"{passed} passed, 0 failed")
     return 0
 

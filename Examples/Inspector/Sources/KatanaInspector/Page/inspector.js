@@ -262,8 +262,32 @@ function short(value) {
 
 const isContainer = (value) => value !== null && typeof value === "object";
 
+// Arrays of objects that all have an "id" are compared by id (a removal is one change, not a shift of every
+// element after it); other arrays, by index.
+const identified = (array) => array.every((element) => isContainer(element) && "id" in element);
+
+function differenceById(before, after, path, changes) {
+  const label = (id) => `${path}[id: ${typeof id === "string" ? id : JSON.stringify(id)}]`;
+  const old = new Map(before.map((element) => [JSON.stringify(element.id), element]));
+  const seen = new Set();
+  for (const element of after) {
+    const key = JSON.stringify(element.id);
+    seen.add(key);
+    if (old.has(key)) difference(old.get(key), element, label(element.id), changes);
+    else changes.push({ kind: "added", path: label(element.id), after: element });
+  }
+  for (const [key, element] of old) {
+    if (!seen.has(key)) changes.push({ kind: "removed", path: label(element.id), before: element });
+  }
+}
+
 function difference(before, after, path, changes) {
   if (changes.length > 500) return;
+  if (Array.isArray(before) && Array.isArray(after) && (before.length || after.length)
+      && identified(before) && identified(after)) {
+    differenceById(before, after, path, changes);
+    return;
+  }
   if (isContainer(before) && isContainer(after) && Array.isArray(before) === Array.isArray(after)) {
     const keys = new Set([...Object.keys(before), ...Object.keys(after)]);
     for (const key of keys) {
