@@ -115,7 +115,7 @@ class TodoServer:
             return json.loads(response.read() or b"null")
 
     def load(self, creates):
-        """Creates to-dos from 8 threads, completes each, deletes one in four; returns the commits expected."""
+        """Creates to-dos from 8 threads, completes each, deletes one in four; returns the requests sent."""
         def one(index):
             todo = self.request("POST", "/todos", {"title": f"load {index}"})
             self.request("POST", f"/todos/{todo['id']}/complete")
@@ -216,6 +216,7 @@ def main():
                 "(least) => Number(document.getElementById('received').textContent) > least", arg=LOAD_ITEMS)
             rows = page.locator("#timeline tbody tr").count()
             assert rows <= 2000, f"{rows} rows: the window is not bounded"
+            page.uncheck("#follow")  # freezes the table, so that a row stays put to be clicked
             page.locator("#timeline tbody tr.commit").last.click()
             expect(page.locator("#state")).to_contain_text("counter")
             received = int(page.locator("#received").text_content())
@@ -233,10 +234,12 @@ def main():
                 server = TodoServer(todo_server)
                 store = server
                 page.goto(server.inspector_url)
-                created = server.load(creates=TODO_CREATES)
+                requests = server.load(creates=TODO_CREATES)
+                # Each request is a side effect (its database transaction) and the commit it sends.
                 page.wait_for_function(
-                    "(least) => Number(document.getElementById('received').textContent) >= least", arg=created)
+                    "(least) => Number(document.getElementById('received').textContent) >= least", arg=2 * requests)
                 expect(page.locator("#timeline tbody tr.sideEffect").first).to_be_visible()
+                page.uncheck("#follow")
                 page.locator("#timeline tbody tr.commit").last.click()
                 expect(page.locator("#state")).to_contain_text("sequence")
                 expect(page.locator("#diff")).to_contain_text("todos")

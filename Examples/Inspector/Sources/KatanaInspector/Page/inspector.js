@@ -97,7 +97,8 @@ function take(batch) {
     if (item.kind === "sideEffect") effectsById.set(item.id, item);
     noteFilterValue("filter-scope", scopes, item.scope || "(root)");
     noteFilterValue("filter-type", types, item.type);
-    if (matches(item)) appendRow(item);
+    // Unchecking "follow" freezes the table (items are still kept); checking it again redraws.
+    if (following() && matches(item)) appendRow(item);
   }
   $("received").textContent = received;
   if (items.length > MAX_ITEMS) {
@@ -176,17 +177,18 @@ function updateRow(item) {
   if (row) fillRow(row, item);
 }
 
+const following = () => $("follow").checked;
+
 function trimAndFollow() {
+  if (!following()) return;
   const body = $("timeline").tBodies[0];
   while (body.rows.length > MAX_ROWS) {
     const row = body.rows[0];
     rowsByKey.delete(`${row.dataset.kind}:${row.dataset.id}`);
     row.remove();
   }
-  if ($("follow").checked) {
-    const pane = $("timeline-pane");
-    pane.scrollTop = pane.scrollHeight;
-  }
+  const pane = $("timeline-pane");
+  pane.scrollTop = pane.scrollHeight;
 }
 
 function redraw() {
@@ -195,7 +197,8 @@ function redraw() {
   rowsByKey.clear();
   const matching = items.filter(matches);
   for (const item of matching.slice(-MAX_ROWS)) appendRow(item);
-  trimAndFollow();
+  const pane = $("timeline-pane");
+  pane.scrollTop = pane.scrollHeight;
 }
 
 function select(sequence) {
@@ -333,7 +336,7 @@ function valueClass(value) {
 
 // MARK: controls
 
-for (const id of ["filter-kind", "filter-scope", "filter-type"]) $(id).addEventListener("change", redraw);
+for (const id of ["filter-kind", "filter-scope", "filter-type", "follow"]) $(id).addEventListener("change", redraw);
 $("travel-button").addEventListener("click", () => { if (selected !== null) send({ type: "travel", sequence: selected }); });
 $("jump-button").addEventListener("click", () => {
   const sequence = Number.parseInt($("jump-input").value, 10);
