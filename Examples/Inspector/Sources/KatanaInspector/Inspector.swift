@@ -174,7 +174,7 @@ struct AccessCheck<Context: RequestContext>: RouterMiddleware {
     if let token {
       let bearer = request.headers[.authorization].map { $0.hasPrefix("Bearer ") ? String($0.dropFirst(7)) : "" }
       let query = request.uri.queryParameters.get("token")
-      guard bearer == token || query == token else {
+      guard Self.same(bearer, token) || Self.same(query, token) else {
         return Response(status: .unauthorized, body: .init(byteBuffer: ByteBuffer(string: "A token is required.\n")))
       }
     }
@@ -187,6 +187,17 @@ struct AccessCheck<Context: RequestContext>: RouterMiddleware {
       }
     }
     return try await next(request, context)
+  }
+
+  /// Whether `given` is `token`, in a time that does not depend on where they first differ.
+  static func same(_ given: String?, _ token: String) -> Bool {
+    guard let given else { return false }
+    let (lhs, rhs) = (Array(given.utf8), Array(token.utf8))
+    var difference = UInt8(lhs.count == rhs.count ? 0 : 1)
+    for index in rhs.indices {
+      difference |= (index < lhs.count ? lhs[index] : 0) ^ rhs[index]
+    }
+    return difference == 0
   }
 
   /// `host:port` or `[v6]:port` without the port.

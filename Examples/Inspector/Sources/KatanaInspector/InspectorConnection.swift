@@ -3,7 +3,11 @@ import HummingbirdWebSocket
 import Katana
 
 /// One page's WebSocket: a poller that sends what the recorder holds that the page has not seen, in batches the
-/// page acknowledges, and a reader that answers the page's requests. A single writer sends both, in turn.
+/// page acknowledges, and a reader that answers the page's requests, one at a time.
+///
+/// Both write to the socket themselves (NIO's outbound writer takes frames from several tasks, one whole frame
+/// at a time) and wait for each write: a page that stops reading stops the poller and the reader, and nothing
+/// piles up in memory.
 struct InspectorConnection<S: State & Encodable, D: SideEffectDependencyContainer>: Sendable {
   let store: Store<S, D>
   let recorder: StoreRecorder<S>
@@ -13,38 +17,28 @@ struct InspectorConnection<S: State & Encodable, D: SideEffectDependencyContaine
   static var maximumRequestSize: Int { 16 * 1024 }
 
   func run(inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter) async {
-    let (outbox, post) = AsyncStream<String>.makeStream()
     let credits = CreditGate(credits: configuration.batchesInFlight)
-    post.yield(ServerMessage.hello(capacity: recorder.capacity, live: !recorder.isAwayFromLive))
     await withThrowingTaskGroup(of: Void.self) { group in
       group.addTask {
-        for await text in outbox {
-          try await outbound.write(.text(text))
-        }
-      }
-      group.addTask {
-        try await poll(post: post, credits: credits)
+        try await outbound.write(
+          .text(ServerMessage.hello(capacity: recorder.capacity, live: !recorder.isAwayFromLive)))
+        try await poll(outbound, credits: credits)
       }
       // The page closing its end (or the server stopping) ends the connection's work.
       do {
-        try await read(inbound, post: post, credits: credits)
+        try await read(inbound, outbound, credits: credits)
       } catch {
-        // A message over the size limit or a broken connection: stop serving this page.
+        // A message over the size limit, or a broken connection: stop serving this page.
       }
       credits.cancel()
-      post.finish()
       group.cancelAll()
-      while let result = await group.nextResult() {
-        if case .failure(let error) = result, !(error is CancellationError) {
-          // A write to a closed connection: nothing more to send.
-          continue
-        }
-      }
+      // The poller ends with CancellationError, or with the error of a write to a closed connection.
+      while await group.nextResult() != nil {}
     }
   }
 
   /// Sends batches while the page keeps up; waits for its acknowledgements when it does not.
-  private func poll(post: AsyncStream<String>.Continuation, credits: CreditGate) async throws {
+  private func poll(_ outbound: WebSocketOutboundWriter, credits: CreditGate) async throws {
     var feed = InspectorFeed(maximumBatch: configuration.maximumBatch)
     var wasLive = !recorder.isAwayFromLive
     while !Task.isCancelled {
@@ -56,7 +50,7 @@ struct InspectorConnection<S: State & Encodable, D: SideEffectDependencyContaine
           wasLive = live
           var batch = batch
           if batch.lastSequence == 0 { batch.lastSequence = feed.lastSequence ?? 0 }
-          post.yield(ServerMessage.batch(batch, live: live))
+          try await outbound.write(.text(ServerMessage.batch(batch, live: live)))
           // More than one batch's worth waiting: go on at once (subject to the page's credits).
           if !feed.hasMore(in: recording) {
             try await Task.sleep(for: configuration.pollInterval)
@@ -69,22 +63,24 @@ struct InspectorConnection<S: State & Encodable, D: SideEffectDependencyContaine
   }
 
   /// Answers the page's requests, one at a time; a bad one gets an error message, never ends the connection.
-  private func read(_ inbound: WebSocketInboundStream, post: AsyncStream<String>.Continuation, credits: CreditGate)
+  private func read(_ inbound: WebSocketInboundStream, _ outbound: WebSocketOutboundWriter, credits: CreditGate)
     async throws
   {
     for try await message in inbound.messages(maxSize: Self.maximumRequestSize) {
       guard case .text(let text) = message else {
-        post.yield(ServerMessage.error("The inspector takes JSON text messages, not binary ones.", request: nil))
+        try await outbound.write(
+          .text(ServerMessage.error("The inspector takes JSON text messages, not binary ones.", request: nil)))
         continue
       }
       guard let request = try? JSONDecoder().decode(PageRequest.self, from: Data(text.utf8)) else {
-        post.yield(
-          ServerMessage.error(
-            "Not a request: send a JSON object with a \"type\" (ack, state, travel or live).", request: nil))
+        try await outbound.write(
+          .text(
+            ServerMessage.error(
+              "Not a request: send a JSON object with a \"type\" (ack, state, travel or live).", request: nil)))
         continue
       }
       if let reply = await answer(request, credits: credits) {
-        post.yield(reply)
+        try await outbound.write(.text(reply))
       }
     }
   }

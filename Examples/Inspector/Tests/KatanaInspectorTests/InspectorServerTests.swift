@@ -1,3 +1,4 @@
+import HummingbirdWebSocket
 import Katana
 import Testing
 
@@ -146,6 +147,14 @@ import Testing
     await inspector.stop()
   }
 
+  @Test func tokenComparison_acceptsOnlyTheToken() {
+    let token = "0123456789abcdef"
+    #expect(AccessCheck<BasicWebSocketRequestContext>.same(token, token))
+    for given in [nil, "", "0123456789abcdeg", "0123456789abcde", "0123456789abcdef0", "x"] {
+      #expect(!AccessCheck<BasicWebSocketRequestContext>.same(given, token), "\(given ?? "nil")")
+    }
+  }
+
   @Test func anExposedInspector_needsAToken() async throws {
     let recorder = StoreRecorder<TotalState>()
     let store = TotalStore(initialState: TotalState(), interceptors: [recorder.interceptor])
@@ -161,6 +170,9 @@ import Testing
     #expect(inspector.url.hasSuffix("?token=\(token)"))
     await #expect(throws: (any Error).self) {
       try await converse(with: inspector) { _ in }
+    }
+    await #expect(throws: (any Error).self) {
+      try await converse(with: inspector, query: "?token=0123456789abcdef-tokem") { _ in }
     }
     try await converse(with: inspector, query: "?token=\(token)") { page in
       try await page.expectHello()
