@@ -61,13 +61,13 @@ func runLoopingSession(_ store: DemoStore, recorder: StoreRecorder<DemoState>, c
       }
     } catch is SyncFailed {
       // Scripted: the timeline shows the failure.
+    } catch is TimeTravelError {
+      // Time travel refuses dispatches until the page goes back to live (a side effect's dispatches too).
+      try? await Task.sleep(for: .milliseconds(250))
+      continue
     } catch {
-      if recorder.isAwayFromLive {
-        // Time travel refuses dispatches until the page goes back to live.
-        try? await Task.sleep(for: .milliseconds(250))
-        continue
-      }
-      print("The demo session stopped: \(error)")
+      if recorder.isAwayFromLive { continue }
+      report("The demo session stopped: \(error)")
       return
     }
     if step % stepsPerPause == 0 {
