@@ -219,6 +219,14 @@ def main():
             page.uncheck("#follow")  # freezes the table, so that a row stays put to be clicked
             page.locator("#timeline tbody tr.commit").last.click()
             expect(page.locator("#state")).to_contain_text("counter")
+            # Travel under load: the session's dispatches are refused meanwhile; back to live, it goes on.
+            page.click("#travel-button")
+            expect(page.locator("#live")).to_contain_text("away from live")
+            page.click("#live-button")
+            expect(page.locator("#live")).to_have_text("live")
+            before = int(page.locator("#received").text_content())
+            page.wait_for_function(
+                "(least) => Number(document.getElementById('received').textContent) > least", arg=before + 1000)
             received = int(page.locator("#received").text_content())
             dropped = int(page.locator("#dropped").text_content())
             print(f"under load: the page received {received} items and counted {dropped} dropped commits")
