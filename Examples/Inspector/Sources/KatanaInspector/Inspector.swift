@@ -101,7 +101,8 @@ public final class Inspector: Sendable {
   /// Stops the server and closes the pages' connections; returns once it has stopped.
   public func stop() async {
     await services.triggerGracefulShutdown()
-    // Open WebSockets do not end with a graceful shutdown: after a moment, they are cancelled.
+    // Pages' connections end on graceful shutdown; one stuck in a write to a page that reads nothing is
+    // cancelled after a moment.
     let task = self.task
     let bound = Task {
       try await Task.sleep(for: .milliseconds(500))

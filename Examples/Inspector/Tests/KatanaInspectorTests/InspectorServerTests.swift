@@ -147,6 +147,22 @@ import Testing
     await inspector.stop()
   }
 
+  @Test func start_onATakenPort_throwsServerFailed() async throws {
+    let (store, recorder, first) = try await makeInspected(.init())
+    await #expect {
+      _ = try await Inspector.start(
+        store: store, recorder: recorder, configuration: .init(binding: .loopback(port: first.port)))
+    } throws: { error in
+      guard case InspectorError.serverFailed = error else { return false }
+      return true
+    }
+    await #expect(throws: InspectorError.self) {
+      _ = try await Inspector.start(
+        store: store, recorder: recorder, configuration: .init(binding: .loopback(port: 70_000)))
+    }
+    await first.stop()
+  }
+
   @Test func tokenComparison_acceptsOnlyTheToken() {
     let token = "0123456789abcdef"
     #expect(AccessCheck<BasicWebSocketRequestContext>.same(token, token))
