@@ -20,6 +20,8 @@ let package = Package(
   dependencies: [
     // The library, from this checkout. `name:` fixes the package identity whatever the checkout's folder is called.
     .package(name: "Katana", path: "../.."),
+    // The inspector, for development (TODO_INSPECTOR_PORT).
+    .package(name: "Inspector", path: "../Inspector"),
     // No traits: the server reads its settings from the environment, so swift-configuration is not needed.
     .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1", traits: []),
     // SQLite (the embedded default). On Linux it links the system's SQLite: Debian's `libsqlite3-dev`.
@@ -68,6 +70,8 @@ let package = Package(
       dependencies: [
         "TodoServer",
         .product(name: "Hummingbird", package: "hummingbird"),
+        .product(name: "Katana", package: "Katana"),
+        .product(name: "KatanaInspector", package: "Inspector"),
         .product(name: "Logging", package: "swift-log"),
       ],
       swiftSettings: strictSettings

@@ -21,15 +21,19 @@ public struct TodoBackend: Sendable {
 
   /// The embedded default: SQLite in the file at `path` (created if missing).
   ///
-  /// - Parameter auditLog: Keep an ``AuditLog`` of the store's commits in the database, with these options.
+  /// - Parameters:
+  ///   - auditLog: Keep an ``AuditLog`` of the store's commits in the database, with these options.
+  ///   - recorder: A recorder to put last among the store's interceptors (for the inspector, in development).
   /// - Throws: GRDB's `DatabaseError` if the file cannot be opened or is not an SQLite database.
   public static func sqlite(
     path: String, instrumentation: TodoInstrumentation = TodoInstrumentation(), auditLog: AuditLog.Options? = nil,
-    logger: Logger
+    recorder: StoreRecorder<TodoState>? = nil, logger: Logger
   ) throws -> TodoBackend {
     let database = try SQLiteTodoDatabase(path: path)
     let audit = auditLog.map { AuditLog(options: $0, sink: database, logger: logger) }
-    let store = makeTodoStore(database: database, interceptors: instrumentation.interceptors + audit.interceptors)
+    let store = makeTodoStore(
+      database: database,
+      interceptors: instrumentation.interceptors + audit.interceptors + (recorder.map { [$0.interceptor] } ?? []))
     return TodoBackend(
       store: store, database: database, auditLog: audit,
       services: [StoreService(store: store, database: database, logger: logger)]
@@ -44,11 +48,13 @@ public struct TodoBackend: Sendable {
   ///   - feedConnection: The configuration of the change feed's own connection; nil for the pool's server
   ///     without TLS. ``DatabaseURL`` gives both.
   ///   - auditLog: Keep an ``AuditLog`` of this instance's commits in the database, with these options.
+  ///   - recorder: A recorder to put last among the store's interceptors (for the inspector, in development).
   public static func postgres(
     configuration: PostgresClient.Configuration,
     feedConnection: PostgresConnection.Configuration? = nil,
     instrumentation: TodoInstrumentation = TodoInstrumentation(),
     auditLog: AuditLog.Options? = nil,
+    recorder: StoreRecorder<TodoState>? = nil,
     logger: Logger,
     options: PostgresTodoDatabase.Options = PostgresTodoDatabase.Options()
   ) -> TodoBackend {
@@ -62,7 +68,9 @@ public struct TodoBackend: Sendable {
           tls: .disable),
       options: options, logger: logger)
     let audit = auditLog.map { AuditLog(options: $0, sink: database, logger: logger) }
-    let store = makeTodoStore(database: database, interceptors: instrumentation.interceptors + audit.interceptors)
+    let store = makeTodoStore(
+      database: database,
+      interceptors: instrumentation.interceptors + audit.interceptors + (recorder.map { [$0.interceptor] } ?? []))
     return TodoBackend(
       store: store, database: database, auditLog: audit,
       services: [

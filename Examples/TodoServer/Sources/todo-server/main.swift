@@ -1,5 +1,7 @@
 import Foundation
 import Hummingbird
+import Katana
+import KatanaInspector
 import Logging
 import TodoServer
 
@@ -17,6 +19,10 @@ guard let port = Int(environment["TODO_PORT"] ?? "8080"), (0...65535).contains(p
 // An audit log of the store's commits, in the database, when TODO_AUDIT_LOG names this instance.
 let auditLog = environment["TODO_AUDIT_LOG"].flatMap { $0.isEmpty ? nil : AuditLog.Options(instance: $0) }
 
+// Development only: TODO_INSPECTOR_PORT starts the Katana inspector on 127.0.0.1 (Examples/Inspector).
+let inspectorPort = environment["TODO_INSPECTOR_PORT"].flatMap(Int.init)
+let recorder = inspectorPort.map { _ in StoreRecorder<TodoState>() }
+
 // PostgreSQL when DATABASE_URL is set (several instances may share it), else SQLite in a file.
 let backend: TodoBackend
 do {
@@ -25,11 +31,12 @@ do {
     logger.info("Database: PostgreSQL at \(databaseURL.redacted)")
     backend = .postgres(
       configuration: databaseURL.configuration, feedConnection: databaseURL.feedConnection, auditLog: auditLog,
+      recorder: recorder,
       logger: logger)
   } else {
     let path = environment["TODO_DATABASE"] ?? "todos.sqlite"
     logger.info("Database: SQLite in \(path)")
-    backend = try .sqlite(path: path, auditLog: auditLog, logger: logger)
+    backend = try .sqlite(path: path, auditLog: auditLog, recorder: recorder, logger: logger)
   }
   if let session = backend.auditLog?.session {
     logger.info("Audit log: session \(session) in the table audit_log")
@@ -49,8 +56,19 @@ let application = makeTodoApplication(
   configuration: .init(address: .hostname(host, port: port), serverName: "todo-server"),
   idleTimeout: .milliseconds(Int64(idleSeconds * 1000)),
   logger: logger)
+var inspector: Inspector?
+if let inspectorPort, let recorder {
+  do {
+    inspector = try await backend.store.inspect(recorder: recorder, port: inspectorPort)
+    logger.info("Inspector (a development tool) at \(inspector?.url ?? "")")
+  } catch {
+    logger.critical("The inspector did not start: \(error)")
+    exit(1)
+  }
+}
 do {
   try await runTodoApplication(application, logger: logger)
+  await inspector?.stop()
 } catch {
   logger.critical("The server stopped: \(error)")
   exit(1)

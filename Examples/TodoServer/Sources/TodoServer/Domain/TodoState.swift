@@ -7,7 +7,7 @@ import Tracing
 ///
 /// It is kept by the store (``TodoStore``), restored at start-up from the database, and changed only by
 /// ``CommitChanges``, which applies the database's changes in their sequence order.
-public struct TodoState: State, Equatable, Codable {
+public struct TodoState: State, Equatable {
   /// The to-dos, in creation order.
   public var todos: OrderedDictionary<UUID, Todo> = [:]
   /// The sequence number of the last change applied (0 for an empty database): the state is the database as it

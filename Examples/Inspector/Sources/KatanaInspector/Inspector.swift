@@ -1,0 +1,220 @@
+import HTTPTypes
+import Hummingbird
+import HummingbirdWebSocket
+import Katana
+import Logging
+import NIOConcurrencyHelpers
+import NIOCore
+import ServiceLifecycle
+
+/// A live view of a store in a browser: the timeline of its commits and side effects, the state after any commit
+/// with its difference to the one before, and time travel. A development tool.
+///
+/// ```swift
+/// let recorder = StoreRecorder<AppState>()
+/// let store = Store<AppState, AppDependencies>(initialState: AppState(), interceptors: [recorder.interceptor])
+/// let inspector = try await store.inspect(recorder: recorder, port: 9_000)
+/// print("Inspector at \(inspector.url)")
+/// // ...
+/// await inspector.stop()
+/// ```
+///
+/// The inspector serves a page (plain HTML, CSS and JavaScript, nothing fetched from elsewhere) and streams to
+/// it, over a WebSocket, what `recorder` records. It reads the recorder's ``StoreRecorder/recording()`` from its
+/// own tasks, in batches, so the store's cost is the recorder's plus a copy of the recorder's window a few times
+/// a second (the package README gives the numbers). A page that falls behind gets fewer commits, not a slower
+/// store: those that leave the recorder's window before it catches up are counted as dropped, and the page shows
+/// the count.
+///
+/// - Important: Whoever reaches the inspector sees every state and can move the store in time. It listens on
+///   127.0.0.1 only, and checks that requests name a loopback host (against DNS rebinding) and that WebSocket
+///   connections come from its own page (against other sites' scripts). Any other address must be asked for with
+///   ``InspectorConfiguration/Binding/exposed(host:port:token:)``, which requires a token.
+public final class Inspector: Sendable {
+  /// The port the server listens on.
+  public let port: Int
+  /// The host the server listens on.
+  public let host: String
+  /// The page's address (with the token, for an exposed inspector).
+  public let url: String
+  private let task: Task<Void, Never>
+  private let services: ServiceGroup
+
+  private init(host: String, port: Int, token: String?, task: Task<Void, Never>, services: ServiceGroup) {
+    self.host = host
+    self.port = port
+    let shownHost = host == "0.0.0.0" ? "127.0.0.1" : host
+    self.url = "http://\(shownHost):\(port)/" + (token.map { "?token=\($0)" } ?? "")
+    self.task = task
+    self.services = services
+  }
+
+  /// Starts an inspector for `store`, which `recorder` records, and returns once it is listening.
+  ///
+  /// - Parameters:
+  ///   - store: The store; time travel moves it.
+  ///   - recorder: The recorder among `store`'s interceptors (last).
+  ///   - configuration: Where to listen, and how to pace the page.
+  ///   - logger: The server's logger (warnings and errors only by default).
+  /// - Throws: ``InspectorError`` if the configuration is not allowed or the server cannot listen.
+  public static func start<S: State & Encodable, D: SideEffectDependencyContainer>(
+    store: Store<S, D>, recorder: StoreRecorder<S>, configuration: InspectorConfiguration = .init(),
+    logger: Logger? = nil
+  ) async throws -> Inspector {
+    let (host, port, token) = try configuration.resolved()
+    var log = logger ?? Logger(label: "katana-inspector")
+    if logger == nil { log.logLevel = .warning }
+    let connection = InspectorConnection(store: store, recorder: recorder, configuration: configuration)
+    let router = Router(context: BasicWebSocketRequestContext.self)
+    router.add(middleware: AccessCheck(token: token, loopbackOnly: token == nil))
+    InspectorPage.addRoutes(to: router)
+    router.ws("/events") { inbound, outbound, _ in
+      // A graceful shutdown of the server ends the page's connection.
+      await cancelWhenGracefulShutdown { await connection.run(inbound: inbound, outbound: outbound) }
+    }
+    let started = StartSignal()
+    let application = Application(
+      router: router, server: .http1WebSocketUpgrade(webSocketRouter: router),
+      configuration: .init(address: .hostname(host, port: port), serverName: "katana-inspector"),
+      onServerRunning: { channel in started.finish(.success(channel.localAddress?.port ?? port)) },
+      logger: log)
+    let services = ServiceGroup(
+      configuration: .init(services: [.init(service: application)], gracefulShutdownSignals: [], logger: log))
+    let task = Task {
+      do {
+        try await services.run()
+        started.finish(.failure(InspectorError.serverFailed("it stopped before listening")))
+      } catch {
+        started.finish(.failure(InspectorError.serverFailed("\(error)")))
+      }
+    }
+    do {
+      let boundPort = try await started.wait()
+      return Inspector(host: host, port: boundPort, token: token, task: task, services: services)
+    } catch {
+      task.cancel()
+      await task.value
+      throw error
+    }
+  }
+
+  /// Stops the server and closes the pages' connections; returns once it has stopped.
+  public func stop() async {
+    await services.triggerGracefulShutdown()
+    // Pages' connections end on graceful shutdown; one stuck in a write to a page that reads nothing is
+    // cancelled after a moment.
+    let task = self.task
+    let bound = Task {
+      try await Task.sleep(for: .milliseconds(500))
+      task.cancel()
+    }
+    await task.value
+    bound.cancel()
+  }
+}
+
+extension Store {
+  /// Starts an ``Inspector`` for this store on 127.0.0.1 at `port` (0: a free port); see
+  /// ``Inspector/start(store:recorder:configuration:logger:)``.
+  ///
+  /// - Parameters:
+  ///   - recorder: The ``StoreRecorder`` among this store's interceptors (put it last).
+  ///   - port: The port to listen on; 0 lets the system pick one (``Inspector/port`` tells which).
+  /// - Throws: ``InspectorError`` if the server cannot listen.
+  public func inspect(recorder: StoreRecorder<S>, port: Int = 0) async throws -> Inspector
+  where S: Encodable {
+    try await Inspector.start(store: self, recorder: recorder, configuration: .init(binding: .loopback(port: port)))
+  }
+}
+
+/// The port the server bound, handed from its start-up callback to ``Inspector/start``.
+private final class StartSignal: Sendable {
+  private enum Phase {
+    case waiting(CheckedContinuation<Int, any Error>?)
+    case finished(Result<Int, any Error>)
+  }
+
+  private let phase = NIOLockedValueBox(Phase.waiting(nil))
+
+  func finish(_ result: Result<Int, any Error>) {
+    let waiter = phase.withLockedValue { phase -> CheckedContinuation<Int, any Error>? in
+      guard case .waiting(let waiter) = phase else { return nil }
+      phase = .finished(result)
+      return waiter
+    }
+    waiter?.resume(with: result)
+  }
+
+  func wait() async throws -> Int {
+    try await withCheckedThrowingContinuation { continuation in
+      let result = phase.withLockedValue { phase -> Result<Int, any Error>? in
+        switch phase {
+        case .waiting:
+          phase = .waiting(continuation)
+          return nil
+        case .finished(let result):
+          return result
+        }
+      }
+      if let result { continuation.resume(with: result) }
+    }
+  }
+}
+
+/// Refuses requests that could come from elsewhere: without the token (an exposed inspector), or, on loopback,
+/// naming another host (DNS rebinding) or opening the WebSocket from another site's page.
+struct AccessCheck<Context: RequestContext>: RouterMiddleware {
+  let token: String?
+  let loopbackOnly: Bool
+
+  static var loopbackHosts: Set<String> { ["127.0.0.1", "localhost", "[::1]"] }
+
+  func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response)
+    async throws -> Response
+  {
+    if let token {
+      let bearer = request.headers[.authorization].map { $0.hasPrefix("Bearer ") ? String($0.dropFirst(7)) : "" }
+      let query = request.uri.queryParameters.get("token")
+      guard Self.same(bearer, token) || Self.same(query, token) else {
+        return Response(status: .unauthorized, body: .init(byteBuffer: ByteBuffer(string: "A token is required.\n")))
+      }
+    }
+    if loopbackOnly {
+      guard let host = request.head.authority.map(Self.hostName), Self.loopbackHosts.contains(host) else {
+        return Response(status: .forbidden, body: .init(byteBuffer: ByteBuffer(string: "Loopback hosts only.\n")))
+      }
+      if let origin = request.headers[.origin], !Self.isLoopbackOrigin(origin) {
+        return Response(status: .forbidden, body: .init(byteBuffer: ByteBuffer(string: "Foreign origin.\n")))
+      }
+    }
+    return try await next(request, context)
+  }
+
+  /// Whether `given` is `token`, in a time that does not depend on where they first differ.
+  static func same(_ given: String?, _ token: String) -> Bool {
+    guard let given else { return false }
+    let (lhs, rhs) = (Array(given.utf8), Array(token.utf8))
+    var difference = UInt8(lhs.count == rhs.count ? 0 : 1)
+    for index in rhs.indices {
+      difference |= (index < lhs.count ? lhs[index] : 0) ^ rhs[index]
+    }
+    return difference == 0
+  }
+
+  /// `host:port` or `[v6]:port` without the port.
+  static func hostName(_ authority: String) -> String {
+    if authority.hasPrefix("["), let end = authority.firstIndex(of: "]") {
+      return String(authority[...end])
+    }
+    return String(authority.split(separator: ":", maxSplits: 1).first ?? "")
+  }
+
+  /// A page served from a loopback host (`http://`), or a non-browser client naming one (`ws://`, as Hummingbird's
+  /// WebSocket client does); browsers never send `ws://` origins.
+  static func isLoopbackOrigin(_ origin: String) -> Bool {
+    for scheme in ["http://", "ws://"] where origin.hasPrefix(scheme) {
+      return loopbackHosts.contains(hostName(String(origin.dropFirst(scheme.count))))
+    }
+    return false
+  }
+}

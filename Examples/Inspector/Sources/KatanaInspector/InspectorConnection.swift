@@ -1,0 +1,136 @@
+import Foundation
+import HummingbirdWebSocket
+import Katana
+
+/// One page's WebSocket: a poller that sends what the recorder holds that the page has not seen, in batches the
+/// page acknowledges, and a reader that answers the page's requests, one at a time.
+///
+/// Both write to the socket themselves (NIO's outbound writer takes frames from several tasks, one whole frame
+/// at a time) and wait for each write: a page that stops reading stops the poller and the reader, and nothing
+/// piles up in memory.
+struct InspectorConnection<S: State & Encodable, D: SideEffectDependencyContainer>: Sendable {
+  let store: Store<S, D>
+  let recorder: StoreRecorder<S>
+  let configuration: InspectorConfiguration
+
+  /// The largest message the page may send.
+  static var maximumRequestSize: Int { 16 * 1024 }
+
+  func run(inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter) async {
+    let credits = CreditGate(credits: configuration.batchesInFlight)
+    await withThrowingTaskGroup(of: Void.self) { group in
+      group.addTask {
+        try await outbound.write(
+          .text(ServerMessage.hello(capacity: recorder.capacity, live: !recorder.isAwayFromLive)))
+        try await poll(outbound, credits: credits)
+      }
+      // The page closing its end (or the server stopping) ends the connection's work.
+      do {
+        try await read(inbound, outbound, credits: credits)
+      } catch {
+        // A message over the size limit, or a broken connection: stop serving this page.
+      }
+      credits.cancel()
+      group.cancelAll()
+      // The poller ends with CancellationError, or with the error of a write to a closed connection.
+      while await group.nextResult() != nil {}
+    }
+  }
+
+  /// Sends batches while the page keeps up; waits for its acknowledgements when it does not.
+  private func poll(_ outbound: WebSocketOutboundWriter, credits: CreditGate) async throws {
+    var feed = InspectorFeed(maximumBatch: configuration.maximumBatch)
+    var wasLive = !recorder.isAwayFromLive
+    while !Task.isCancelled {
+      try await credits.acquire()
+      while true {
+        let recording = recorder.recording()
+        let live = !recorder.isAwayFromLive
+        if let batch = feed.next(from: recording) ?? (live != wasLive ? FeedBatch() : nil) {
+          wasLive = live
+          var batch = batch
+          if batch.lastSequence == 0 { batch.lastSequence = feed.lastSequence ?? 0 }
+          try await outbound.write(.text(ServerMessage.batch(batch, live: live)))
+          // More than one batch's worth waiting: go on at once (subject to the page's credits).
+          if !feed.hasMore(in: recording) {
+            try await Task.sleep(for: configuration.pollInterval)
+          }
+          break
+        }
+        try await Task.sleep(for: configuration.pollInterval)
+      }
+    }
+  }
+
+  /// Answers the page's requests, one at a time; a bad one gets an error message, never ends the connection.
+  private func read(_ inbound: WebSocketInboundStream, _ outbound: WebSocketOutboundWriter, credits: CreditGate)
+    async throws
+  {
+    for try await message in inbound.messages(maxSize: Self.maximumRequestSize) {
+      guard case .text(let text) = message else {
+        try await outbound.write(
+          .text(ServerMessage.error("The inspector takes JSON text messages, not binary ones.", request: nil)))
+        continue
+      }
+      guard let request = try? JSONDecoder().decode(PageRequest.self, from: Data(text.utf8)) else {
+        try await outbound.write(
+          .text(
+            ServerMessage.error(
+              "Not a request: send a JSON object with a \"type\" (ack, state, travel or live).", request: nil)))
+        continue
+      }
+      if let reply = await answer(request, credits: credits) {
+        try await outbound.write(.text(reply))
+      }
+    }
+  }
+
+  /// The reply to one request (nil for an acknowledgement, which has none).
+  private func answer(_ request: PageRequest, credits: CreditGate) async -> String? {
+    switch (request.type, request.sequence) {
+    case ("ack", _):
+      credits.release()
+      return nil
+    case ("state", let sequence?):
+      return stateMessage(at: sequence)
+    case ("travel", let sequence?):
+      do {
+        try await recorder.travel(store, to: sequence)
+        return ServerMessage.reply("travelled", sequence: sequence, live: false)
+      } catch {
+        return ServerMessage.error("Could not travel to commit \(sequence): \(error)", request: "travel")
+      }
+    case ("live", _):
+      do {
+        try await recorder.returnToLive(store)
+        return ServerMessage.reply("live", sequence: nil, live: true)
+      } catch {
+        return ServerMessage.error("Could not return to live: \(error)", request: "live")
+      }
+    case ("state", nil), ("travel", nil):
+      return ServerMessage.error(
+        "A \(request.type) request needs a \"sequence\" (a commit number).", request: request.type)
+    default:
+      return ServerMessage.error(
+        "Unknown request type \"\(request.type.prefix(40))\": use ack, state, travel or live.", request: nil)
+    }
+  }
+
+  private func stateMessage(at sequence: Int) -> String {
+    let states: (S, S?)
+    do {
+      states = try CommitStates.states(at: sequence, in: recorder.recording())
+    } catch {
+      return ServerMessage.error(error.description, request: "state")
+    }
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.sortedKeys]
+    do {
+      let state = try encoder.encode(states.0)
+      let previous = try states.1.map { try encoder.encode($0) }
+      return ServerMessage.state(sequence: sequence, state: state, previous: previous)
+    } catch {
+      return ServerMessage.error("The state after commit \(sequence) cannot be encoded: \(error)", request: "state")
+    }
+  }
+}

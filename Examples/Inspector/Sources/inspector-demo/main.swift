@@ -1,0 +1,52 @@
+import Foundation
+import Katana
+import KatanaInspector
+
+// `swift run --package-path Examples/Inspector inspector-demo [--port N] [--rate N] [--scripted]`
+//
+// Starts a demo store with a recorder and an inspector on 127.0.0.1, prints the inspector's address, and runs a
+// looping session (about `--rate` commits a second, 5 by default) until interrupted. `--scripted` runs a fixed
+// session instead and then reports each state the store moves to as a JSON line: the browser test's store.
+var port = 9_000
+var rate = 5.0
+var scripted = false
+var arguments = CommandLine.arguments.dropFirst()
+while let argument = arguments.popFirst() {
+  switch argument {
+  case "--port":
+    guard let value = arguments.popFirst().flatMap(Int.init), (0...65_535).contains(value) else {
+      print("--port takes a port number (0 for a free one)")
+      exit(2)
+    }
+    port = value
+  case "--rate":
+    guard let value = arguments.popFirst().flatMap(Double.init), value > 0 else {
+      print("--rate takes a number of commits a second")
+      exit(2)
+    }
+    rate = value
+  case "--scripted":
+    scripted = true
+  default:
+    print("usage: inspector-demo [--port N] [--rate COMMITS_PER_SECOND] [--scripted]")
+    exit(2)
+  }
+}
+
+let recorder = StoreRecorder<DemoState>(capacity: 10_000)
+let store = DemoStore(initialState: DemoState(), interceptors: [recorder.interceptor])
+let inspector: Inspector
+do {
+  inspector = try await store.inspect(recorder: recorder, port: port)
+} catch {
+  print("The inspector did not start: \(error)")
+  exit(1)
+}
+
+if scripted {
+  try await runScriptedSession(store)
+  try await reportStates(store, recorder: recorder, url: inspector.url)
+} else {
+  report("Katana inspector at \(inspector.url) (a development tool; Ctrl-C stops)")
+  await runLoopingSession(store, recorder: recorder, commitsPerSecond: rate)
+}

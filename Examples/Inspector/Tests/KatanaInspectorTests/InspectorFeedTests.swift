@@ -1,0 +1,109 @@
+import Foundation
+import Katana
+import Testing
+
+@testable import KatanaInspector
+
+/// The feed alone: what a connection sends, given what the recorder holds.
+@Suite struct InspectorFeedTests {
+  @Test func next_givesCommitsInOrder_inBatchesOfAtMostTheMaximum() async throws {
+    let recorder = StoreRecorder<TotalState>(capacity: 1_000)
+    let store = TotalStore(initialState: TotalState(), interceptors: [recorder.interceptor])
+    for amount in 1...25 { try await store.dispatch(Add(amount: amount)) }
+    var feed = InspectorFeed(maximumBatch: 10)
+    var sequences: [Int] = []
+    while let batch = feed.next(from: recorder.recording()) {
+      #expect(batch.items.count <= 10)
+      #expect(batch.dropped == 0)
+      sequences += batch.items.map(\.id)
+    }
+    #expect(sequences == Array(1...25))
+    let none = feed.next(from: recorder.recording())
+    #expect(none == nil)
+  }
+
+  @Test func next_whenTheWindowMovedPastTheFeed_countsTheCommitsItMissed() async throws {
+    let recorder = StoreRecorder<TotalState>(capacity: 10, checkpointInterval: 5)
+    let store = TotalStore(initialState: TotalState(), interceptors: [recorder.interceptor])
+    for amount in 1...3 { try await store.dispatch(Add(amount: amount)) }
+    var feed = InspectorFeed(maximumBatch: 100)
+    let firstBatch = feed.next(from: recorder.recording())
+    let first = try #require(firstBatch)
+    #expect(first.items.map(\.id) == [1, 2, 3])
+    for amount in 4...50 { try await store.dispatch(Add(amount: amount)) }
+    let recording = recorder.recording()
+    let oldest = try #require(recording.commits.first?.sequence)
+    let secondBatch = feed.next(from: recording)
+    let second = try #require(secondBatch)
+    #expect(second.dropped == oldest - 4)
+    #expect(second.items.map(\.id) == Array(oldest...50))
+    // Every commit is either sent or counted.
+    #expect(first.items.count + second.items.count + second.dropped == 50)
+  }
+
+  @Test func next_sendsASideEffectWhenItStarts_andAgainWhenItEnds() async throws {
+    let recorder = StoreRecorder<TotalState>()
+    let store = TotalStore(initialState: TotalState(), interceptors: [recorder.interceptor])
+    await #expect(throws: Fail.self) { try await store.dispatch(AddThenFail()) }
+    var feed = InspectorFeed(maximumBatch: 100)
+    let next = feed.next(from: recorder.recording())
+    let batch = try #require(next)
+    let effect = try #require(batch.items.first { $0.kind == "sideEffect" })
+    #expect(effect.type == "AddThenFail")
+    #expect(effect.outcome?.hasPrefix("failed") == true)
+    let commit = try #require(batch.items.first { $0.kind == "commit" })
+    #expect(commit.cause == effect.id)
+    let none = feed.next(from: recorder.recording())
+    #expect(none == nil)
+  }
+
+  @Test func states_areTheStatesAfterTheCommitAndBeforeIt_fromTheNearestCheckpoint() async throws {
+    let recorder = StoreRecorder<TotalState>(capacity: 100, checkpointInterval: 4)
+    let store = TotalStore(initialState: TotalState(), interceptors: [recorder.interceptor])
+    for amount in 1...10 { try await store.dispatch(Add(amount: amount)) }
+    let recording = recorder.recording()
+    for sequence in 1...10 {
+      let (state, previous) = try CommitStates.states(at: sequence, in: recording)
+      #expect(state.amounts == Array(1...sequence))
+      #expect(previous?.amounts == Array(1..<sequence))
+    }
+    #expect(try CommitStates.states(at: 0, in: recording).0 == TotalState())
+    #expect(throws: CommitStates.Failure.self) { try CommitStates.states(at: 11, in: recording) }
+  }
+}
+
+/// The hand-written batch JSON against its plain twin, `JSONEncoder`.
+@Suite struct BatchJSONTests {
+  static let awkward = [
+    "plain", "quote \" and backslash \\", "line\nbreak\ttab\r", "control \u{01}\u{1F}", "é ✓ 🚀", "",
+  ]
+
+  @Test func batch_isTheSameJSONAsTheEncoders() throws {
+    var items: [TimelineItem] = []
+    for (index, text) in Self.awkward.enumerated() {
+      items.append(
+        TimelineItem(
+          kind: index % 2 == 0 ? "commit" : "sideEffect", id: index, type: text, scope: index % 3 == 0 ? nil : text,
+          cause: index % 2 == 0 ? nil : index, start: Int64(index) * 1_000, duration: index % 2 == 0 ? nil : 7,
+          outcome: index == 1 ? nil : "failed: \(text)", update: index == 3))
+    }
+    for live in [true, false] {
+      let batch = FeedBatch(items: items, dropped: 3, lastSequence: 42)
+      let fast = try JSONSerialization.jsonObject(with: Data(ServerMessage.batch(batch, live: live).utf8))
+      let plain = try JSONSerialization.jsonObject(with: Data(ServerMessage.batchWithEncoder(batch, live: live).utf8))
+      // JSONEncoder leaves nil fields out where the hand-written JSON writes null: the page reads both alike.
+      #expect((withoutNulls(fast) as? NSDictionary) == (plain as? NSDictionary))
+    }
+    let empty = try JSONSerialization.jsonObject(with: Data(ServerMessage.batch(FeedBatch(), live: true).utf8))
+    #expect((empty as? [String: Any])?["items"] as? [Any] != nil)
+  }
+}
+
+/// `value` with the null members of its objects removed, at every depth.
+private func withoutNulls(_ value: Any) -> Any {
+  if let object = value as? [String: Any] {
+    return object.filter { !($0.value is NSNull) }.mapValues(withoutNulls)
+  }
+  if let array = value as? [Any] { return array.map(withoutNulls) }
+  return value
+}

@@ -1,0 +1,186 @@
+import Foundation
+import HTTPTypes
+import HummingbirdWSClient
+import Katana
+import Logging
+import NIOCore
+import NIOWebSocket
+import Testing
+import WSCore
+
+@testable import KatanaInspector
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+/// The tests' state: a running total and the amounts added, in order.
+struct TotalState: State, Codable, Equatable {
+  var total = 0
+  var amounts: [Int] = []
+}
+
+struct Add: StateUpdater {
+  let amount: Int
+  func updateState(_ state: inout TotalState) {
+    state.total += amount
+    state.amounts.append(amount)
+  }
+}
+
+struct Fail: Error {}
+
+/// A side effect that adds and then throws.
+struct AddThenFail: SideEffect {
+  func sideEffect(_ context: SideEffectContext<TotalState, EmptySideEffectDependencyContainer>) async throws {
+    try await context.dispatch(Add(amount: 100))
+    throw Fail()
+  }
+}
+
+typealias TotalStore = Store<TotalState, EmptySideEffectDependencyContainer>
+
+/// One server message, as the tests read it.
+struct Message: Decodable {
+  struct Item: Decodable {
+    let kind: String
+    let id: Int
+    let type: String
+    let scope: String?
+    let cause: Int?
+    let outcome: String?
+    let duration: Int64?
+    let update: Bool
+  }
+
+  let type: String
+  let items: [Item]?
+  let dropped: Int?
+  let last: Int?
+  let live: Bool?
+  let sequence: Int?
+  let message: String?
+  let state: TotalState?
+  let previous: TotalState?
+}
+
+/// The page's end of a connection, for a test to converse with.
+struct PageEnd {
+  var messages: WebSocketInboundMessageStream.AsyncIterator
+  let outbound: WebSocketOutboundWriter
+
+  /// The next message; fails the test if the connection closes first.
+  mutating func next() async throws -> Message {
+    while let message = try await messages.next() {
+      guard case .text(let text) = message else { continue }
+      return try JSONDecoder().decode(Message.self, from: Data(text.utf8))
+    }
+    throw ConnectionClosed()
+  }
+
+  /// The next message of `type`, skipping others (batches, while waiting for a reply).
+  mutating func next(_ type: String) async throws -> Message {
+    while true {
+      let message = try await next()
+      if message.type == type { return message }
+    }
+  }
+
+  func send(_ text: String) async throws {
+    try await outbound.write(.text(text))
+  }
+
+  func sendBinary(_ bytes: [UInt8]) async throws {
+    try await outbound.write(.binary(ByteBuffer(bytes: bytes)))
+  }
+
+  /// Reads the first message, which must be the server's greeting.
+  mutating func expectHello() async throws {
+    let hello = try await next()
+    #expect(hello.type == "hello")
+  }
+}
+
+struct ConnectionClosed: Error {}
+struct TimedOut: Error {}
+
+/// Connects to `inspector`'s event stream as a page and runs `body` with its end; bounded by a failsafe.
+func converse(
+  with inspector: Inspector, headers: [String: String] = [:], query: String = "",
+  _ body: @escaping @Sendable (inout PageEnd) async throws -> Void
+) async throws {
+  var fields = HTTPFields()
+  for (name, value) in headers {
+    fields[HTTPField.Name(name)!] = value
+  }
+  let configuration = WebSocketClientConfiguration(additionalHeaders: fields)
+  try await withFailsafe {
+    try await WebSocketClient.connect(
+      url: "ws://127.0.0.1:\(inspector.port)/events\(query)", configuration: configuration,
+      logger: Logger(label: "test-page")
+    ) { inbound, outbound, _ in
+      var page = PageEnd(messages: inbound.messages(maxSize: 1 << 24).makeAsyncIterator(), outbound: outbound)
+      try await body(&page)
+      try await outbound.close(.normalClosure, reason: nil)
+    }
+  }
+}
+
+/// Runs `body`, failing with ``TimedOut`` if it takes longer than `limit` (a bound against hangs, not a wait).
+func withFailsafe(_ limit: Duration = .seconds(60), _ body: @escaping @Sendable () async throws -> Void) async throws {
+  try await withThrowingTaskGroup(of: Bool.self) { group in
+    group.addTask {
+      try await body()
+      return true
+    }
+    group.addTask {
+      try await Task.sleep(for: limit)
+      return false
+    }
+    let finished = try await group.next() ?? false
+    group.cancelAll()
+    if !finished { throw TimedOut() }
+  }
+}
+
+/// Sends `request` as it is to 127.0.0.1:`port` over a plain socket and returns the response's status line: for
+/// requests a WebSocket client would not send (another Host, another Origin).
+func httpStatusLine(port: Int, request: String) async throws -> String {
+  try await withCheckedThrowingContinuation { continuation in
+    // Blocking socket calls, off the cooperative pool.
+    Thread.detachNewThread {
+      continuation.resume(with: Result { try blockingStatusLine(port: port, request: request) })
+    }
+  }
+}
+
+struct SocketFailed: Error {
+  let call: String
+}
+
+private func blockingStatusLine(port: Int, request: String) throws -> String {
+  let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+  guard descriptor >= 0 else { throw SocketFailed(call: "socket") }
+  defer { close(descriptor) }
+  var timeout = timeval(tv_sec: 10, tv_usec: 0)
+  setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+  var address = sockaddr_in()
+  address.sin_family = sa_family_t(AF_INET)
+  address.sin_port = in_port_t(UInt16(port).bigEndian)
+  address.sin_addr.s_addr = inet_addr("127.0.0.1")
+  let connected = withUnsafePointer(to: &address) {
+    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+      connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+    }
+  }
+  guard connected == 0 else { throw SocketFailed(call: "connect") }
+  let bytes = Array(request.utf8)
+  guard send(descriptor, bytes, bytes.count, 0) == bytes.count else { throw SocketFailed(call: "send") }
+  var buffer = [UInt8](repeating: 0, count: 4_096)
+  let count = recv(descriptor, &buffer, buffer.count, 0)
+  guard count > 0 else { throw SocketFailed(call: "recv") }
+  let response = String(decoding: buffer[..<count], as: UTF8.self)
+  return String(response.prefix { $0 != "\r" })
+}
