@@ -45,7 +45,7 @@ extension AnySideEffectContext {
   /// ```
   ///
   /// - Throws: ``StoreError/wrongContextType(expected:actual:)`` if the store has other types.
-  public func typed<S: State, D: SideEffectDependencyContainer>(_ state: S.Type, _ dependencies: D.Type) throws
+  public func typed<S: FeatureState, D: SideEffectDependencyContainer>(_ state: S.Type, _ dependencies: D.Type) throws
     -> SideEffectContext<S, D>
   {
     guard let typed = self as? SideEffectContext<S, D> else {
@@ -73,7 +73,7 @@ extension AnySideEffectContext {
 ///
 /// The context does not keep the store alive: once the store has shut down, dispatching through it throws
 /// ``StoreError/storeShutDown``.
-public struct SideEffectContext<S: State, D: SideEffectDependencyContainer>: AnySideEffectContext {
+public struct SideEffectContext<S: FeatureState, D: SideEffectDependencyContainer>: AnySideEffectContext {
   /// What the context dispatches to: a store of state `S`, or a scope whose slice is an `S`.
   @usableFromInline
   enum Backing: Sendable {
@@ -98,16 +98,17 @@ public struct SideEffectContext<S: State, D: SideEffectDependencyContainer>: Any
     self.dependencies = dependencies
   }
 
-  /// The latest committed state (a feature's context: the feature's slice of it). After an awaited
-  /// `dispatch` of a state updater returns, it includes that updater's change.
+  /// The latest committed state (a feature's context: the feature's slice of it), or nil in a feature's
+  /// context whose element or optional child is missing. After an awaited `dispatch` of a state updater
+  /// returns, it includes that updater's change.
   ///
-  /// In a feature's context whose element or child is missing, this is `S()` (see
-  /// ``ScopedStore/state``).
+  /// Available for every feature state; ``getState()``, which answers `S()` for a missing slice, needs a
+  /// ``State``.
   @inlinable
-  public func getState() -> S {
+  public func getStateIfPresent() -> S? {
     switch backing {
     case .store(let core): core.state
-    case .scope(let scope): scope.stateIfPresent ?? S()
+    case .scope(let scope): scope.stateIfPresent
     }
   }
 
@@ -205,8 +206,32 @@ public struct SideEffectContext<S: State, D: SideEffectDependencyContainer>: Any
     dependencies
   }
 
+  /// The latest committed state as a ``State``: the store's, or in a feature's context the feature's slice
+  /// (`S()` if it is missing); for a feature state that is not a ``State`` (it has no `init()`), the root
+  /// store's whole state.
   public func getAnyState() -> any State {
-    getState()
+    switch backing {
+    case .store(let core): return core.state as! any State  // A store's state is a `State` (`Store<S: State, D>`).
+    case .scope(let scope):
+      guard S.self is any State.Type else { return scope.rootState }
+      return scope.stateIfPresent as? any State ?? (S.self as! any State.Type).init()
+    }
+  }
+}
+
+extension SideEffectContext where S: State {
+  /// The latest committed state (a feature's context: the feature's slice of it). After an awaited
+  /// `dispatch` of a state updater returns, it includes that updater's change.
+  ///
+  /// In a feature's context whose element or child is missing, this is `S()` (see
+  /// ``ScopedStore/state``). A feature state without `init()` (a ``FeatureState`` that is not a ``State``)
+  /// reads its slice with ``getStateIfPresent()``.
+  @inlinable
+  public func getState() -> S {
+    switch backing {
+    case .store(let core): core.state
+    case .scope(let scope): scope.stateIfPresent ?? S()
+    }
   }
 }
 

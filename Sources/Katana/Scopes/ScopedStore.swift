@@ -23,7 +23,7 @@
 ///   they are never even looked at, so observers of other features cost a feature's dispatch nothing).
 ///
 /// A scope does not keep the store alive, only its internals, as a side effect's context does.
-public final class ScopedStore<S: State, D: SideEffectDependencyContainer>: Sendable {
+public final class ScopedStore<S: FeatureState, D: SideEffectDependencyContainer>: Sendable {
   @usableFromInline let core: ScopeCore<S>
 
   /// The feature's dependency container.
@@ -45,14 +45,11 @@ public final class ScopedStore<S: State, D: SideEffectDependencyContainer>: Send
 
   // MARK: - Reading state
 
-  /// The feature's slice of the latest committed state; `S()` if the scope's element or optional child is
-  /// missing (see ``stateIfPresent``).
-  public var state: S {
-    core.stateIfPresent ?? S()
-  }
-
   /// The feature's slice of the latest committed state, or nil if the scope's element of a collection has
   /// been removed or its optional child is nil.
+  ///
+  /// Available for every feature state; ``state``, which answers `S()` for a missing slice, needs a
+  /// ``State``.
   public var stateIfPresent: S? {
     core.stateIfPresent
   }
@@ -132,7 +129,7 @@ public final class ScopedStore<S: State, D: SideEffectDependencyContainer>: Send
   /// Mounts a child feature at a field of this feature's state; see
   /// `Store.scope(_:dependencies:)`.
   @inlinable
-  public func scope<Child: State, ChildDependencies: SideEffectDependencyContainer>(
+  public func scope<Child: FeatureState, ChildDependencies: SideEffectDependencyContainer>(
     _ keyPath: WritableKeyPath<S, Child>, dependencies: KeyPath<D, ChildDependencies>
   ) -> ScopedStore<Child, ChildDependencies> {
     ScopedStore<Child, ChildDependencies>(
@@ -143,7 +140,7 @@ public final class ScopedStore<S: State, D: SideEffectDependencyContainer>: Send
   /// Mounts a child feature at an optional field of this feature's state; see
   /// `Store.scope(_:dependencies:)` for optional fields.
   @inlinable
-  public func scope<Child: State, ChildDependencies: SideEffectDependencyContainer>(
+  public func scope<Child: FeatureState, ChildDependencies: SideEffectDependencyContainer>(
     _ keyPath: WritableKeyPath<S, Child?>, dependencies: KeyPath<D, ChildDependencies>
   ) -> ScopedStore<Child, ChildDependencies> {
     let id = core.optionalChildID(keyPath)
@@ -159,12 +156,21 @@ public final class ScopedStore<S: State, D: SideEffectDependencyContainer>: Send
   >(
     _ keyPath: WritableKeyPath<S, Elements>, id: Elements.Element.ID, dependencies: KeyPath<D, ChildDependencies>
   ) -> ScopedStore<Elements.Element, ChildDependencies>
-  where Elements.Element: State & Identifiable, Elements.Element.ID: Sendable {
+  where Elements.Element: FeatureState & Identifiable, Elements.Element.ID: Sendable {
     let scopeID = core.elementID(keyPath, id: id)
     return ScopedStore<Elements.Element, ChildDependencies>(
       core: core.element(
         keyPath, id: id, scopeID: scopeID, routes: core.elementRoutes(keyPath, id: id, scope: scopeID)),
       dependencies: self.dependencies[keyPath: dependencies])
+  }
+}
+
+extension ScopedStore where S: State {
+  /// The feature's slice of the latest committed state; `S()` if the scope's element or optional child is
+  /// missing (see ``stateIfPresent``). A feature state without `init()` (a ``FeatureState`` that is not a
+  /// ``State``) reads its slice with ``stateIfPresent``.
+  public var state: S {
+    core.stateIfPresent ?? S()
   }
 }
 
@@ -187,7 +193,7 @@ extension Store {
   ///   - keyPath: Where the feature's state lives in the store's state.
   ///   - dependencies: Where the feature's dependency container lives in the store's.
   @inlinable
-  public nonisolated func scope<Child: State, ChildDependencies: SideEffectDependencyContainer>(
+  public nonisolated func scope<Child: FeatureState, ChildDependencies: SideEffectDependencyContainer>(
     _ keyPath: WritableKeyPath<S, Child>, dependencies: KeyPath<D, ChildDependencies>
   ) -> ScopedStore<Child, ChildDependencies> {
     rootScope.scope(keyPath, dependencies: dependencies)
@@ -198,7 +204,7 @@ extension Store {
   /// While the field is nil, items dispatched through the scope fail with ``ScopeError/missingChild(_:)``
   /// and are not applied; ``ScopedStore/state`` is `Child()`.
   @inlinable
-  public nonisolated func scope<Child: State, ChildDependencies: SideEffectDependencyContainer>(
+  public nonisolated func scope<Child: FeatureState, ChildDependencies: SideEffectDependencyContainer>(
     _ keyPath: WritableKeyPath<S, Child?>, dependencies: KeyPath<D, ChildDependencies>
   ) -> ScopedStore<Child, ChildDependencies> {
     rootScope.scope(keyPath, dependencies: dependencies)
@@ -216,7 +222,7 @@ extension Store {
   >(
     _ keyPath: WritableKeyPath<S, Elements>, id: Elements.Element.ID, dependencies: KeyPath<D, ChildDependencies>
   ) -> ScopedStore<Elements.Element, ChildDependencies>
-  where Elements.Element: State & Identifiable, Elements.Element.ID: Sendable {
+  where Elements.Element: FeatureState & Identifiable, Elements.Element.ID: Sendable {
     rootScope.scope(keyPath, id: id, dependencies: dependencies)
   }
 }

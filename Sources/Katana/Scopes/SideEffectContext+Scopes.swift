@@ -35,7 +35,7 @@ extension SideEffectContext {
   ///   - keyPath: Where the feature's state lives in this context's state.
   ///   - dependencies: Where the feature's dependency container lives in this context's container.
   @inlinable
-  public func scope<Child: State, ChildDependencies: SideEffectDependencyContainer>(
+  public func scope<Child: FeatureState, ChildDependencies: SideEffectDependencyContainer>(
     _ keyPath: WritableKeyPath<S, Child>, dependencies: KeyPath<D, ChildDependencies>
   ) -> ScopedStore<Child, ChildDependencies> {
     asScope.scope(keyPath, dependencies: dependencies)
@@ -46,7 +46,7 @@ extension SideEffectContext {
   ///
   /// While the field is nil, items dispatched through the scope fail with ``ScopeError/missingChild(_:)``.
   @inlinable
-  public func scope<Child: State, ChildDependencies: SideEffectDependencyContainer>(
+  public func scope<Child: FeatureState, ChildDependencies: SideEffectDependencyContainer>(
     _ keyPath: WritableKeyPath<S, Child?>, dependencies: KeyPath<D, ChildDependencies>
   ) -> ScopedStore<Child, ChildDependencies> {
     asScope.scope(keyPath, dependencies: dependencies)
@@ -62,7 +62,7 @@ extension SideEffectContext {
   >(
     _ keyPath: WritableKeyPath<S, Elements>, id: Elements.Element.ID, dependencies: KeyPath<D, ChildDependencies>
   ) -> ScopedStore<Elements.Element, ChildDependencies>
-  where Elements.Element: State & Identifiable, Elements.Element.ID: Sendable {
+  where Elements.Element: FeatureState & Identifiable, Elements.Element.ID: Sendable {
     asScope.scope(keyPath, id: id, dependencies: dependencies)
   }
 }

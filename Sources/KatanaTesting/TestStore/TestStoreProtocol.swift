@@ -33,7 +33,7 @@ import Testing
 /// Only ``TestStore`` and ``ScopedTestStore`` conform.
 public protocol TestStoreProtocol<StateType, Dependencies>: AnyObject, Sendable {
   /// The feature's state.
-  associatedtype StateType: State
+  associatedtype StateType: FeatureState
   /// The feature's dependency container.
   associatedtype Dependencies: SideEffectDependencyContainer
 
@@ -43,7 +43,7 @@ public protocol TestStoreProtocol<StateType, Dependencies>: AnyObject, Sendable 
 
 /// The engine behind ``TestStoreProtocol``'s methods; an implementation detail, which only the test stores of
 /// this module make.
-public struct _TestScope<S: State, D: SideEffectDependencyContainer>: Sendable {
+public struct _TestScope<S: FeatureState, D: SideEffectDependencyContainer>: Sendable {
   let core: TestScopeCore<S, D>
 }
 
@@ -56,14 +56,23 @@ extension TestStore: TestStoreProtocol {
 
 // MARK: - State
 
-extension TestStoreProtocol {
+extension TestStoreProtocol where StateType: State {
   /// The feature's slice of the store's latest committed state (the initial state before the store has
   /// started); see ``TestStore/state``.
   ///
-  /// For a scope whose element or optional child is missing, the feature state's `init()` value (see
-  /// ``ScopedTestStore/stateIfPresent``).
+  /// For a scope whose element or optional child is missing, the feature state's `init()` value. A feature
+  /// state without `init()` (a `FeatureState` that is not a `State`) is read with ``stateIfPresent``, which
+  /// is nil then.
   public var state: StateType {
     _testScope.core.stateIfPresent ?? StateType()
+  }
+}
+
+extension TestStoreProtocol {
+  /// The feature's slice of the store's latest committed state, or nil for a scope whose element or optional
+  /// child is missing.
+  public var stateIfPresent: StateType? {
+    _testScope.core.stateIfPresent
   }
 
   /// The feature's dependency container.
@@ -337,7 +346,7 @@ extension TestStoreProtocol {
   /// - Parameters:
   ///   - keyPath: Where the feature's state lives in this state.
   ///   - dependencies: Where the feature's dependency container lives in this container.
-  public func scope<Child: State, ChildDependencies: SideEffectDependencyContainer>(
+  public func scope<Child: FeatureState, ChildDependencies: SideEffectDependencyContainer>(
     _ keyPath: WritableKeyPath<StateType, Child>, dependencies: KeyPath<Dependencies, ChildDependencies>
   ) -> ScopedTestStore<Child, ChildDependencies> {
     _testScope.core.child(keyPath, dependencies: dependencies)
@@ -347,7 +356,7 @@ extension TestStoreProtocol {
   ///
   /// While the field is nil, the handle's `dispatch` and `send` fail with `ScopeError.missingChild` and
   /// apply nothing, as the store's scope does; its `state` is `Child()`.
-  public func scope<Child: State, ChildDependencies: SideEffectDependencyContainer>(
+  public func scope<Child: FeatureState, ChildDependencies: SideEffectDependencyContainer>(
     _ keyPath: WritableKeyPath<StateType, Child?>, dependencies: KeyPath<Dependencies, ChildDependencies>
   ) -> ScopedTestStore<Child, ChildDependencies> {
     _testScope.core.child(optional: keyPath, dependencies: dependencies)
@@ -364,7 +373,7 @@ extension TestStoreProtocol {
     _ keyPath: WritableKeyPath<StateType, Elements>, id: Elements.Element.ID,
     dependencies: KeyPath<Dependencies, ChildDependencies>
   ) -> ScopedTestStore<Elements.Element, ChildDependencies>
-  where Elements.Element: State & Identifiable, Elements.Element.ID: Sendable {
+  where Elements.Element: FeatureState & Identifiable, Elements.Element.ID: Sendable {
     _testScope.core.element(keyPath, id: id, dependencies: dependencies)
   }
 }
