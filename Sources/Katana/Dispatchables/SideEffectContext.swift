@@ -86,16 +86,46 @@ public struct SideEffectContext<S: FeatureState, D: SideEffectDependencyContaine
   /// The store's dependency container (a feature's context: the feature's container).
   public let dependencies: D
 
+  /// Where ``emit(_:)`` hands the feature's outputs: the handler given where the feature was mounted; nil for
+  /// a store's own context and a scope mounted without one.
+  @usableFromInline let outputs: FeatureOutputRoute?
+
   @inlinable
   init(core: StoreCore<S, D>, dependencies: D) {
     self.backing = .store(core)
     self.dependencies = dependencies
+    self.outputs = nil
   }
 
   @inlinable
-  init(scope: ScopeCore<S>, dependencies: D) {
+  init(scope: ScopeCore<S>, dependencies: D, outputs: FeatureOutputRoute? = nil) {
     self.backing = .scope(scope)
     self.dependencies = dependencies
+    self.outputs = outputs
+  }
+
+  /// Tells the code that mounted this feature that something happened: hands `output` to the handler given
+  /// to `scope` where the feature was mounted, and waits for it. See ``FeatureOutput``.
+  ///
+  /// ```swift
+  /// try await context.emit(CatalogOutput.addToCart(product))
+  /// ```
+  ///
+  /// - Important: The handler runs in the calling task, after everything this task committed before, and
+  ///   `emit` returns once the handler has (with what it awaited committed). Cancelling the calling task
+  ///   cancels the handler. Outputs do not go through the store's mailbox or interceptors. With no handler
+  ///   for the output's type (the scope was mounted without one, or this is a store's own context), `emit`
+  ///   returns at once; a test store records the output for `receiveOutput`.
+  /// - Throws: What the handler throws, unchanged.
+  public nonisolated(nonsending) func emit<Output: FeatureOutput>(_ output: Output) async throws
+  where Output.StateType == S {
+    if let outputs, try await outputs.deliver(output) { return }
+    let receiver: (@Sendable (any FeatureOutput) async throws -> Void)?
+    switch backing {
+    case .store(let core): receiver = core.configuration.unhandledOutputReceiver
+    case .scope(let scope): receiver = scope.unhandledOutputReceiver
+    }
+    try await receiver?(output)
   }
 
   /// The latest committed state (a feature's context: the feature's slice of it), or nil in a feature's

@@ -43,6 +43,10 @@ final class RootedScope<Root: FeatureState, RootDependencies: SideEffectDependen
     return path.read(core.state)
   }
 
+  override var unhandledOutputReceiver: (@Sendable (any FeatureOutput) async throws -> Void)? {
+    core.configuration.unhandledOutputReceiver
+  }
+
   override var rootState: any State {
     // The root is a store's state, and a store's state is a `State` (`Store<S: State, D>`).
     core.state as! any State

@@ -103,6 +103,10 @@ class ScopeCore<S: FeatureState>: @unchecked Sendable {
   /// state is not a `State`).
   var rootState: any State { abstract() }
 
+  /// Where the outputs that no handler takes go: the root store's
+  /// `StoreConfiguration.unhandledOutputReceiver`.
+  var unhandledOutputReceiver: (@Sendable (any FeatureOutput) async throws -> Void)? { abstract() }
+
   /// This scope's slice of `root`, a state of the root store (nil if it is missing, or `root` is of another type).
   func slice(of root: Any) -> S? { abstract() }
 

@@ -6,7 +6,7 @@ extension SideEffectContext {
   var asScope: ScopedStore<S, D> {
     switch backing {
     case .store(let core): ScopedStore(core: RootedScope<S, D, S>(root: core), dependencies: dependencies)
-    case .scope(let scope): ScopedStore(core: scope, dependencies: dependencies)
+    case .scope(let scope): ScopedStore(core: scope, dependencies: dependencies, outputs: outputs)
     }
   }
 
@@ -64,5 +64,40 @@ extension SideEffectContext {
   ) -> ScopedStore<Elements.Element, ChildDependencies>
   where Elements.Element: FeatureState & Identifiable, Elements.Element.ID: Sendable {
     asScope.scope(keyPath, id: id, dependencies: dependencies)
+  }
+}
+
+extension SideEffectContext {
+  /// Mounts a feature at a field of this context's state, from inside a side effect, and handles the
+  /// outputs it emits with this context; see `Store.scope(_:dependencies:outputs:)`.
+  public func scope<Child: FeatureState, ChildDependencies: SideEffectDependencyContainer, Output: FeatureOutput>(
+    _ keyPath: WritableKeyPath<S, Child>, dependencies: KeyPath<D, ChildDependencies>,
+    outputs: @escaping FeatureOutputHandler<Output, S, D>
+  ) -> ScopedStore<Child, ChildDependencies> where Output.StateType == Child {
+    asScope.scope(keyPath, dependencies: dependencies, outputs: outputs)
+  }
+
+  /// Mounts a feature at an optional field of this context's state, from inside a side effect, and handles
+  /// its outputs with this context; see `Store.scope(_:dependencies:outputs:)`.
+  public func scope<Child: FeatureState, ChildDependencies: SideEffectDependencyContainer, Output: FeatureOutput>(
+    _ keyPath: WritableKeyPath<S, Child?>, dependencies: KeyPath<D, ChildDependencies>,
+    outputs: @escaping FeatureOutputHandler<Output, S, D>
+  ) -> ScopedStore<Child, ChildDependencies> where Output.StateType == Child {
+    asScope.scope(keyPath, dependencies: dependencies, outputs: outputs)
+  }
+
+  /// Mounts a feature on an element of an identified collection of this context's state, from inside a side
+  /// effect, and handles its outputs with this context; see `Store.scope(_:dependencies:outputs:)`.
+  public func scope<
+    Elements: MutableCollection & RandomAccessCollection & Sendable, ChildDependencies: SideEffectDependencyContainer,
+    Output: FeatureOutput
+  >(
+    _ keyPath: WritableKeyPath<S, Elements>, id: Elements.Element.ID, dependencies: KeyPath<D, ChildDependencies>,
+    outputs: @escaping FeatureOutputHandler<Output, S, D>
+  ) -> ScopedStore<Elements.Element, ChildDependencies>
+  where
+    Elements.Element: FeatureState & Identifiable, Elements.Element.ID: Sendable, Output.StateType == Elements.Element
+  {
+    asScope.scope(keyPath, id: id, dependencies: dependencies, outputs: outputs)
   }
 }
