@@ -17,7 +17,7 @@ extension SideEffectContext {
   /// context, without the feature knowing the app, and without the app holding the store in its container:
   ///
   /// ```swift
-  /// // In the app: the catalog's container asks for `addToCart`; the app answers with its own side effect.
+  /// // In the app: the catalog's `CatalogOutput.addToCart` output is handled with this side effect of the app.
   /// struct AddCatalogProductToCart: SideEffect {
   ///   let product: Product
   ///   func sideEffect(_ context: SideEffectContext<AppState, AppDependencies>) async throws {
