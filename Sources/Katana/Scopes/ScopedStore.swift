@@ -159,7 +159,7 @@ public final class ScopedStore<S: FeatureState, D: SideEffectDependencyContainer
   }
 
   /// Mounts a child feature at a field of this feature's state, handling its outputs with this feature's
-  /// context; see ``Store/scope(_:dependencies:outputs:)``.
+  /// context; see ``Store/scope(_:dependencies:outputs:)-(WritableKeyPath<S,Child>,_,_)``.
   public func scope<
     Child: FeatureState, ChildDependencies: SideEffectDependencyContainer, Output: FeatureOutput
   >(
@@ -170,7 +170,7 @@ public final class ScopedStore<S: FeatureState, D: SideEffectDependencyContainer
   }
 
   /// Mounts a child feature at an optional field of this feature's state, handling its outputs with this
-  /// feature's context; see ``Store/scope(_:dependencies:outputs:)``.
+  /// feature's context; see ``Store/scope(_:dependencies:outputs:)-(WritableKeyPath<S,Child>,_,_)``.
   public func scope<
     Child: FeatureState, ChildDependencies: SideEffectDependencyContainer, Output: FeatureOutput
   >(
@@ -181,7 +181,7 @@ public final class ScopedStore<S: FeatureState, D: SideEffectDependencyContainer
   }
 
   /// Mounts a feature on one element of an identified collection of this feature's state, handling its
-  /// outputs with this feature's context; see ``Store/scope(_:dependencies:outputs:)``.
+  /// outputs with this feature's context; see ``Store/scope(_:dependencies:outputs:)-(WritableKeyPath<S,Child>,_,_)``.
   public func scope<
     Elements: MutableCollection & RandomAccessCollection & Sendable, ChildDependencies: SideEffectDependencyContainer,
     Output: FeatureOutput
@@ -309,7 +309,7 @@ extension Store {
   }
 
   /// Mounts a feature at an optional field of the state, and handles its outputs with the store's context;
-  /// see ``scope(_:dependencies:outputs:)``.
+  /// see ``scope(_:dependencies:outputs:)-(WritableKeyPath<S,Child>,_,_)``.
   public nonisolated func scope<
     Child: FeatureState, ChildDependencies: SideEffectDependencyContainer, Output: FeatureOutput
   >(
@@ -321,7 +321,7 @@ extension Store {
   }
 
   /// Mounts a feature on an element of an identified collection of the state, and handles its outputs with
-  /// the store's context; see ``scope(_:dependencies:outputs:)``.
+  /// the store's context; see ``scope(_:dependencies:outputs:)-(WritableKeyPath<S,Child>,_,_)``.
   public nonisolated func scope<
     Elements: MutableCollection & RandomAccessCollection & Sendable, ChildDependencies: SideEffectDependencyContainer,
     Output: FeatureOutput
