@@ -210,3 +210,13 @@ private struct OutMountAndCheckout: SideEffect {
     try await cart.dispatch(OutCheckout())
   }
 }
+
+@Suite("Feature outputs: cost")
+struct FeatureOutputCostTests {
+  /// A context passed as `any AnySideEffectContext` (to every returning side effect) must fit an existential's
+  /// inline buffer of three words, or each dispatch would box it on the heap. The output route is one
+  /// reference for that reason.
+  @Test func aSideEffectContext_fitsAnExistentialsInlineBuffer() {
+    #expect(MemoryLayout<SideEffectContext<OutShop, OutShopDependencies>>.size <= 3 * MemoryLayout<Int>.size)
+  }
+}

@@ -41,8 +41,12 @@ public typealias FeatureOutputHandler<Output: FeatureOutput, ParentState: Featur
 where ParentDependencies: SideEffectDependencyContainer
 
 /// Where a scope's outputs go: the handler given to `scope`, with the context of the code that mounted it.
+///
+/// A class, so that a ``SideEffectContext`` that carries one stays three words: it fits an existential's inline
+/// buffer, and passing it as `any AnySideEffectContext` (to a returning side effect, per dispatch) allocates
+/// nothing.
 @usableFromInline
-struct FeatureOutputRoute: Sendable {
+final class FeatureOutputRoute: Sendable {
   /// Hands `output` to the handler and returns true, or returns false if the handler takes another type.
   let deliver: @Sendable (any FeatureOutput) async throws -> Bool
 

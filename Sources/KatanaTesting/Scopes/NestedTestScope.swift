@@ -131,6 +131,12 @@ final class NestedTestScope<
       matching: matches, at: location)
   }
 
+  override nonisolated(nonsending) func receiveOutput(
+    expecting expectation: String, matching matches: (any FeatureOutput) -> Bool, at location: SourceLocation
+  ) async -> (any FeatureOutput)? {
+    await root.receiveOutput(expecting: expectation, matching: matches, at: location)
+  }
+
   // MARK: - The rest of the surface
 
   override func cancel(id: some Hashable & Sendable) {

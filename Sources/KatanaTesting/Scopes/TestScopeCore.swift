@@ -59,6 +59,11 @@ class TestScopeCore<S: FeatureState, D: SideEffectDependencyContainer>: @uncheck
     expecting expectation: String, from item: (any Dispatchable) -> Bool, matching matches: (any Error) -> Bool,
     at location: SourceLocation
   ) async -> (any Error)? { abstract() }
+  /// Takes the next feature output that nothing handled, from the test store's one queue of outputs.
+  @discardableResult
+  nonisolated(nonsending) func receiveOutput(
+    expecting expectation: String, matching matches: (any FeatureOutput) -> Bool, at location: SourceLocation
+  ) async -> (any FeatureOutput)? { abstract() }
   func cancel(id: some Hashable & Sendable) { abstract() }
 
   func addListener(_ listener: @escaping StoreListener<S>) -> StoreUnsubscribe { abstract() }
@@ -162,6 +167,12 @@ final class RootTestScope<S: State & Equatable, D: SideEffectDependencyContainer
     at location: SourceLocation
   ) async -> (any Error)? {
     await testStore.receiveError(expecting: expectation, from: item, matching: matches, at: location)
+  }
+
+  override nonisolated(nonsending) func receiveOutput(
+    expecting expectation: String, matching matches: (any FeatureOutput) -> Bool, at location: SourceLocation
+  ) async -> (any FeatureOutput)? {
+    await testStore.receiveOutput(expecting: expectation, matching: matches, at: location)
   }
 
   override func cancel(id: some Hashable & Sendable) {

@@ -253,6 +253,35 @@ extension TestStoreProtocol {
       at: sourceLocation(fileID: fileID, filePath: filePath, line: line, column: column))
   }
 
+  /// Asserts that the next feature output that nothing handled equals `output`, an output of this feature;
+  /// see ``TestStore/receiveOutput(_:fileID:filePath:line:column:)-(Output,_,_,_,_)``.
+  ///
+  /// Outputs are the test store's, in one queue in the order they were emitted, whichever handle asserts
+  /// them: through a scope, the feature's own outputs (a scope of the test store is mounted without a
+  /// handler, so its feature's outputs are recorded).
+  public nonisolated(nonsending) func receiveOutput<Output: FeatureOutput & Equatable>(
+    _ output: Output,
+    fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
+  ) async where Output.StateType == StateType {
+    await _testScope.core.receiveOutput(
+      expecting: describe(output), matching: { ($0 as? Output) == output },
+      at: sourceLocation(fileID: fileID, filePath: filePath, line: line, column: column))
+  }
+
+  /// Asserts that the next feature output that nothing handled is an output of this feature of type
+  /// `Output`, and returns it; see the form above, which compares the output with an expected value.
+  ///
+  /// - Returns: The output, or nil (after recording an issue) if none came.
+  @discardableResult
+  public nonisolated(nonsending) func receiveOutput<Output: FeatureOutput>(
+    _ type: Output.Type,
+    fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
+  ) async -> Output? where Output.StateType == StateType {
+    await _testScope.core.receiveOutput(
+      expecting: "an output of type \(Output.self)", matching: { $0 is Output },
+      at: sourceLocation(fileID: fileID, filePath: filePath, line: line, column: column)) as? Output
+  }
+
   /// Drops the received items that the test has not asserted yet, those of every feature; see
   /// ``TestStore/skipReceivedItems(fileID:filePath:line:column:)``.
   public func skipReceivedItems(

@@ -65,7 +65,7 @@ struct ComingFromTCA {
     try await row.dispatch(Complete())
     await row.receive(ToggleDone()) { $0.isDone = true }
     // TCA: await store.receive(\.todos[id: 2].delegate.completed)
-    await store.receiveOutput(TodoOutput.completed(title: "eggs"))
+    await row.receiveOutput(TodoOutput.completed(title: "eggs"))
     try await store.dispatch(DeleteTodo(id: eggs.id)) { $0.todos.remove(id: eggs.id) }
     await store.finish()
   }
