@@ -36,7 +36,7 @@ public protocol AnySideEffect: Dispatchable {
 /// global concurrent executor, as usual; a synchronous one runs where it is called.
 public protocol SideEffect: AnySideEffect {
   /// The state of the store this side effect runs in.
-  associatedtype StateType: State
+  associatedtype StateType: FeatureState
   /// The dependency container of the store this side effect runs in.
   associatedtype Dependencies: SideEffectDependencyContainer
 

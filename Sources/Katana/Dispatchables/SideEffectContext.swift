@@ -45,7 +45,7 @@ extension AnySideEffectContext {
   /// ```
   ///
   /// - Throws: ``StoreError/wrongContextType(expected:actual:)`` if the store has other types.
-  public func typed<S: State, D: SideEffectDependencyContainer>(_ state: S.Type, _ dependencies: D.Type) throws
+  public func typed<S: FeatureState, D: SideEffectDependencyContainer>(_ state: S.Type, _ dependencies: D.Type) throws
     -> SideEffectContext<S, D>
   {
     guard let typed = self as? SideEffectContext<S, D> else {
@@ -73,7 +73,7 @@ extension AnySideEffectContext {
 ///
 /// The context does not keep the store alive: once the store has shut down, dispatching through it throws
 /// ``StoreError/storeShutDown``.
-public struct SideEffectContext<S: State, D: SideEffectDependencyContainer>: AnySideEffectContext {
+public struct SideEffectContext<S: FeatureState, D: SideEffectDependencyContainer>: AnySideEffectContext {
   /// What the context dispatches to: a store of state `S`, or a scope whose slice is an `S`.
   @usableFromInline
   enum Backing: Sendable {
@@ -86,28 +86,59 @@ public struct SideEffectContext<S: State, D: SideEffectDependencyContainer>: Any
   /// The store's dependency container (a feature's context: the feature's container).
   public let dependencies: D
 
+  /// Where ``emit(_:)`` hands the feature's outputs: the handler given where the feature was mounted; nil for
+  /// a store's own context and a scope mounted without one.
+  @usableFromInline let outputs: FeatureOutputRoute?
+
   @inlinable
   init(core: StoreCore<S, D>, dependencies: D) {
     self.backing = .store(core)
     self.dependencies = dependencies
+    self.outputs = nil
   }
 
   @inlinable
-  init(scope: ScopeCore<S>, dependencies: D) {
+  init(scope: ScopeCore<S>, dependencies: D, outputs: FeatureOutputRoute? = nil) {
     self.backing = .scope(scope)
     self.dependencies = dependencies
+    self.outputs = outputs
   }
 
-  /// The latest committed state (a feature's context: the feature's slice of it). After an awaited
-  /// `dispatch` of a state updater returns, it includes that updater's change.
+  /// Tells the code that mounted this feature that something happened: hands `output` to the handler given
+  /// to `scope` where the feature was mounted, and waits for it. See ``FeatureOutput``.
   ///
-  /// In a feature's context whose element or child is missing, this is `S()` (see
-  /// ``ScopedStore/state``).
+  /// ```swift
+  /// try await context.emit(CatalogOutput.addToCart(product))
+  /// ```
+  ///
+  /// - Important: The handler runs in the calling task, after everything this task committed before, and
+  ///   `emit` returns once the handler has (with what it awaited committed). Cancelling the calling task
+  ///   cancels the handler. Outputs do not go through the store's mailbox or interceptors. With no handler
+  ///   for the output's type (the scope was mounted without one, or this is a store's own context), `emit`
+  ///   returns at once; a test store records the output for `receiveOutput`.
+  /// - Throws: What the handler throws, unchanged.
+  public nonisolated(nonsending) func emit<Output: FeatureOutput>(_ output: Output) async throws
+  where Output.StateType == S {
+    if let outputs, try await outputs.deliver(output) { return }
+    let receiver: (@Sendable (any FeatureOutput) async throws -> Void)?
+    switch backing {
+    case .store(let core): receiver = core.configuration.unhandledOutputReceiver
+    case .scope(let scope): receiver = scope.unhandledOutputReceiver
+    }
+    try await receiver?(output)
+  }
+
+  /// The latest committed state (a feature's context: the feature's slice of it), or nil in a feature's
+  /// context whose element or optional child is missing. After an awaited `dispatch` of a state updater
+  /// returns, it includes that updater's change.
+  ///
+  /// Available for every feature state; ``getState()``, which answers `S()` for a missing slice, needs a
+  /// ``State``.
   @inlinable
-  public func getState() -> S {
+  public func getStateIfPresent() -> S? {
     switch backing {
     case .store(let core): core.state
-    case .scope(let scope): scope.stateIfPresent ?? S()
+    case .scope(let scope): scope.stateIfPresent
     }
   }
 
@@ -205,8 +236,32 @@ public struct SideEffectContext<S: State, D: SideEffectDependencyContainer>: Any
     dependencies
   }
 
+  /// The latest committed state as a ``State``: the store's, or in a feature's context the feature's slice
+  /// (`S()` if it is missing); for a feature state that is not a ``State`` (it has no `init()`), the root
+  /// store's whole state.
   public func getAnyState() -> any State {
-    getState()
+    switch backing {
+    case .store(let core): return core.state as! any State  // A store's state is a `State` (`Store<S: State, D>`).
+    case .scope(let scope):
+      guard S.self is any State.Type else { return scope.rootState }
+      return scope.stateIfPresent as? any State ?? (S.self as! any State.Type).init()
+    }
+  }
+}
+
+extension SideEffectContext where S: State {
+  /// The latest committed state (a feature's context: the feature's slice of it). After an awaited
+  /// `dispatch` of a state updater returns, it includes that updater's change.
+  ///
+  /// In a feature's context whose element or child is missing, this is `S()` (see
+  /// ``ScopedStore/state``). A feature state without `init()` (a ``FeatureState`` that is not a ``State``)
+  /// reads its slice with ``getStateIfPresent()``.
+  @inlinable
+  public func getState() -> S {
+    switch backing {
+    case .store(let core): core.state
+    case .scope(let scope): scope.stateIfPresent ?? S()
+    }
   }
 }
 

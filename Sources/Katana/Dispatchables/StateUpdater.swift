@@ -35,7 +35,7 @@ public protocol AnyStateUpdater: Dispatchable {
 ///   ``StoreError/dispatchFromStateUpdater(_:)``.
 public protocol StateUpdater: AnyStateUpdater {
   /// The state this updater changes. It must be the store's state type.
-  associatedtype StateType: State
+  associatedtype StateType: FeatureState
 
   /// Applies the change to `state`.
   func updateState(_ state: inout StateType)
@@ -51,6 +51,11 @@ extension StateUpdater {
         expected: String(reflecting: StateType.self), actual: String(reflecting: type(of: currentState)))
     }
     updateState(&state)
-    return state
+    // A feature state that is not a `State` never gets here: `currentState` would not have cast to it.
+    guard let result = state as? any State else {
+      throw StoreError.wrongStateType(
+        expected: String(reflecting: StateType.self), actual: String(reflecting: type(of: currentState)))
+    }
+    return result
   }
 }

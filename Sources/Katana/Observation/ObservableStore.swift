@@ -79,6 +79,9 @@
     /// Test hook: called on the main actor once the model's task has subscribed to the source's states (or
     /// found it shut down), before the first state arrives.
     var didSubscribe: (() -> Void)?
+    /// Waits of the package's test helpers (`waitUntilShows` in KatanaTesting): resumed after each state the
+    /// model applies, when its task ends, and by ``wakeApplyWaiters()``.
+    private var applyWaiters: [CheckedContinuation<Void, Never>] = []
 
     /// Creates a model that shows `store`'s state and sends to it.
     ///
@@ -111,6 +114,10 @@
       // The task holds the model weakly, and the source only until the task ends: releasing the model
       // cancels it, which ends the wait for readiness or the stream (whose subscription is then removed).
       updates = Task { [weak self, source] in
+        defer {
+          self?.updatesEnded = true
+          self?.wakeApplyWaiters()
+        }
         do {
           try await source.waitUntilReady()
         } catch {
@@ -122,6 +129,42 @@
           guard let self else { return }
           self.apply(state)
         }
+      }
+    }
+
+    // MARK: - Waiting (for the package's test helpers)
+
+    /// The store's or scope's latest committed state, which the model shows once it has caught up.
+    package var latestCommittedState: S {
+      source.state
+    }
+
+    /// The state the model shows, read without registering an access with Observation.
+    package var untrackedState: S {
+      current
+    }
+
+    /// Whether the model still follows its source: false once the store has shut down (or failed to start),
+    /// after which the model keeps the last state it applied.
+    package var isFollowing: Bool {
+      !updatesEnded
+    }
+
+    /// Set when the model's task has ended.
+    private var updatesEnded = false
+
+    /// Returns after the model applies its next state, its task ends, or ``wakeApplyWaiters()`` is called.
+    package func waitForNextApply() async {
+      guard !updatesEnded else { return }
+      await withCheckedContinuation { applyWaiters.append($0) }
+    }
+
+    /// Resumes every ``waitForNextApply()`` (a failsafe that expired).
+    package func wakeApplyWaiters() {
+      let waiters = applyWaiters
+      applyWaiters = []
+      for waiter in waiters {
+        waiter.resume()
       }
     }
 
@@ -225,7 +268,10 @@
 
     /// Notifies the observers of every key path whose value differs in `new`, and shows `new`.
     private func apply(_ new: S) {
-      defer { didApply?(new) }
+      defer {
+        didApply?(new)
+        wakeApplyWaiters()
+      }
       let old = current
       if let stateIsUnchanged, stateIsUnchanged(old, new) { return }
       // Decided before anyone is notified: an observer's `onChange` may read through the model, which adds

@@ -35,7 +35,7 @@ extension Store: ObservableStoreSource {
   typealias Dependencies = D
 }
 
-extension ScopedStore: ObservableStoreSource {
+extension ScopedStore: ObservableStoreSource where S: State {
   typealias StateType = S
   typealias Dependencies = D
 

@@ -97,7 +97,7 @@ final class ObserverStartup<Event: Sendable>: Sendable {
 
 /// How an observer takes its first value, given the state at registration.
 @usableFromInline
-enum ObserverStart<S: State> {
+enum ObserverStart<S: FeatureState> {
   /// In the critical section that registers the observer: for a first value that runs no user code (pushing
   /// the state into a new stream, keeping it for later). The observer is live at once, so every delivery is
   /// handled by the commit that makes it, while that commit holds the store's turn: listeners stay one call at

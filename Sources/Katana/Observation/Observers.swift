@@ -1,6 +1,6 @@
 /// A registered listener.
 @usableFromInline
-struct ListenerEntry<S: State> {
+struct ListenerEntry<S: FeatureState> {
   @usableFromInline let id: UInt64
   @usableFromInline let listener: StoreListener<S>
   /// Cleared by the unsubscribe closure, without the store's lock: a listener removed from inside a state
@@ -24,7 +24,7 @@ struct ListenerEntry<S: State> {
 /// the stream is requested, in code specialised for the store's state type, while a subclass's overrides
 /// would run unspecialised (generic code called through a vtable).
 @usableFromInline
-final class StateSubscriber<S: State>: Sendable {
+final class StateSubscriber<S: FeatureState>: Sendable {
   @usableFromInline let id: UInt64
   /// Whether ``receive`` needs the state before the change (which costs a copy of whatever the change
   /// mutates).
@@ -98,7 +98,7 @@ final class StateSubscriber<S: State>: Sendable {
 
 /// A delivery to a ``StateSubscriber``, as ``ObserverStartup`` queues it.
 @usableFromInline
-struct StateDelivery<S: State>: Sendable {
+struct StateDelivery<S: FeatureState>: Sendable {
   @usableFromInline let old: S?
   @usableFromInline let new: S
   /// Whether this is the initial state of a store that just became ready, not a commit.
@@ -138,7 +138,7 @@ final class LastValue<Value: Equatable & Sendable>: @unchecked Sendable {
 /// Removing observers hands them back, so that the store releases them after unlocking: a closure's captures
 /// may run code in their deinit.
 @usableFromInline
-struct Observers<S: State> {
+struct Observers<S: FeatureState> {
   @usableFromInline private(set) var listeners: [ListenerEntry<S>] = []
   @usableFromInline private(set) var subscribers: [StateSubscriber<S>] = []
   /// Whether a commit must keep a copy of the state before the change.
@@ -250,7 +250,7 @@ struct Observers<S: State> {
 
 /// A committed change, delivered to its observers after the store's lock is released.
 @usableFromInline
-struct Commit<S: State> {
+struct Commit<S: FeatureState> {
   @usableFromInline let old: S?
   @usableFromInline let new: S
   @usableFromInline let listeners: [ListenerEntry<S>]

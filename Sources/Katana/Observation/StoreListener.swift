@@ -1,7 +1,7 @@
 /// Called with the state before and after each committed change.
 ///
 /// See ``Store/addListener(_:)`` for when and where listeners run.
-public typealias StoreListener<S: State> = @Sendable (_ oldState: S, _ newState: S) -> Void
+public typealias StoreListener<S: FeatureState> = @Sendable (_ oldState: S, _ newState: S) -> Void
 
 /// A ``StoreListener`` for code that does not know the store's state type.
 public typealias AnyStoreListener = @Sendable (_ oldState: any State, _ newState: any State) -> Void
@@ -10,7 +10,7 @@ public typealias AnyStoreListener = @Sendable (_ oldState: any State, _ newState
 public typealias StoreUnsubscribe = @Sendable () -> Void
 
 /// One committed change of a store's state, as delivered by ``Store/changes(buffering:)``.
-public struct StateChange<S: State>: Sendable {
+public struct StateChange<S: FeatureState>: Sendable {
   /// The state before the change.
   public let old: S
   /// The state after the change.

@@ -2,7 +2,7 @@
 /// an ``UndoHistory``: called in commit order, while the committing updater holds the store's turn, outside the
 /// store's lock.
 @usableFromInline
-final class CommitHook<S: State>: Sendable {
+final class CommitHook<S: FeatureState>: Sendable {
   /// Whether the hook wants the state before the next commit (a recorder with no initial state since a reset).
   @usableFromInline let needsBefore: AtomicFlag
   @usableFromInline let record: @Sendable (_ item: any Dispatchable, _ before: S?, _ after: S) -> Void

@@ -5,7 +5,8 @@
 /// go through its interceptors (as ``ScopedStateUpdater``s, which apply at the slice), side effects run with
 /// the feature's context, observers are the root store's, filtered to the slice.
 @usableFromInline
-final class RootedScope<Root: State, RootDependencies: SideEffectDependencyContainer, S: State>: ScopeCore<S>,
+final class RootedScope<Root: FeatureState, RootDependencies: SideEffectDependencyContainer, S: FeatureState>:
+  ScopeCore<S>,
   @unchecked Sendable
 {
   // Sendable: immutable.
@@ -40,6 +41,15 @@ final class RootedScope<Root: State, RootDependencies: SideEffectDependencyConta
       return nil
     }
     return path.read(core.state)
+  }
+
+  override var unhandledOutputReceiver: (@Sendable (any FeatureOutput) async throws -> Void)? {
+    core.configuration.unhandledOutputReceiver
+  }
+
+  override var rootState: any State {
+    // The root is a store's state, and a store's state is a `State` (`Store<S: State, D>`).
+    core.state as! any State
   }
 
   // MARK: - Side effects
@@ -243,12 +253,14 @@ final class RootedScope<Root: State, RootDependencies: SideEffectDependencyConta
 
   // MARK: - Child scopes
 
-  override func child<C: State>(_ keyPath: WritableKeyPath<S, C>, id: ScopeID, routes: ScopeRoutes<C>) -> ScopeCore<C> {
+  override func child<C: FeatureState>(_ keyPath: WritableKeyPath<S, C>, id: ScopeID, routes: ScopeRoutes<C>)
+    -> ScopeCore<C>
+  {
     RootedScope<Root, RootDependencies, C>(
       core: core, id: id, path: path.appending(keyPath, offset: MemoryLayout<S>.offset(of: keyPath)), routes: routes)
   }
 
-  override func child<C: State>(optional keyPath: WritableKeyPath<S, C?>, id: ScopeID, routes: ScopeRoutes<C>)
+  override func child<C: FeatureState>(optional keyPath: WritableKeyPath<S, C?>, id: ScopeID, routes: ScopeRoutes<C>)
     -> ScopeCore<C>
   {
     RootedScope<Root, RootDependencies, C>(
@@ -259,7 +271,7 @@ final class RootedScope<Root: State, RootDependencies: SideEffectDependencyConta
   override func element<Elements: MutableCollection>(
     _ keyPath: WritableKeyPath<S, Elements>, id elementID: Elements.Element.ID, scopeID: ScopeID,
     routes: ScopeRoutes<Elements.Element>
-  ) -> ScopeCore<Elements.Element> where Elements.Element: State & Identifiable, Elements.Element.ID: Sendable {
+  ) -> ScopeCore<Elements.Element> where Elements.Element: FeatureState & Identifiable, Elements.Element.ID: Sendable {
     RootedScope<Root, RootDependencies, Elements.Element>(
       core: core, id: scopeID,
       path: path.appending(keyPath, offset: MemoryLayout<S>.offset(of: keyPath), id: elementID), routes: routes)
@@ -326,7 +338,7 @@ extension StoreCore {
 /// What a scope's listener or stream of changes saw last, read lazily from root states: the state at
 /// registration is kept as it is (registration runs no user code under the store's lock) and its slice read by
 /// the first delivery.
-final class SliceChanges<Root, S: State>: @unchecked Sendable {
+final class SliceChanges<Root, S: FeatureState>: @unchecked Sendable {
   // Sendable: `seen` is only touched by deliveries, which the store's turn serialises, and by `start(at:)`, under
   // the store's lock before any delivery or while the store starts (before any commit); the lock hands it over.
 

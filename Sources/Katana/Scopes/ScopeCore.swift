@@ -10,7 +10,7 @@
 /// methods rather than a protocol: the feature's items keep their static types all the way to the root
 /// store.)
 @usableFromInline
-class ScopeCore<S: State>: @unchecked Sendable {
+class ScopeCore<S: FeatureState>: @unchecked Sendable {
   // Sendable: immutable; subclasses add only immutable stored properties.
 
   /// Which scope this is.
@@ -99,6 +99,14 @@ class ScopeCore<S: State>: @unchecked Sendable {
   @usableFromInline
   var stateIfPresent: S? { abstract() }
 
+  /// The root store's whole state (what a feature's context answers to `getAnyState()` when the feature's
+  /// state is not a `State`).
+  var rootState: any State { abstract() }
+
+  /// Where the outputs that no handler takes go: the root store's
+  /// `StoreConfiguration.unhandledOutputReceiver`.
+  var unhandledOutputReceiver: (@Sendable (any FeatureOutput) async throws -> Void)? { abstract() }
+
   /// This scope's slice of `root`, a state of the root store (nil if it is missing, or `root` is of another type).
   func slice(of root: Any) -> S? { abstract() }
 
@@ -154,12 +162,14 @@ class ScopeCore<S: State>: @unchecked Sendable {
 
   /// The scope of the field at `keyPath`, with id `id` (``childID(_:)``) and the fast path `applyIfIdle`.
   @usableFromInline
-  func child<C: State>(_ keyPath: WritableKeyPath<S, C>, id: ScopeID, routes: ScopeRoutes<C>) -> ScopeCore<C> {
+  func child<C: FeatureState>(_ keyPath: WritableKeyPath<S, C>, id: ScopeID, routes: ScopeRoutes<C>) -> ScopeCore<C> {
     abstract()
   }
   /// The scope of the value of the optional field at `keyPath` (id: ``optionalChildID(_:)``).
   @usableFromInline
-  func child<C: State>(optional keyPath: WritableKeyPath<S, C?>, id: ScopeID, routes: ScopeRoutes<C>) -> ScopeCore<C> {
+  func child<C: FeatureState>(optional keyPath: WritableKeyPath<S, C?>, id: ScopeID, routes: ScopeRoutes<C>)
+    -> ScopeCore<C>
+  {
     abstract()
   }
   /// The scope of the element with identifier `elementID` of the collection at `keyPath` (id:
@@ -168,7 +178,7 @@ class ScopeCore<S: State>: @unchecked Sendable {
   func element<Elements: MutableCollection>(
     _ keyPath: WritableKeyPath<S, Elements>, id elementID: Elements.Element.ID, scopeID: ScopeID,
     routes: ScopeRoutes<Elements.Element>
-  ) -> ScopeCore<Elements.Element> where Elements.Element: State & Identifiable, Elements.Element.ID: Sendable {
+  ) -> ScopeCore<Elements.Element> where Elements.Element: FeatureState & Identifiable, Elements.Element.ID: Sendable {
     abstract()
   }
 
@@ -190,7 +200,8 @@ class ScopeCore<S: State>: @unchecked Sendable {
   @inlinable
   final func elementRoutes<Elements: MutableCollection & Sendable>(
     _ keyPath: WritableKeyPath<S, Elements>, id: Elements.Element.ID, scope: ScopeID
-  ) -> ScopeRoutes<Elements.Element> where Elements.Element: State & Identifiable, Elements.Element.ID: Sendable {
+  ) -> ScopeRoutes<Elements.Element>
+  where Elements.Element: FeatureState & Identifiable, Elements.Element.ID: Sendable {
     routes.appending(ElementStep(keyPath, id: id, scope: scope))
   }
 

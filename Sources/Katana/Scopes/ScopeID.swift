@@ -93,7 +93,7 @@ struct ScopedEffectKey: Hashable, @unchecked Sendable {
 extension ScopeID {
   /// The ``description`` of the scope a store mounts at `keyPath` of its state `Root` (`store.scope(keyPath, ...)`):
   /// with `optional`, of a scope on an optional field (which adds `?`). The log format matches scopes by it.
-  package static func description<Root: State>(of keyPath: AnyKeyPath, in _: Root.Type, optional: Bool = false)
+  package static func description<Root: FeatureState>(of keyPath: AnyKeyPath, in _: Root.Type, optional: Bool = false)
     -> String
   {
     ScopeCore<Root>.describe(keyPath, from: String(describing: Root.self)) + (optional ? "?" : "")
@@ -102,14 +102,14 @@ extension ScopeID {
 
 extension ScopeID {
   /// The id of the scope a store of state `Root` mounts at `keyPath` (as `store.scope(keyPath, ...)` makes it).
-  package static func field<Root: State, C>(_ keyPath: WritableKeyPath<Root, C>) -> ScopeID {
+  package static func field<Root: FeatureState, C>(_ keyPath: WritableKeyPath<Root, C>) -> ScopeID {
     ScopeID(
       identity: ScopeIdentity.root.appending(keyPath), location: rootLocation(of: keyPath),
       description: description(of: keyPath, in: Root.self))
   }
 
   /// The id of the scope a store of state `Root` mounts at the optional field `keyPath`.
-  package static func optionalField<Root: State, C>(_ keyPath: WritableKeyPath<Root, C?>) -> ScopeID {
+  package static func optionalField<Root: FeatureState, C>(_ keyPath: WritableKeyPath<Root, C?>) -> ScopeID {
     ScopeID(
       identity: ScopeIdentity.root.appending(keyPath).appending(.some),
       location: rootLocation(of: keyPath).appending(.some),
@@ -123,7 +123,7 @@ extension ScopeID {
 }
 
 /// A feature's updater that applies at `scope`'s place in a root state (what a log decodes a scoped commit into).
-package func makeScopedUpdater<Root: State>(
+package func makeScopedUpdater<Root: FeatureState>(
   scope: ScopeID, base: any Dispatchable, apply: @escaping @Sendable (inout Root) throws -> Void
 ) -> any AnyStateUpdater {
   ScopedStateUpdater(scope: scope, base: base, apply: apply)
@@ -131,7 +131,9 @@ package func makeScopedUpdater<Root: State>(
 
 extension ScopeID {
   /// The id of the scope a store of state `Root` mounts on the element `id` of the collection at `keyPath`.
-  package static func element<Root: State, C, ID: Hashable & Sendable>(_ keyPath: WritableKeyPath<Root, C>, id: ID)
+  package static func element<Root: FeatureState, C, ID: Hashable & Sendable>(
+    _ keyPath: WritableKeyPath<Root, C>, id: ID
+  )
     -> ScopeID
   {
     ScopeID(

@@ -31,12 +31,12 @@ protocol ScopeRoutedUpdater: AnyStateUpdater {
   ///
   /// - Throws: ``ScopeError`` if the slice is missing; ``StoreError/wrongStateType(expected:actual:)`` if
   ///   `state` is not the root state of the scope's store.
-  func applyRouted<Root: State>(to state: inout Root) throws
+  func applyRouted<Root: FeatureState>(to state: inout Root) throws
 }
 
 /// A feature's state updater, dispatched through a scope of a store with state `Root`.
 @usableFromInline
-struct ScopedStateUpdater<Root: State>: ScopedDispatchable, ScopeRoutedUpdater {
+struct ScopedStateUpdater<Root: FeatureState>: ScopedDispatchable, ScopeRoutedUpdater {
   @usableFromInline let scope: ScopeID
   @usableFromInline let base: any Dispatchable
   /// Applies the feature's updater at the scope's place in the root state.
@@ -50,7 +50,7 @@ struct ScopedStateUpdater<Root: State>: ScopedDispatchable, ScopeRoutedUpdater {
   }
 
   @usableFromInline
-  func applyRouted<R: State>(to state: inout R) throws {
+  func applyRouted<R: FeatureState>(to state: inout R) throws {
     guard R.self == Root.self else {
       throw StoreError.wrongStateType(expected: String(reflecting: Root.self), actual: String(reflecting: R.self))
     }
@@ -67,7 +67,11 @@ struct ScopedStateUpdater<Root: State>: ScopedDispatchable, ScopeRoutedUpdater {
         expected: String(reflecting: Root.self), actual: String(reflecting: type(of: currentState)))
     }
     try apply(&root)
-    return root
+    // `currentState` was a `State`, and cast to `Root`: `root` is one too.
+    guard let result = root as? any State else {
+      throw StoreError.wrongStateType(expected: String(reflecting: Root.self), actual: "a state that is not a State")
+    }
+    return result
   }
 }
 
@@ -113,7 +117,7 @@ struct ScopedSideEffect<Base: SideEffect>: ScopedDispatchable, SideEffect {
 }
 
 /// A feature's returning side effect, dispatched through a scope, with the feature's context.
-struct ScopedReturningSideEffect<Base: ReturningSideEffect, S: State, D: SideEffectDependencyContainer>:
+struct ScopedReturningSideEffect<Base: ReturningSideEffect, S: FeatureState, D: SideEffectDependencyContainer>:
   ScopedDispatchable, ReturningSideEffect
 {
   let scope: ScopeID
@@ -128,7 +132,7 @@ struct ScopedReturningSideEffect<Base: ReturningSideEffect, S: State, D: SideEff
 }
 
 /// A type-erased feature side effect, dispatched through a scope, with the feature's context.
-struct ScopedAnySideEffect<S: State, D: SideEffectDependencyContainer>: ScopedDispatchable, AnySideEffect {
+struct ScopedAnySideEffect<S: FeatureState, D: SideEffectDependencyContainer>: ScopedDispatchable, AnySideEffect {
   let scope: ScopeID
   let effect: any AnySideEffect
   let context: SideEffectContext<S, D>

@@ -16,12 +16,6 @@ extension ScopedStore {
     return { unsubscribe() }
   }
 
-  /// Adds a listener that gets the feature's slices as `any State`; see ``addListener(_:)``.
-  @discardableResult
-  public func addAnyListener(_ listener: @escaping AnyStoreListener) -> StoreUnsubscribe {
-    addListener { old, new in listener(old, new) }
-  }
-
   /// Every committed change of the feature's slice, as the slice before and after it, from when iteration
   /// starts; commits that leave the slice unchanged are skipped as for ``addListener(_:)``.
   ///
@@ -78,7 +72,7 @@ extension ScopedStore {
 ///
 /// Touched by one handler at a time (``ObserverStartup`` orders the first value before every delivery, and the
 /// store's turn serialises deliveries); the lock only hands the value over between their threads.
-final class SliceMemory<S: State>: Sendable {
+final class SliceMemory<S: FeatureState>: Sendable {
   /// The last slice seen, nil until one was present.
   private let seen = Locked<S?>(nil)
   private let equality = ScopeCore<S>.equality()
@@ -93,5 +87,13 @@ final class SliceMemory<S: State>: Sendable {
     }
     if let old, let equality, equality(old, new) { return nil }
     return new
+  }
+}
+
+extension ScopedStore where S: State {
+  /// Adds a listener that gets the feature's slices as `any State`; see ``addListener(_:)``.
+  @discardableResult
+  public func addAnyListener(_ listener: @escaping AnyStoreListener) -> StoreUnsubscribe {
+    addListener { old, new in listener(old, new) }
   }
 }

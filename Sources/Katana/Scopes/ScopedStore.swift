@@ -23,16 +23,25 @@
 ///   they are never even looked at, so observers of other features cost a feature's dispatch nothing).
 ///
 /// A scope does not keep the store alive, only its internals, as a side effect's context does.
-public final class ScopedStore<S: State, D: SideEffectDependencyContainer>: Sendable {
+public final class ScopedStore<S: FeatureState, D: SideEffectDependencyContainer>: Sendable {
   @usableFromInline let core: ScopeCore<S>
 
   /// The feature's dependency container.
   public let dependencies: D
 
+  /// Where the feature's outputs go: the handler given to `scope(_:dependencies:outputs:)`, if any.
+  let outputs: FeatureOutputRoute?
+
   @usableFromInline
-  init(core: ScopeCore<S>, dependencies: D) {
+  init(core: ScopeCore<S>, dependencies: D, outputs: FeatureOutputRoute? = nil) {
     self.core = core
     self.dependencies = dependencies
+    self.outputs = outputs
+  }
+
+  /// The same scope, whose side effects hand their outputs to `outputs`.
+  func handlingOutputs(_ outputs: FeatureOutputRoute) -> ScopedStore<S, D> {
+    ScopedStore(core: core, dependencies: dependencies, outputs: outputs)
   }
 
   /// Which scope this is: where the feature is mounted in the root state.
@@ -40,19 +49,16 @@ public final class ScopedStore<S: State, D: SideEffectDependencyContainer>: Send
 
   /// The context the feature's side effects get.
   var context: SideEffectContext<S, D> {
-    SideEffectContext(scope: core, dependencies: dependencies)
+    SideEffectContext(scope: core, dependencies: dependencies, outputs: outputs)
   }
 
   // MARK: - Reading state
 
-  /// The feature's slice of the latest committed state; `S()` if the scope's element or optional child is
-  /// missing (see ``stateIfPresent``).
-  public var state: S {
-    core.stateIfPresent ?? S()
-  }
-
   /// The feature's slice of the latest committed state, or nil if the scope's element of a collection has
   /// been removed or its optional child is nil.
+  ///
+  /// Available for every feature state; ``state``, which answers `S()` for a missing slice, needs a
+  /// ``State``.
   public var stateIfPresent: S? {
     core.stateIfPresent
   }
@@ -132,7 +138,7 @@ public final class ScopedStore<S: State, D: SideEffectDependencyContainer>: Send
   /// Mounts a child feature at a field of this feature's state; see
   /// `Store.scope(_:dependencies:)`.
   @inlinable
-  public func scope<Child: State, ChildDependencies: SideEffectDependencyContainer>(
+  public func scope<Child: FeatureState, ChildDependencies: SideEffectDependencyContainer>(
     _ keyPath: WritableKeyPath<S, Child>, dependencies: KeyPath<D, ChildDependencies>
   ) -> ScopedStore<Child, ChildDependencies> {
     ScopedStore<Child, ChildDependencies>(
@@ -143,13 +149,50 @@ public final class ScopedStore<S: State, D: SideEffectDependencyContainer>: Send
   /// Mounts a child feature at an optional field of this feature's state; see
   /// `Store.scope(_:dependencies:)` for optional fields.
   @inlinable
-  public func scope<Child: State, ChildDependencies: SideEffectDependencyContainer>(
+  public func scope<Child: FeatureState, ChildDependencies: SideEffectDependencyContainer>(
     _ keyPath: WritableKeyPath<S, Child?>, dependencies: KeyPath<D, ChildDependencies>
   ) -> ScopedStore<Child, ChildDependencies> {
     let id = core.optionalChildID(keyPath)
     return ScopedStore<Child, ChildDependencies>(
       core: core.child(optional: keyPath, id: id, routes: core.childRoutes(keyPath, scope: id)),
       dependencies: self.dependencies[keyPath: dependencies])
+  }
+
+  /// Mounts a child feature at a field of this feature's state, handling its outputs with this feature's
+  /// context; see ``Store/scope(_:dependencies:outputs:)-(WritableKeyPath<S,Child>,_,_)``.
+  public func scope<
+    Child: FeatureState, ChildDependencies: SideEffectDependencyContainer, Output: FeatureOutput
+  >(
+    _ keyPath: WritableKeyPath<S, Child>, dependencies: KeyPath<D, ChildDependencies>,
+    outputs: @escaping FeatureOutputHandler<Output, S, D>
+  ) -> ScopedStore<Child, ChildDependencies> where Output.StateType == Child {
+    scope(keyPath, dependencies: dependencies).handlingOutputs(FeatureOutputRoute(outputs, parent: context))
+  }
+
+  /// Mounts a child feature at an optional field of this feature's state, handling its outputs with this
+  /// feature's context; see ``Store/scope(_:dependencies:outputs:)-(WritableKeyPath<S,Child>,_,_)``.
+  public func scope<
+    Child: FeatureState, ChildDependencies: SideEffectDependencyContainer, Output: FeatureOutput
+  >(
+    _ keyPath: WritableKeyPath<S, Child?>, dependencies: KeyPath<D, ChildDependencies>,
+    outputs: @escaping FeatureOutputHandler<Output, S, D>
+  ) -> ScopedStore<Child, ChildDependencies> where Output.StateType == Child {
+    scope(keyPath, dependencies: dependencies).handlingOutputs(FeatureOutputRoute(outputs, parent: context))
+  }
+
+  /// Mounts a feature on one element of an identified collection of this feature's state, handling its
+  /// outputs with this feature's context; see ``Store/scope(_:dependencies:outputs:)-(WritableKeyPath<S,Child>,_,_)``.
+  public func scope<
+    Elements: MutableCollection & RandomAccessCollection & Sendable, ChildDependencies: SideEffectDependencyContainer,
+    Output: FeatureOutput
+  >(
+    _ keyPath: WritableKeyPath<S, Elements>, id: Elements.Element.ID, dependencies: KeyPath<D, ChildDependencies>,
+    outputs: @escaping FeatureOutputHandler<Output, S, D>
+  ) -> ScopedStore<Elements.Element, ChildDependencies>
+  where
+    Elements.Element: FeatureState & Identifiable, Elements.Element.ID: Sendable, Output.StateType == Elements.Element
+  {
+    scope(keyPath, id: id, dependencies: dependencies).handlingOutputs(FeatureOutputRoute(outputs, parent: context))
   }
 
   /// Mounts a feature on one element of an identified collection of this feature's state; see
@@ -159,12 +202,21 @@ public final class ScopedStore<S: State, D: SideEffectDependencyContainer>: Send
   >(
     _ keyPath: WritableKeyPath<S, Elements>, id: Elements.Element.ID, dependencies: KeyPath<D, ChildDependencies>
   ) -> ScopedStore<Elements.Element, ChildDependencies>
-  where Elements.Element: State & Identifiable, Elements.Element.ID: Sendable {
+  where Elements.Element: FeatureState & Identifiable, Elements.Element.ID: Sendable {
     let scopeID = core.elementID(keyPath, id: id)
     return ScopedStore<Elements.Element, ChildDependencies>(
       core: core.element(
         keyPath, id: id, scopeID: scopeID, routes: core.elementRoutes(keyPath, id: id, scope: scopeID)),
       dependencies: self.dependencies[keyPath: dependencies])
+  }
+}
+
+extension ScopedStore where S: State {
+  /// The feature's slice of the latest committed state; `S()` if the scope's element or optional child is
+  /// missing (see ``stateIfPresent``). A feature state without `init()` (a ``FeatureState`` that is not a
+  /// ``State``) reads its slice with ``stateIfPresent``.
+  public var state: S {
+    core.stateIfPresent ?? S()
   }
 }
 
@@ -187,7 +239,7 @@ extension Store {
   ///   - keyPath: Where the feature's state lives in the store's state.
   ///   - dependencies: Where the feature's dependency container lives in the store's.
   @inlinable
-  public nonisolated func scope<Child: State, ChildDependencies: SideEffectDependencyContainer>(
+  public nonisolated func scope<Child: FeatureState, ChildDependencies: SideEffectDependencyContainer>(
     _ keyPath: WritableKeyPath<S, Child>, dependencies: KeyPath<D, ChildDependencies>
   ) -> ScopedStore<Child, ChildDependencies> {
     rootScope.scope(keyPath, dependencies: dependencies)
@@ -198,7 +250,7 @@ extension Store {
   /// While the field is nil, items dispatched through the scope fail with ``ScopeError/missingChild(_:)``
   /// and are not applied; ``ScopedStore/state`` is `Child()`.
   @inlinable
-  public nonisolated func scope<Child: State, ChildDependencies: SideEffectDependencyContainer>(
+  public nonisolated func scope<Child: FeatureState, ChildDependencies: SideEffectDependencyContainer>(
     _ keyPath: WritableKeyPath<S, Child?>, dependencies: KeyPath<D, ChildDependencies>
   ) -> ScopedStore<Child, ChildDependencies> {
     rootScope.scope(keyPath, dependencies: dependencies)
@@ -216,7 +268,71 @@ extension Store {
   >(
     _ keyPath: WritableKeyPath<S, Elements>, id: Elements.Element.ID, dependencies: KeyPath<D, ChildDependencies>
   ) -> ScopedStore<Elements.Element, ChildDependencies>
-  where Elements.Element: State & Identifiable, Elements.Element.ID: Sendable {
+  where Elements.Element: FeatureState & Identifiable, Elements.Element.ID: Sendable {
     rootScope.scope(keyPath, id: id, dependencies: dependencies)
+  }
+}
+
+extension Store {
+  /// Mounts a feature at a field of the state, and handles the outputs it emits (see ``FeatureOutput``) with
+  /// the store's own context.
+  ///
+  /// ```swift
+  /// let catalog = store.scope(\.catalog, dependencies: \.catalog) { (output: CatalogOutput, app) in
+  ///   switch output {
+  ///   case .addToCart(let product):
+  ///     try await app.scope(\.cart, dependencies: \.cart).dispatch(AddItem(CartItem(product)))
+  ///   }
+  /// }
+  /// ```
+  ///
+  /// The handler runs in the task of the side effect that emitted the output, which waits for it and gets
+  /// its error (see ``SideEffectContext/emit(_:)``). Its `app` context is the store's: it reads the whole
+  /// state, dispatches the app's items, and mounts the app's other features.
+  ///
+  /// - Important: Only side effects dispatched or sent through the returned handle (and what they dispatch)
+  ///   reach this handler. Another handle of the same place, mounted without `outputs`, ignores the feature's
+  ///   outputs: mount a feature once, where its outputs are handled, and hand that handle around.
+  ///
+  /// - Parameters:
+  ///   - keyPath: Where the feature's state lives in the store's state.
+  ///   - dependencies: Where the feature's dependency container lives in the store's.
+  ///   - outputs: What the feature's outputs of type `Output` do in the app.
+  public nonisolated func scope<
+    Child: FeatureState, ChildDependencies: SideEffectDependencyContainer, Output: FeatureOutput
+  >(
+    _ keyPath: WritableKeyPath<S, Child>, dependencies: KeyPath<D, ChildDependencies>,
+    outputs: @escaping FeatureOutputHandler<Output, S, D>
+  ) -> ScopedStore<Child, ChildDependencies> where Output.StateType == Child {
+    rootScope.scope(keyPath, dependencies: dependencies).handlingOutputs(
+      FeatureOutputRoute(outputs, parent: SideEffectContext(core: core, dependencies: self.dependencies)))
+  }
+
+  /// Mounts a feature at an optional field of the state, and handles its outputs with the store's context;
+  /// see ``scope(_:dependencies:outputs:)-(WritableKeyPath<S,Child>,_,_)``.
+  public nonisolated func scope<
+    Child: FeatureState, ChildDependencies: SideEffectDependencyContainer, Output: FeatureOutput
+  >(
+    _ keyPath: WritableKeyPath<S, Child?>, dependencies: KeyPath<D, ChildDependencies>,
+    outputs: @escaping FeatureOutputHandler<Output, S, D>
+  ) -> ScopedStore<Child, ChildDependencies> where Output.StateType == Child {
+    rootScope.scope(keyPath, dependencies: dependencies).handlingOutputs(
+      FeatureOutputRoute(outputs, parent: SideEffectContext(core: core, dependencies: self.dependencies)))
+  }
+
+  /// Mounts a feature on an element of an identified collection of the state, and handles its outputs with
+  /// the store's context; see ``scope(_:dependencies:outputs:)-(WritableKeyPath<S,Child>,_,_)``.
+  public nonisolated func scope<
+    Elements: MutableCollection & RandomAccessCollection & Sendable, ChildDependencies: SideEffectDependencyContainer,
+    Output: FeatureOutput
+  >(
+    _ keyPath: WritableKeyPath<S, Elements>, id: Elements.Element.ID, dependencies: KeyPath<D, ChildDependencies>,
+    outputs: @escaping FeatureOutputHandler<Output, S, D>
+  ) -> ScopedStore<Elements.Element, ChildDependencies>
+  where
+    Elements.Element: FeatureState & Identifiable, Elements.Element.ID: Sendable, Output.StateType == Elements.Element
+  {
+    rootScope.scope(keyPath, id: id, dependencies: dependencies).handlingOutputs(
+      FeatureOutputRoute(outputs, parent: SideEffectContext(core: core, dependencies: self.dependencies)))
   }
 }

@@ -6,7 +6,7 @@ extension SideEffectContext {
   var asScope: ScopedStore<S, D> {
     switch backing {
     case .store(let core): ScopedStore(core: RootedScope<S, D, S>(root: core), dependencies: dependencies)
-    case .scope(let scope): ScopedStore(core: scope, dependencies: dependencies)
+    case .scope(let scope): ScopedStore(core: scope, dependencies: dependencies, outputs: outputs)
     }
   }
 
@@ -17,7 +17,7 @@ extension SideEffectContext {
   /// context, without the feature knowing the app, and without the app holding the store in its container:
   ///
   /// ```swift
-  /// // In the app: the catalog's container asks for `addToCart`; the app answers with its own side effect.
+  /// // In the app: the catalog's `CatalogOutput.addToCart` output is handled with this side effect of the app.
   /// struct AddCatalogProductToCart: SideEffect {
   ///   let product: Product
   ///   func sideEffect(_ context: SideEffectContext<AppState, AppDependencies>) async throws {
@@ -35,7 +35,7 @@ extension SideEffectContext {
   ///   - keyPath: Where the feature's state lives in this context's state.
   ///   - dependencies: Where the feature's dependency container lives in this context's container.
   @inlinable
-  public func scope<Child: State, ChildDependencies: SideEffectDependencyContainer>(
+  public func scope<Child: FeatureState, ChildDependencies: SideEffectDependencyContainer>(
     _ keyPath: WritableKeyPath<S, Child>, dependencies: KeyPath<D, ChildDependencies>
   ) -> ScopedStore<Child, ChildDependencies> {
     asScope.scope(keyPath, dependencies: dependencies)
@@ -46,7 +46,7 @@ extension SideEffectContext {
   ///
   /// While the field is nil, items dispatched through the scope fail with ``ScopeError/missingChild(_:)``.
   @inlinable
-  public func scope<Child: State, ChildDependencies: SideEffectDependencyContainer>(
+  public func scope<Child: FeatureState, ChildDependencies: SideEffectDependencyContainer>(
     _ keyPath: WritableKeyPath<S, Child?>, dependencies: KeyPath<D, ChildDependencies>
   ) -> ScopedStore<Child, ChildDependencies> {
     asScope.scope(keyPath, dependencies: dependencies)
@@ -62,7 +62,42 @@ extension SideEffectContext {
   >(
     _ keyPath: WritableKeyPath<S, Elements>, id: Elements.Element.ID, dependencies: KeyPath<D, ChildDependencies>
   ) -> ScopedStore<Elements.Element, ChildDependencies>
-  where Elements.Element: State & Identifiable, Elements.Element.ID: Sendable {
+  where Elements.Element: FeatureState & Identifiable, Elements.Element.ID: Sendable {
     asScope.scope(keyPath, id: id, dependencies: dependencies)
+  }
+}
+
+extension SideEffectContext {
+  /// Mounts a feature at a field of this context's state, from inside a side effect, and handles the
+  /// outputs it emits with this context; see `Store.scope(_:dependencies:outputs:)`.
+  public func scope<Child: FeatureState, ChildDependencies: SideEffectDependencyContainer, Output: FeatureOutput>(
+    _ keyPath: WritableKeyPath<S, Child>, dependencies: KeyPath<D, ChildDependencies>,
+    outputs: @escaping FeatureOutputHandler<Output, S, D>
+  ) -> ScopedStore<Child, ChildDependencies> where Output.StateType == Child {
+    asScope.scope(keyPath, dependencies: dependencies, outputs: outputs)
+  }
+
+  /// Mounts a feature at an optional field of this context's state, from inside a side effect, and handles
+  /// its outputs with this context; see `Store.scope(_:dependencies:outputs:)`.
+  public func scope<Child: FeatureState, ChildDependencies: SideEffectDependencyContainer, Output: FeatureOutput>(
+    _ keyPath: WritableKeyPath<S, Child?>, dependencies: KeyPath<D, ChildDependencies>,
+    outputs: @escaping FeatureOutputHandler<Output, S, D>
+  ) -> ScopedStore<Child, ChildDependencies> where Output.StateType == Child {
+    asScope.scope(keyPath, dependencies: dependencies, outputs: outputs)
+  }
+
+  /// Mounts a feature on an element of an identified collection of this context's state, from inside a side
+  /// effect, and handles its outputs with this context; see `Store.scope(_:dependencies:outputs:)`.
+  public func scope<
+    Elements: MutableCollection & RandomAccessCollection & Sendable, ChildDependencies: SideEffectDependencyContainer,
+    Output: FeatureOutput
+  >(
+    _ keyPath: WritableKeyPath<S, Elements>, id: Elements.Element.ID, dependencies: KeyPath<D, ChildDependencies>,
+    outputs: @escaping FeatureOutputHandler<Output, S, D>
+  ) -> ScopedStore<Elements.Element, ChildDependencies>
+  where
+    Elements.Element: FeatureState & Identifiable, Elements.Element.ID: Sendable, Output.StateType == Elements.Element
+  {
+    asScope.scope(keyPath, id: id, dependencies: dependencies, outputs: outputs)
   }
 }

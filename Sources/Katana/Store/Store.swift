@@ -62,13 +62,16 @@ public actor Store<S: State, D: SideEffectDependencyContainer> {
   ///     It must not wait for a dispatch to this store (that throws ``StoreError/deadlock(_:)``). It runs
   ///     in the store's start-up task, off any actor; mark it `@MainActor` if it needs the main actor.
   ///   - dependenciesInitializer: Builds the dependency container, synchronously, here in `init`. It may
-  ///     keep the `dispatch` closure and use it, including right away from a task it starts.
+  ///     keep the `dispatch` closure and use it, including right away from a task it starts. It is a
+  ///     `sending` parameter: the store takes it over, so a closure written in `@MainActor` code (a SwiftUI
+  ///     `App`, a `@MainActor` test) compiles as it does in nonisolated code, while the closure, which is
+  ///     not `@Sendable`, may still capture and mutate local variables (as Katana 6 code does).
   ///   - configuration: Other settings.
   @inlinable
   public init(
     interceptors: [StoreInterceptor] = [],
     stateInitializer: @escaping StateInitializer,
-    dependenciesInitializer: DependenciesInitializer,
+    dependenciesInitializer: sending DependenciesInitializer,
     configuration: Configuration = .init()
   ) {
     self.init(
@@ -87,7 +90,7 @@ public actor Store<S: State, D: SideEffectDependencyContainer> {
 
   @inlinable
   init(
-    interceptors: [StoreInterceptor], start: Start, dependenciesInitializer: DependenciesInitializer,
+    interceptors: [StoreInterceptor], start: Start, dependenciesInitializer: sending DependenciesInitializer,
     configuration: Configuration
   ) {
     let initialState: S

@@ -21,6 +21,11 @@ public struct StoreConfiguration: Sendable {
     self.dispatchObservers = dispatchObservers
   }
 
+  /// Receives the feature outputs that nothing handles (emitted in the store's own context, or through a scope
+  /// mounted without a handler for them), when set: the package's test store records them, so that a test
+  /// asserts what a feature emitted without any app. Nil (the default): such outputs are ignored.
+  package var unhandledOutputReceiver: (@Sendable (any FeatureOutput) async throws -> Void)?
+
   /// Test hook: called, outside the store's lock, each time a dispatch has to wait in the mailbox, with
   /// the number of entries then waiting. Lets tests synchronise on "this dispatch is queued" without
   /// sleeping. Only the enqueue slow path reads it.

@@ -16,7 +16,7 @@ extension Store {
   public init(
     interceptors: [StoreInterceptor] = [],
     stateInitializer: @escaping @Sendable () -> S,
-    dependenciesInitializer: DependenciesInitializer,
+    dependenciesInitializer: sending DependenciesInitializer,
     configuration: Configuration = .init()
   ) {
     self.init(

@@ -14,7 +14,8 @@ import Testing
 /// - Received items, exhaustivity, the items still in flight and the end of the test are the test store's: an
 ///   item another feature dispatched and nobody asserted is still reported.
 final class NestedTestScope<
-  Root: State & Equatable, RootDependencies: SideEffectDependencyContainer, S: State, D: SideEffectDependencyContainer
+  Root: State & Equatable, RootDependencies: SideEffectDependencyContainer, S: FeatureState,
+  D: SideEffectDependencyContainer
 >: TestScopeCore<S, D>, @unchecked Sendable {
   // Sendable: immutable.
 
@@ -130,6 +131,12 @@ final class NestedTestScope<
       matching: matches, at: location)
   }
 
+  override nonisolated(nonsending) func receiveOutput(
+    expecting expectation: String, matching matches: (any FeatureOutput) -> Bool, at location: SourceLocation
+  ) async -> (any FeatureOutput)? {
+    await root.receiveOutput(expecting: expectation, matching: matches, at: location)
+  }
+
   // MARK: - The rest of the surface
 
   override func cancel(id: some Hashable & Sendable) {
@@ -168,14 +175,14 @@ final class NestedTestScope<
 
   // MARK: - Child scopes
 
-  override func child<C: State, CD: SideEffectDependencyContainer>(
+  override func child<C: FeatureState, CD: SideEffectDependencyContainer>(
     _ keyPath: WritableKeyPath<S, C>, dependencies: KeyPath<D, CD>
   ) -> ScopedTestStore<C, CD> {
     NestedTestScope<Root, RootDependencies, C, CD>.make(
       root: root, store: store.scope(keyPath, dependencies: dependencies), path: path.appending(keyPath))
   }
 
-  override func child<C: State, CD: SideEffectDependencyContainer>(
+  override func child<C: FeatureState, CD: SideEffectDependencyContainer>(
     optional keyPath: WritableKeyPath<S, C?>, dependencies: KeyPath<D, CD>
   ) -> ScopedTestStore<C, CD> {
     let child = store.scope(keyPath, dependencies: dependencies)
@@ -188,7 +195,7 @@ final class NestedTestScope<
   >(
     _ keyPath: WritableKeyPath<S, Elements>, id: Elements.Element.ID, dependencies: KeyPath<D, CD>
   ) -> ScopedTestStore<Elements.Element, CD>
-  where Elements.Element: State & Identifiable, Elements.Element.ID: Sendable {
+  where Elements.Element: FeatureState & Identifiable, Elements.Element.ID: Sendable {
     let child = store.scope(keyPath, id: id, dependencies: dependencies)
     return NestedTestScope<Root, RootDependencies, Elements.Element, CD>.make(
       root: root, store: child, path: path.appending(keyPath, id: id, scope: child.id))

@@ -31,7 +31,7 @@ import Katana
 ///   another feature (or the app) dispatched and nobody asserted is reported, whichever handle the test used.
 ///
 /// The handle keeps its test store alive.
-public final class ScopedTestStore<S: State, D: SideEffectDependencyContainer>: TestStoreProtocol {
+public final class ScopedTestStore<S: FeatureState, D: SideEffectDependencyContainer>: TestStoreProtocol {
   let core: TestScopeCore<S, D>
 
   /// The store's scope that the feature's items go through, as the app's code would use it.
@@ -49,12 +49,6 @@ public final class ScopedTestStore<S: State, D: SideEffectDependencyContainer>: 
   /// that came through a scope with this id are the feature's.
   public var id: ScopeID {
     store.id
-  }
-
-  /// The feature's slice of the store's latest committed state, or nil if the scope's element of a collection
-  /// has been removed or its optional child is nil.
-  public var stateIfPresent: S? {
-    core.stateIfPresent
   }
 
   /// The engine behind ``TestStoreProtocol``'s methods; an implementation detail.

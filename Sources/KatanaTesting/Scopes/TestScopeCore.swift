@@ -9,7 +9,7 @@ import Testing
 /// reach the test store's recorder wrapped in `ScopedDispatchable`). Both share the one test store's recorder:
 /// one queue of received items, one exhaustivity, one end of the test. (A class with overridable generic
 /// methods, as Katana's own scopes: the items keep their static types down to the store.)
-class TestScopeCore<S: State, D: SideEffectDependencyContainer>: @unchecked Sendable {
+class TestScopeCore<S: FeatureState, D: SideEffectDependencyContainer>: @unchecked Sendable {
   // Sendable: subclasses add only immutable stored properties of Sendable types.
 
   init() {}
@@ -59,6 +59,11 @@ class TestScopeCore<S: State, D: SideEffectDependencyContainer>: @unchecked Send
     expecting expectation: String, from item: (any Dispatchable) -> Bool, matching matches: (any Error) -> Bool,
     at location: SourceLocation
   ) async -> (any Error)? { abstract() }
+  /// Takes the next feature output that nothing handled, from the test store's one queue of outputs.
+  @discardableResult
+  nonisolated(nonsending) func receiveOutput(
+    expecting expectation: String, matching matches: (any FeatureOutput) -> Bool, at location: SourceLocation
+  ) async -> (any FeatureOutput)? { abstract() }
   func cancel(id: some Hashable & Sendable) { abstract() }
 
   func addListener(_ listener: @escaping StoreListener<S>) -> StoreUnsubscribe { abstract() }
@@ -72,16 +77,16 @@ class TestScopeCore<S: State, D: SideEffectDependencyContainer>: @unchecked Send
   nonisolated(nonsending) func waitUntilIdle(at location: SourceLocation) async { abstract() }
   nonisolated(nonsending) func finish(at location: SourceLocation) async { abstract() }
 
-  func child<C: State, CD: SideEffectDependencyContainer>(
+  func child<C: FeatureState, CD: SideEffectDependencyContainer>(
     _ keyPath: WritableKeyPath<S, C>, dependencies: KeyPath<D, CD>
   ) -> ScopedTestStore<C, CD> { abstract() }
-  func child<C: State, CD: SideEffectDependencyContainer>(
+  func child<C: FeatureState, CD: SideEffectDependencyContainer>(
     optional keyPath: WritableKeyPath<S, C?>, dependencies: KeyPath<D, CD>
   ) -> ScopedTestStore<C, CD> { abstract() }
   func element<Elements: MutableCollection & RandomAccessCollection & Sendable, CD: SideEffectDependencyContainer>(
     _ keyPath: WritableKeyPath<S, Elements>, id: Elements.Element.ID, dependencies: KeyPath<D, CD>
   ) -> ScopedTestStore<Elements.Element, CD>
-  where Elements.Element: State & Identifiable, Elements.Element.ID: Sendable { abstract() }
+  where Elements.Element: FeatureState & Identifiable, Elements.Element.ID: Sendable { abstract() }
 
   private func abstract(_ function: StaticString = #function) -> Never {
     // Broken internal invariant: every TestScopeCore is a RootTestScope or a NestedTestScope.
@@ -164,6 +169,12 @@ final class RootTestScope<S: State & Equatable, D: SideEffectDependencyContainer
     await testStore.receiveError(expecting: expectation, from: item, matching: matches, at: location)
   }
 
+  override nonisolated(nonsending) func receiveOutput(
+    expecting expectation: String, matching matches: (any FeatureOutput) -> Bool, at location: SourceLocation
+  ) async -> (any FeatureOutput)? {
+    await testStore.receiveOutput(expecting: expectation, matching: matches, at: location)
+  }
+
   override func cancel(id: some Hashable & Sendable) {
     testStore.store.cancel(id: id)
   }
@@ -198,7 +209,7 @@ final class RootTestScope<S: State & Equatable, D: SideEffectDependencyContainer
     await testStore.finish(at: location)
   }
 
-  override func child<C: State, CD: SideEffectDependencyContainer>(
+  override func child<C: FeatureState, CD: SideEffectDependencyContainer>(
     _ keyPath: WritableKeyPath<S, C>, dependencies: KeyPath<D, CD>
   ) -> ScopedTestStore<C, CD> {
     NestedTestScope.make(
@@ -206,7 +217,7 @@ final class RootTestScope<S: State & Equatable, D: SideEffectDependencyContainer
       path: SlicePath<S, S>.identity().appending(keyPath))
   }
 
-  override func child<C: State, CD: SideEffectDependencyContainer>(
+  override func child<C: FeatureState, CD: SideEffectDependencyContainer>(
     optional keyPath: WritableKeyPath<S, C?>, dependencies: KeyPath<D, CD>
   ) -> ScopedTestStore<C, CD> {
     let store = testStore.store.scope(keyPath, dependencies: dependencies)
@@ -220,7 +231,7 @@ final class RootTestScope<S: State & Equatable, D: SideEffectDependencyContainer
   >(
     _ keyPath: WritableKeyPath<S, Elements>, id: Elements.Element.ID, dependencies: KeyPath<D, CD>
   ) -> ScopedTestStore<Elements.Element, CD>
-  where Elements.Element: State & Identifiable, Elements.Element.ID: Sendable {
+  where Elements.Element: FeatureState & Identifiable, Elements.Element.ID: Sendable {
     let store = testStore.store.scope(keyPath, id: id, dependencies: dependencies)
     return NestedTestScope.make(
       root: testStore, store: store, path: SlicePath<S, S>.identity().appending(keyPath, id: id, scope: store.id))

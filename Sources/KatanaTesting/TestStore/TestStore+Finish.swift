@@ -90,6 +90,17 @@ extension TestStore {
             at: location)
         }
       }
+      if !report.unassertedOutputs.isEmpty {
+        if report.exhaustivity == .on {
+          recordIssue(
+            Self.unassertedOutputsMessage(report.unassertedOutputs, when: "at the end of the test"), at: location)
+        } else if report.exhaustivity.showsSkippedAssertions {
+          showSkippedAssertion(
+            "\(counted(report.unassertedOutputs.count, "output was", "outputs were")) not asserted at the end of the "
+              + "test: \(describeOutputs(report.unassertedOutputs)).",
+            at: location)
+        }
+      }
     }
     if case .busy = settlement {
       // Something ignores cancellation; shut down without waiting for it.

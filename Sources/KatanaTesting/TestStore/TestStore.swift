@@ -88,6 +88,7 @@ public final class TestStore<S: State & Equatable, D: SideEffectDependencyContai
     let recorder = TestStoreRecorder<S>(configuration: configuration)
     var storeConfiguration = configuration.store
     storeConfiguration.tracksActivity = true
+    storeConfiguration.unhandledOutputReceiver = { [recorder] output in try await recorder.record(output: output) }
     storeConfiguration.onCarrierChange = { [signal = recorder.signal] in signal.bump() }
     storeConfiguration.ownedTaskStarter = recorder.taskStarter(wrapping: storeConfiguration.ownedTaskStarter)
     if let sideEffectTaskStarter = storeConfiguration.sideEffectTaskStarter {
@@ -181,6 +182,11 @@ public final class TestStore<S: State & Equatable, D: SideEffectDependencyContai
     if !report.unasserted.isEmpty {
       recordIssue(
         Self.unassertedMessage(report.unasserted, when: "when the test store was released"), at: creationLocation)
+    }
+    if !report.unassertedOutputs.isEmpty {
+      recordIssue(
+        Self.unassertedOutputsMessage(report.unassertedOutputs, when: "when the test store was released"),
+        at: creationLocation)
     }
   }
 

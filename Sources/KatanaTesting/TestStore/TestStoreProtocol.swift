@@ -33,7 +33,7 @@ import Testing
 /// Only ``TestStore`` and ``ScopedTestStore`` conform.
 public protocol TestStoreProtocol<StateType, Dependencies>: AnyObject, Sendable {
   /// The feature's state.
-  associatedtype StateType: State
+  associatedtype StateType: FeatureState
   /// The feature's dependency container.
   associatedtype Dependencies: SideEffectDependencyContainer
 
@@ -43,7 +43,7 @@ public protocol TestStoreProtocol<StateType, Dependencies>: AnyObject, Sendable 
 
 /// The engine behind ``TestStoreProtocol``'s methods; an implementation detail, which only the test stores of
 /// this module make.
-public struct _TestScope<S: State, D: SideEffectDependencyContainer>: Sendable {
+public struct _TestScope<S: FeatureState, D: SideEffectDependencyContainer>: Sendable {
   let core: TestScopeCore<S, D>
 }
 
@@ -56,14 +56,23 @@ extension TestStore: TestStoreProtocol {
 
 // MARK: - State
 
-extension TestStoreProtocol {
+extension TestStoreProtocol where StateType: State {
   /// The feature's slice of the store's latest committed state (the initial state before the store has
   /// started); see ``TestStore/state``.
   ///
-  /// For a scope whose element or optional child is missing, the feature state's `init()` value (see
-  /// ``ScopedTestStore/stateIfPresent``).
+  /// For a scope whose element or optional child is missing, the feature state's `init()` value. A feature
+  /// state without `init()` (a `FeatureState` that is not a `State`) is read with ``stateIfPresent``, which
+  /// is nil then.
   public var state: StateType {
     _testScope.core.stateIfPresent ?? StateType()
+  }
+}
+
+extension TestStoreProtocol {
+  /// The feature's slice of the store's latest committed state, or nil for a scope whose element or optional
+  /// child is missing.
+  public var stateIfPresent: StateType? {
+    _testScope.core.stateIfPresent
   }
 
   /// The feature's dependency container.
@@ -244,6 +253,35 @@ extension TestStoreProtocol {
       at: sourceLocation(fileID: fileID, filePath: filePath, line: line, column: column))
   }
 
+  /// Asserts that the next feature output that nothing handled equals `output`, an output of this feature;
+  /// see ``TestStore/receiveOutput(_:fileID:filePath:line:column:)-(Output,_,_,_,_)``.
+  ///
+  /// Outputs are the test store's, in one queue in the order they were emitted, whichever handle asserts
+  /// them: through a scope, the feature's own outputs (a scope of the test store is mounted without a
+  /// handler, so its feature's outputs are recorded).
+  public nonisolated(nonsending) func receiveOutput<Output: FeatureOutput & Equatable>(
+    _ output: Output,
+    fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
+  ) async where Output.StateType == StateType {
+    await _testScope.core.receiveOutput(
+      expecting: describe(output), matching: { ($0 as? Output) == output },
+      at: sourceLocation(fileID: fileID, filePath: filePath, line: line, column: column))
+  }
+
+  /// Asserts that the next feature output that nothing handled is an output of this feature of type
+  /// `Output`, and returns it; see the form above, which compares the output with an expected value.
+  ///
+  /// - Returns: The output, or nil (after recording an issue) if none came.
+  @discardableResult
+  public nonisolated(nonsending) func receiveOutput<Output: FeatureOutput>(
+    _ type: Output.Type,
+    fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
+  ) async -> Output? where Output.StateType == StateType {
+    await _testScope.core.receiveOutput(
+      expecting: "an output of type \(Output.self)", matching: { $0 is Output },
+      at: sourceLocation(fileID: fileID, filePath: filePath, line: line, column: column)) as? Output
+  }
+
   /// Drops the received items that the test has not asserted yet, those of every feature; see
   /// ``TestStore/skipReceivedItems(fileID:filePath:line:column:)``.
   public func skipReceivedItems(
@@ -337,7 +375,7 @@ extension TestStoreProtocol {
   /// - Parameters:
   ///   - keyPath: Where the feature's state lives in this state.
   ///   - dependencies: Where the feature's dependency container lives in this container.
-  public func scope<Child: State, ChildDependencies: SideEffectDependencyContainer>(
+  public func scope<Child: FeatureState, ChildDependencies: SideEffectDependencyContainer>(
     _ keyPath: WritableKeyPath<StateType, Child>, dependencies: KeyPath<Dependencies, ChildDependencies>
   ) -> ScopedTestStore<Child, ChildDependencies> {
     _testScope.core.child(keyPath, dependencies: dependencies)
@@ -347,7 +385,7 @@ extension TestStoreProtocol {
   ///
   /// While the field is nil, the handle's `dispatch` and `send` fail with `ScopeError.missingChild` and
   /// apply nothing, as the store's scope does; its `state` is `Child()`.
-  public func scope<Child: State, ChildDependencies: SideEffectDependencyContainer>(
+  public func scope<Child: FeatureState, ChildDependencies: SideEffectDependencyContainer>(
     _ keyPath: WritableKeyPath<StateType, Child?>, dependencies: KeyPath<Dependencies, ChildDependencies>
   ) -> ScopedTestStore<Child, ChildDependencies> {
     _testScope.core.child(optional: keyPath, dependencies: dependencies)
@@ -364,7 +402,7 @@ extension TestStoreProtocol {
     _ keyPath: WritableKeyPath<StateType, Elements>, id: Elements.Element.ID,
     dependencies: KeyPath<Dependencies, ChildDependencies>
   ) -> ScopedTestStore<Elements.Element, ChildDependencies>
-  where Elements.Element: State & Identifiable, Elements.Element.ID: Sendable {
+  where Elements.Element: FeatureState & Identifiable, Elements.Element.ID: Sendable {
     _testScope.core.element(keyPath, id: id, dependencies: dependencies)
   }
 }

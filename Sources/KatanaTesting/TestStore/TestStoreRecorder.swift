@@ -55,6 +55,11 @@ struct RecorderState<S: State> {
   var running: [UInt64: RecordedStep<S>] = [:]
   /// Sent side effects (see ``RecordedStep/isSent``) that threw, not asserted with `receiveError`.
   var unhandledErrors: [RecordedStep<S>] = []
+  /// Feature outputs that nothing handled, not asserted with `receiveOutput` yet, in the order they were
+  /// emitted.
+  var outputs: [any FeatureOutput] = []
+  /// The test's answers to outputs (`handleOutputs`), tried in order: each returns false for another type.
+  var outputHandlers: [@Sendable (any FeatureOutput) async throws -> Bool] = []
   var log: [DispatchRecord] = []
   /// Tasks the test store started for the test's items, until they finish.
   var ownWork: [UInt64: any OwnWork] = [:]
@@ -83,6 +88,8 @@ struct EndOfTestReport<S: State> {
   let running: [String]
   /// Errors nobody looked at: the test's sent items (with the line that sent them) and sent side effects.
   let unhandledErrors: [(item: any Dispatchable, error: any Error, location: SourceLocation?)]
+  /// Feature outputs that nothing asserted.
+  let unassertedOutputs: [any FeatureOutput]
 }
 
 /// How the recorder reaches the store it records: set once, right after the store is created (the store
@@ -384,6 +391,34 @@ final class TestStoreRecorder<S: State>: ClockObserving, Sendable {
   }
 
   /// Removes and returns the first unhandled error of a sent side effect that `matches`.
+  func record(output: any FeatureOutput) async throws {
+    let handlers = state.withLock { state in
+      state.outputs.append(output)
+      return state.outputHandlers
+    }
+    signal.bump()
+    // The test's answer, as the app's handler would give one: in the emitting task, its error to `emit`.
+    for handler in handlers where try await handler(output) {
+      return
+    }
+  }
+
+  func addOutputHandler(_ handler: @escaping @Sendable (any FeatureOutput) async throws -> Bool) {
+    state.withLock { $0.outputHandlers.append(handler) }
+  }
+
+  /// The outputs not asserted yet, and the signal's generation read with them.
+  var pendingOutputs: (outputs: [any FeatureOutput], exhaustivity: Exhaustivity, generation: UInt64) {
+    let generation = signal.generation
+    return state.withLock { ($0.outputs, $0.exhaustivity, generation) }
+  }
+
+  /// Removes the output at `index` and those before it.
+  func removeOutputs(through index: Int) {
+    state.withLock { state in state.outputs.removeFirst(min(index + 1, state.outputs.count)) }
+  }
+
+  /// Removes and returns the first unhandled error of a sent side effect that `matches`.
   func takeUnhandledError(where matches: (RecordedStep<S>) -> Bool) -> RecordedStep<S>? {
     let errors = state.withLock { $0.unhandledErrors }
     // The predicate is user code: it runs on a snapshot, outside the lock.
@@ -531,20 +566,23 @@ final class TestStoreRecorder<S: State>: ClockObserving, Sendable {
   /// already finished.
   func endOfTest() -> EndOfTestReport<S>? {
     let ended = state.withLock {
-      state -> (Exhaustivity, [RecordedStep<S>], [any OwnWork], [any OwnWork], [RecordedStep<S>])? in
+      state -> (
+        Exhaustivity, [RecordedStep<S>], [any OwnWork], [any OwnWork], [RecordedStep<S>], [any FeatureOutput]
+      )? in
       if state.isFinished { return nil }
       state.isFinished = true
       defer {
         state.received = []
         state.unhandledErrors = []
         state.failedOwnWork = []
+        state.outputs = []
       }
       return (
         state.exhaustivity, state.received.filter { !$0.isReported }, Array(state.ownWork.values),
-        state.failedOwnWork, state.unhandledErrors
+        state.failedOwnWork, state.unhandledErrors, state.outputs
       )
     }
-    guard let (exhaustivity, unasserted, own, failedOwn, unhandled) = ended else { return nil }
+    guard let (exhaustivity, unasserted, own, failedOwn, unhandled, outputs) = ended else { return nil }
     clock?.unsetClockReport?.flush()
     let running = runningItems()
     for work in own {
@@ -558,6 +596,7 @@ final class TestStoreRecorder<S: State>: ClockObserving, Sendable {
       if let error = step.error { errors.append((step.item, error, nil)) }
     }
     return EndOfTestReport(
-      exhaustivity: exhaustivity, unasserted: unasserted, running: running, unhandledErrors: errors)
+      exhaustivity: exhaustivity, unasserted: unasserted, running: running, unhandledErrors: errors,
+      unassertedOutputs: outputs)
   }
 }

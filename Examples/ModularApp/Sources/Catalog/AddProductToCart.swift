@@ -2,15 +2,16 @@ import Katana
 
 /// The user tapped "Add to cart" on a product of the results.
 ///
-/// The catalog marks the product as being added, hands it to ``CatalogDependencies/addToCart`` and waits for
-/// it, then says what happened in ``CatalogState/notice``. It knows nothing of the cart: what "adding" means
-/// is up to whoever built the container (in the app, the Cart feature's `AddItem`, dispatched through the
-/// cart's scope of the same store).
+/// The catalog marks the product as being added, emits ``CatalogOutput/addToCart(_:)`` and waits for the
+/// code that mounted it to handle it, then says what happened in ``CatalogState/notice``. It knows nothing of
+/// the cart: what "adding" means is up to whoever handles the output (in the app, the Cart feature's
+/// `AddItem`, dispatched through the cart's scope of the same store). Mounted without a handler (on a store of
+/// its own, in a preview), nothing answers, and the catalog shows the product as added.
 ///
 /// Each tap adds one unit; two taps add two.
 ///
-/// - Throws: ``CatalogError/unknownProduct(_:)`` if the results do not show the product; what `addToCart`
-///   throws (after showing it in the notice).
+/// - Throws: ``CatalogError/unknownProduct(_:)`` if the results do not show the product; what the output's
+///   handler throws (after showing it in the notice).
 public struct AddProductToCart: SideEffect, Equatable {
   /// The product to add.
   public let productID: Product.ID
@@ -20,7 +21,7 @@ public struct AddProductToCart: SideEffect, Equatable {
     self.productID = productID
   }
 
-  /// Adds the product through the container's `addToCart`, showing progress and the outcome.
+  /// Hands the product to the app as ``CatalogOutput/addToCart(_:)``, showing progress and the outcome.
   public func sideEffect(_ context: SideEffectContext<CatalogState, CatalogDependencies>) async throws {
     guard let product = context.getState().results.first(where: { $0.id == productID }) else {
       throw CatalogError.unknownProduct(productID)
@@ -28,7 +29,7 @@ public struct AddProductToCart: SideEffect, Equatable {
     try await context.dispatch(StartAdding(productID: product.id))
     let outcome: Result<Void, any Error>
     do {
-      try await context.dependencies.addToCart(product)
+      try await context.emit(CatalogOutput.addToCart(product))
       outcome = .success(())
     } catch {
       outcome = .failure(error)

@@ -3,7 +3,7 @@ import Catalog
 import Katana
 
 /// The one place where the catalog and the cart meet: the app's side effect behind the catalog's
-/// `addToCart`.
+/// `CatalogOutput.addToCart`, which ``Shop`` dispatches from the catalog's output handler.
 ///
 /// It turns the catalog's `Product` into the cart's `CartItem` and dispatches the Cart feature's own
 /// `AddItem` through the cart's scope, which it mounts from its context. The cart then works as it does for

@@ -17,7 +17,9 @@ import Katana
 public final class Shop: Sendable {
   /// The store, with the app's whole state.
   public let store: Store<AppState, AppDependencies>
-  /// The catalog feature, mounted at `AppState.catalog`.
+  /// The catalog feature, mounted at `AppState.catalog`, its outputs handled by the app. Hand this handle to
+  /// the catalog's views: a scope of the catalog mounted elsewhere without a handler would ignore its
+  /// "Add to cart".
   public let catalog: ScopedStore<CatalogState, CatalogDependencies>
   /// The cart feature, mounted at `AppState.cart`.
   public let cart: ScopedStore<CartState, CartDependencies>
@@ -40,11 +42,17 @@ public final class Shop: Sendable {
     store = Store(
       interceptors: [activity.interceptor],
       stateInitializer: { initialState },
-      dependenciesInitializer: { dispatch, _ in
-        AppDependencies(backend: backend, searchDelay: searchDelay, dispatch: dispatch)
-      },
+      dependenciesInitializer: { _, _ in AppDependencies(backend: backend, searchDelay: searchDelay) },
       configuration: StoreConfiguration(clock: clock))
-    catalog = store.scope(\.catalog, dependencies: \.catalog)
+    // The catalog's outputs are handled here, where it is mounted, with the app's own context: "Add to cart"
+    // becomes the app's side effect, which dispatches the Cart feature's own item. The catalog's side effect
+    // waits for it, and gets the cart's errors.
+    catalog = store.scope(\.catalog, dependencies: \.catalog) { (output: CatalogOutput, app) in
+      switch output {
+      case .addToCart(let product):
+        try await app.dispatch(AddCatalogProductToCart(product: product))
+      }
+    }
     cart = store.scope(\.cart, dependencies: \.cart)
   }
 

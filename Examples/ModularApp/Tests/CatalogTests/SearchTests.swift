@@ -3,7 +3,8 @@ import Testing
 
 @testable import Catalog
 
-/// A test store of the catalog alone, on `clock`, with `products` and an `addToCart` that must not be called.
+/// A test store of the catalog alone, on `clock`, with `products`. A search must emit no output: the test store
+/// records every output, and the end of an exhaustive test reports any that no test asserted.
 private func makeStore(
   _ state: CatalogState = CatalogState(), products: StubProducts, clock: TestClock
 ) -> TestStore<CatalogState, CatalogDependencies> {
@@ -11,9 +12,7 @@ private func makeStore(
   configuration.clock = clock
   return TestStore(
     initialState: state,
-    dependencies: CatalogDependencies(
-      products: products, searchDelay: .milliseconds(300),
-      addToCart: { product in Issue.record("a search added \(product) to the cart") }),
+    dependencies: CatalogDependencies(products: products, searchDelay: .milliseconds(300)),
     configuration: configuration)
 }
 

@@ -5,7 +5,7 @@
 /// ``commit(_:)`` applies (a state updater's pure `updateState`, SPEC 4.5); nothing user-supplied is released
 /// here either: transitions hand back what they remove, for the core to drop after unlocking.
 @usableFromInline
-struct CoreState<S: State, D: SideEffectDependencyContainer> {
+struct CoreState<S: FeatureState, D: SideEffectDependencyContainer> {
   /// How a task waiting on the store is resumed.
   @usableFromInline typealias Waiter = UnsafeContinuation<Void, any Error>
 
@@ -181,7 +181,7 @@ struct CoreState<S: State, D: SideEffectDependencyContainer> {
 
 /// A commit made through the chain of a store with a recorder: what its hook gets, and the commit to deliver.
 @usableFromInline
-struct RecordedChange<S: State> {
+struct RecordedChange<S: FeatureState> {
   @usableFromInline let hooks: [CommitHook<S>]
   @usableFromInline let before: S?
   @usableFromInline let after: S

@@ -46,7 +46,7 @@ class DispatchFrame: @unchecked Sendable {
 /// The dispatch holds the store's turn, so at most one such frame is active per store: the store keeps it as
 /// its turn frame, and the chain's final `next` checks that the frame it found is that one.
 @usableFromInline
-final class UpdaterFrame<S: State>: DispatchFrame, @unchecked Sendable {
+final class UpdaterFrame<S: FeatureState>: DispatchFrame, @unchecked Sendable {
   // Sendable: the fields below are only touched under the store's lock.
 
   /// Applies an item if it has the dispatched updater's type, and returns whether it did: one cast, made by

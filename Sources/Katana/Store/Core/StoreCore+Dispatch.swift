@@ -205,7 +205,12 @@ extension StoreCore {
       try routed.applyRouted(to: &state)
       return
     }
-    let updated = try updater.updatedState(currentState: state)
+    // A store's state is a `State` (`Store<S: State, D>`); the core's bound is `FeatureState` only so that
+    // every feature's side-effect context can name it.
+    guard let current = state as? any State else {
+      throw StoreError.wrongStateType(expected: String(reflecting: S.self), actual: String(reflecting: S.self))
+    }
+    let updated = try updater.updatedState(currentState: current)
     guard let typedState = updated as? S else {
       throw StoreError.wrongStateType(expected: String(reflecting: S.self), actual: typeName(of: updated))
     }

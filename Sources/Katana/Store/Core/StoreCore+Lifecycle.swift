@@ -85,7 +85,7 @@ extension StoreCore {
   ///
   /// - Parameter chainEnd: The interceptor chain's final `next`; see ``makeChainEnd()``.
   @usableFromInline func start(
-    stateInitializer: @escaping Store<S, D>.StateInitializer, interceptors: [StoreInterceptor],
+    stateInitializer: @escaping @Sendable () async throws -> S, interceptors: [StoreInterceptor],
     chainEnd: @escaping StoreInterceptorNext
   ) {
     startOwnedTask(id: makeID()) { [self, runner = configuration.stateInitializerRunner] in

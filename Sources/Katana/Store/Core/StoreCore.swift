@@ -34,7 +34,7 @@
 /// `StoreCore+Lifecycle` (start-up, shutdown, store-owned tasks) and `StoreCore+Observation` (listeners,
 /// streams, activity tracking, attachments).
 @usableFromInline
-final class StoreCore<S: State, D: SideEffectDependencyContainer>: @unchecked Sendable {
+final class StoreCore<S: FeatureState, D: SideEffectDependencyContainer>: @unchecked Sendable {
   // Sendable: mutable state lives in `storage` and `attachments`, only touched under their locks; the rest is
   // immutable or atomic.
 
@@ -110,7 +110,12 @@ final class StoreCore<S: State, D: SideEffectDependencyContainer>: @unchecked Se
     runtimeWarning(
       "store.state was read from inside a StateUpdater of \(String(reflecting: S.self)); this returns "
         + "\(String(reflecting: S.self))(). Updaters must only use their inout parameter.")
-    return S()
+    // A store's state is a `State` (`Store<S: State, D>`): the core only relaxes its bound to `FeatureState` so
+    // that a side effect's context of any feature can name it.
+    guard let empty = (S.self as? any State.Type)?.init() as? S else {
+      preconditionFailure("a store's state type \(String(reflecting: S.self)) is not a State")
+    }
+    return empty
   }
 
   /// Whether the store is ready; read without the lock.
