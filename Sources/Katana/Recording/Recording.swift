@@ -128,6 +128,10 @@ public struct Recording<S: State>: Sendable {
   /// Creates a recording.
   ///
   /// - Parameters:
+  ///   - initialState: The state before the first commit.
+  ///   - commits: The commits, in commit order, their sequence numbers consecutive.
+  ///   - checkpoints: States after some of the commits, in commit order.
+  ///   - effects: The side effects, in the order they started.
   ///   - digests: Digests of the state after some commits; checked on replay only if `digest` is given.
   ///   - digest: The function that made `digests` (the same on every machine and run: not `hashValue`).
   public init(
