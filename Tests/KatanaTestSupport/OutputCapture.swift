@@ -68,8 +68,12 @@ func capturingOutput(
     if saved >= 0 { close(saved) }
     throw CocoaError(.fileWriteUnknown)
   }
-  // Drained while the body runs, so that a writer never blocks on a full pipe.
-  let reader = PipeReader(pipe.fileHandleForReading)
+  // Drained while the body runs, so that a writer never blocks on a full pipe. The capture ends at a marker
+  // written last, not at the end of the pipe: a child process started meanwhile (the thread sanitizer's
+  // symbolizer, started the first time it symbolizes a report, suppressed ones included) inherits the
+  // redirected descriptor and keeps the pipe open for as long as it lives.
+  let marker = Data("\u{1}katana-capture-end-\(UInt64.random(in: 0...UInt64.max))\n".utf8)
+  let reader = PipeReader(pipe.fileHandleForReading, marker: marker)
   let outcome: Result<Void, any Error>
   do {
     try await body()
@@ -78,6 +82,7 @@ func capturingOutput(
     outcome = .failure(error)
   }
   fflush(nil)  // `print` buffers in C stdio: push what the body printed into the pipe
+  pipe.fileHandleForWriting.write(marker)
   dup2(saved, descriptor)
   close(saved)
   try pipe.fileHandleForWriting.close()
@@ -93,16 +98,32 @@ func capturingOutput(
   return captured
 }
 
-/// Reads a pipe to its end on a thread of its own.
+/// Reads a pipe on a thread of its own, up to `marker` (or its end, if the marker never comes); what comes after
+/// the marker (from a child process that inherited the pipe) is read and dropped until the pipe ends.
 private final class PipeReader: @unchecked Sendable {
   // Sendable: `data` is written by the reading thread before it signals `done`, and read after `wait`.
   private var data = Data()
   private let done = DispatchSemaphore(value: 0)
 
-  init(_ handle: FileHandle) {
+  init(_ handle: FileHandle, marker: Data) {
     Thread.detachNewThread { [self] in
-      data = handle.readDataToEndOfFile()
-      done.signal()
+      var buffer = Data()
+      var ended = false
+      while true {
+        let chunk = handle.availableData
+        if chunk.isEmpty { break }
+        if ended { continue }
+        buffer.append(chunk)
+        if let range = buffer.range(of: marker) {
+          data = buffer[..<range.lowerBound]
+          ended = true
+          done.signal()
+        }
+      }
+      if !ended {
+        data = buffer
+        done.signal()
+      }
     }
   }
 
