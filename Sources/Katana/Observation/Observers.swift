@@ -38,7 +38,8 @@ final class StateSubscriber<S: FeatureState>: Sendable {
   /// never concurrently with itself), outside the store's lock; deliveries that race the subscriber's first
   /// value wait for it (``deliver(old:new:)``).
   @usableFromInline let receive: @Sendable (_ old: S?, _ new: S) -> Void
-  /// Ends the subscriber's stream (store shutdown).
+  /// Ends the subscriber's stream. Shutdown calls it through ``finishAtShutdown()``, which orders it after the
+  /// subscriber's first value and the deliveries queued while it started.
   @usableFromInline let finish: @Sendable () -> Void
   /// The part of the state the subscriber observes, for a scope's observer; nil for the whole state. Commits
   /// made through a scope skip subscribers whose part they cannot change (see ``ScopeCommitFilter``).
@@ -69,13 +70,26 @@ final class StateSubscriber<S: FeatureState>: Sendable {
     if startup.isLive {
       receive(old, new)
     } else {
-      deliverWhileStarting(StateDelivery(old: old, new: new, isStartup: false))
+      deliverWhileStarting(.commit(old: old, new: new))
     }
   }
 
   /// Delivers the initial state of a store that became ready after the subscriber was registered.
   func deliverStartupState(_ state: S) {
-    deliverWhileStarting(StateDelivery(old: nil, new: state, isStartup: true))
+    deliverWhileStarting(.startupState(state))
+  }
+
+  /// Ends the stream because the store shut down, after whatever the subscriber was owed: a subscriber registered
+  /// before shutdown whose first value is still being taken (on the subscribing thread, outside the store's lock)
+  /// ends once that value and the deliveries queued meanwhile are in, not before. Finishing its buffer at once
+  /// dropped them all, and the stream ended without ever yielding (an `ObservableStore` then kept the state it was
+  /// created with).
+  func finishAtShutdown() {
+    if startup.isLive {
+      finish()
+    } else {
+      deliverWhileStarting(.finish)
+    }
   }
 
   @usableFromInline func deliverWhileStarting(_ delivery: StateDelivery<S>) {
@@ -88,28 +102,23 @@ final class StateSubscriber<S: FeatureState>: Sendable {
   }
 
   private func handle(_ delivery: StateDelivery<S>) {
-    if delivery.isStartup {
-      receiveStartupState(delivery.new)
-    } else {
-      receive(delivery.old, delivery.new)
+    switch delivery {
+    case .commit(let old, let new): receive(old, new)
+    case .startupState(let state): receiveStartupState(state)
+    case .finish: finish()
     }
   }
 }
 
 /// A delivery to a ``StateSubscriber``, as ``ObserverStartup`` queues it.
 @usableFromInline
-struct StateDelivery<S: FeatureState>: Sendable {
-  @usableFromInline let old: S?
-  @usableFromInline let new: S
-  /// Whether this is the initial state of a store that just became ready, not a commit.
-  @usableFromInline let isStartup: Bool
-
-  @inlinable
-  init(old: S?, new: S, isStartup: Bool) {
-    self.old = old
-    self.new = new
-    self.isStartup = isStartup
-  }
+enum StateDelivery<S: FeatureState>: Sendable {
+  /// A committed change.
+  case commit(old: S?, new: S)
+  /// The initial state of a store that just became ready (not a commit).
+  case startupState(S)
+  /// The store shut down: the stream ends after everything delivered before.
+  case finish
 }
 
 /// The last value a projection pushed to its stream.

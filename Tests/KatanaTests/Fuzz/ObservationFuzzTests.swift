@@ -166,6 +166,7 @@ struct OracleRun {
     // Each `ObservableStore` follows commits from its first turn on the main actor: the jobs its creation enqueued
     // there run before this one.
     await MainActor.run {}
+    for probe in world.followingProbes.current { await probe() }
     // The fence: an awaited dispatch returns after its commit was delivered, and deliveries go in commit order, so
     // once it returns every observer has had every commit (unless a task shut the store down already).
     var fence = 1

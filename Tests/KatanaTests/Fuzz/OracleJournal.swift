@@ -115,6 +115,10 @@ final class OracleObserverLog: Sendable {
   let afterShutdown = LockedValue(false)
   /// The state an `ObservableStore` shows at the end.
   let finalShown = LockedValue<OracleValue?>(nil)
+  /// For an `ObservableStore`, for the failure message: the commit its task subscribed at (nil: it never did), and
+  /// whether it still followed the store just before the run's fence (nil: not read).
+  let modelSubscribedAt = LockedValue<Int?>(nil)
+  let modelFollowingAtFence = LockedValue<Bool?>(nil)
   /// Where it was registered from, for the failure message.
   let origin: String
 

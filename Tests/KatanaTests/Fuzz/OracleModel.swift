@@ -164,6 +164,9 @@ struct OracleModel {
       let applied = log.events.current.suffix(4).map { "tick \($0.start): \($0.new)" }
       text += "\n    last states it applied: \(applied.isEmpty ? "none" : applied.joined(separator: "\n      "))"
       text += "\n    store shut down at tick \(shutdownTick.map(String.init) ?? "-")"
+      let subscribed = log.modelSubscribedAt.current.map { "at commit \($0)" } ?? "never"
+      let following = log.modelFollowingAtFence.current.map { $0 ? "yes" : "no (its task had ended)" } ?? "not read"
+      text += "\n    its task subscribed: \(subscribed); still following before the fence: \(following)"
       return text
     }
     let received = log.events.current.map { OracleExpected(version: 0, old: $0.old, new: $0.new) }

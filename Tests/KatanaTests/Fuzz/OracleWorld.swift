@@ -47,6 +47,8 @@ final class OracleWorld: Sendable {
   /// The tasks consuming streams, and the functions that read what each `ObservableStore` ends showing.
   let consumers = LockedValue<[Task<Void, Never>]>([])
   let finishers = LockedValue<[@Sendable () async -> Void]>([])
+  /// Record, just before the fence, whether each `ObservableStore` still follows the store (for failure messages).
+  let followingProbes = LockedValue<[@Sendable () async -> Void]>([])
 
   static let slices: [OracleSlice] = [.feature, .inner, .child] + OracleSlice.itemIDs.map(OracleSlice.item)
 
@@ -409,6 +411,7 @@ final class OracleWorld: Sendable {
       // where it says it did.
       let subscribed: @Sendable () -> Void = { [self] in
         let b = position()
+        log.modelSubscribedAt.withLock { $0 = b }
         log.window.withLock { $0 = (a, max($0.1, b)) }
       }
       let finisher: @Sendable () async -> Void
@@ -425,6 +428,12 @@ final class OracleWorld: Sendable {
           let shown = await MainActor.run { model.state }
           log.finalShown.withLock { $0 = .cell(shown) }
         }
+        followingProbes.withLock {
+          $0.append {
+            let following = await MainActor.run { model.isFollowing }
+            log.modelFollowingAtFence.withLock { $0 = following }
+          }
+        }
       } else {
         let store = store
         let model = await MainActor.run {
@@ -437,6 +446,12 @@ final class OracleWorld: Sendable {
           await MainActor.run { model.updates }?.value
           let shown = await MainActor.run { model.state }
           log.finalShown.withLock { $0 = .state(shown) }
+        }
+        followingProbes.withLock {
+          $0.append {
+            let following = await MainActor.run { model.isFollowing }
+            log.modelFollowingAtFence.withLock { $0 = following }
+          }
         }
       }
       await MainActor.run {}

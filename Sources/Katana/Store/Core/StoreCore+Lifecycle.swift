@@ -222,8 +222,9 @@ extension StoreCore {
     }
     if let mailbox = work.mailbox { perform(mailbox) }
     perform(work.lifecycle.actions)
+    // A subscriber still taking its first value ends once that value and what was queued meanwhile are in.
     for subscriber in work.subscribers {
-      subscriber.finish()
+      subscriber.finishAtShutdown()
     }
     if work.lifecycle.callerIsOwned {
       withUnsafeCurrentTask { $0?.cancel() }

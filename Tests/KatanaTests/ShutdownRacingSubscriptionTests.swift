@@ -1,0 +1,82 @@
+// A shutdown that lands while an observer is still taking its first value (after its registration, before its
+// first read of the slice is in): the observer was registered before shutdown, so it must still yield the value at
+// registration and the commits delivered to it before shutdown, then end. Before the fix, shutdown finished the
+// observer's buffer at once, the first value and the queued commits were pushed into a finished buffer and dropped,
+// and the stream ended empty; an `ObservableStore` subscribing then never applied a state at all.
+//
+// The interleaving is forced with the gate of `GatedRoot.gatedSlice` (ObserverReviewRegressionTests.swift): the
+// observer's first read of the slice, which the store makes outside its lock right after registering it, blocks
+// there while the test commits and shuts the store down.
+import Foundation
+import KatanaTestSupport
+import Testing
+
+@testable import Katana
+
+@Suite("Shutdown racing a subscription", .timeLimit(.minutes(1)))
+struct ShutdownRacingSubscriptionTests {
+  /// A scope stream registered before shutdown yields its first value and the commit delivered while it was
+  /// starting, then ends.
+  @Test(arguments: ["states", "values"])
+  func scopeStream_shutDownWhileTakingItsFirstValue_yieldsItThenEnds(kind: String) async throws {
+    let gate = ReadGate()
+    let store = GatedStore(initialState: GatedRoot(slice: GatedSlice(value: 1), gate: gate))
+    try await store.waitUntilReady()
+    let scope = store.scope(\.gatedSlice, dependencies: \.self)
+    let states = IteratorBox<GatedSlice>()
+    let values = IteratorBox<Int>()
+    gate.arm()
+    let subscribed = onThread {
+      if kind == "states" {
+        states.iterator = scope.states(buffering: .bufferingNewest(8)).makeAsyncIterator()
+      } else {
+        values.iterator = scope.values(of: \.value, buffering: .bufferingNewest(8)).makeAsyncIterator()
+      }
+    }
+    // Registered, and blocked in its first read: a commit is delivered to it, then the store shuts down.
+    #expect(gate.waitUntilEntered())
+    try await store.dispatch(SetGatedValue(value: 2))
+    await store.shutdown()
+    gate.release()
+    #expect(await waitFor(subscribed))
+    if kind == "states" {
+      #expect(await nextElement(of: states) == GatedSlice(value: 1))
+      #expect(await nextElement(of: states) == GatedSlice(value: 2))
+      #expect(await nextElement(of: states) == nil)
+    } else {
+      #expect(await nextElement(of: values) == 1)
+      #expect(await nextElement(of: values) == 2)
+      #expect(await nextElement(of: values) == nil)
+    }
+  }
+
+  #if canImport(Observation)
+    /// An `ObservableStore` whose task subscribed before shutdown applies the latest state it was delivered before
+    /// shutdown (its subscription keeps only the latest), then stops following: it does not keep the state it was
+    /// created with. Its subscription runs on the main actor, which the gate blocks until the store has shut down.
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+    @Test func observableStore_shutDownWhileSubscribing_appliesWhatItWasDelivered() async throws {
+      let gate = ReadGate()
+      let store = GatedStore(initialState: GatedRoot(slice: GatedSlice(value: 1), gate: gate))
+      try await store.waitUntilReady()
+      let scope = store.scope(\.gatedSlice, dependencies: \.self)
+      let applied = Recorder<Int>()
+      // The model reads the slice unarmed; its task, which runs after this turn of the main actor, is gated.
+      let model = await MainActor.run {
+        let model = ObservableStore(scope: scope)
+        model.didApply = { applied.append($0.value) }
+        gate.arm()
+        return model
+      }
+      // Whatever happens below, the main actor is not left blocked.
+      defer { gate.release() }
+      #expect(await waitFor(onThread { _ = gate.waitUntilEntered() }))
+      try await store.dispatch(SetGatedValue(value: 2))
+      await store.shutdown()
+      gate.release()
+      #expect(await ends(await MainActor.run { model.updates }))
+      #expect(applied.values.last == 2)
+      #expect(await MainActor.run { model.untrackedState } == GatedSlice(value: 2))
+    }
+  #endif
+}
