@@ -94,10 +94,12 @@ public let passThrough: StoreInterceptor = { _ in { next in { item in try await 
 
 /// A ready store.
 public func makeStore(
-  _ state: BenchState = BenchState(), interceptors: [StoreInterceptor] = [], observers: [DispatchObserver] = []
+  _ state: BenchState = BenchState(), interceptors: [StoreInterceptor] = [], observers: [DispatchObserver] = [],
+  configuration: StoreConfiguration = StoreConfiguration()
 ) async throws -> BenchStore {
-  let store = BenchStore(
-    initialState: state, interceptors: interceptors, configuration: StoreConfiguration(dispatchObservers: observers))
+  var configuration = configuration
+  configuration.dispatchObservers = observers
+  let store = BenchStore(initialState: state, interceptors: interceptors, configuration: configuration)
   try await store.waitUntilReady()
   return store
 }

@@ -23,6 +23,11 @@ public enum Callers: Sendable, Hashable {
   }
 }
 
+/// How many times the requested operations a contention batch runs: long enough that starting and releasing its
+/// callers (64 thread wake-ups take about 0.3 ms here) stays under 2% of the batch. With the default 100,000, the
+/// release alone was a third of a 64-thread batch, and every kind of caller seemed to collapse, the lock included.
+let contentionScale = 10
+
 extension BenchmarkFixture {
   /// Awaited `store.dispatch` from `tasks` tasks at once: ns per dispatch of the aggregate, every update counted.
   public static func contendedDispatch(tasks: Int) -> BenchmarkFixture {
@@ -32,7 +37,7 @@ extension BenchmarkFixture {
         + "aggregate, with the total checked."
     ) { operations in
       let store = try await makeStore()
-      let each = Swift.max(1, operations / tasks)
+      let each = Swift.max(1, operations * contentionScale / tasks)
       return PreparedFixture(operations: each * tasks) {
         try await withThrowingTaskGroup(of: Void.self) { group in
           for _ in 0..<tasks {
@@ -50,18 +55,18 @@ extension BenchmarkFixture {
   public static func contendedSend(threads: Int) -> BenchmarkFixture {
     BenchmarkFixture(
       name: "contention: send, \(Callers.threads(threads).label)",
-      explanation: "store.send(Increment()) from \(threads) plain threads at once, then each thread's last handle "
-        + "awaited; ns per item of the aggregate, with the total checked."
+      explanation: "store.send(Increment()) from \(threads) plain threads at once (started beforehand, released "
+        + "together), then each thread's last handle awaited; ns per item of the aggregate, with the total checked."
     ) { operations in
       let store = try await makeStore()
-      let each = Swift.max(1, operations / threads)
+      let each = Swift.max(1, operations * contentionScale / threads)
+      let gang = ThreadGang(count: threads) { _ in
+        var last: DispatchHandle<Void>?
+        for _ in 0..<each { last = store.send(Increment()) }
+        return last
+      }
       return PreparedFixture(operations: each * threads) {
-        let handles = await onThreads(threads) { _ in
-          var last: DispatchHandle<Void>?
-          for _ in 0..<each { last = store.send(Increment()) }
-          return last
-        }
-        for handle in handles { try await handle?.value }
+        for handle in await gang.run() { try await handle?.value }
       } verify: {
         try expectCounter(of: store, each * threads, "send lost updates")
       }
@@ -75,7 +80,7 @@ extension BenchmarkFixture {
       explanation: "await actor.increment(by: 1) from \(tasks) tasks at once."
     ) { operations in
       let actor = BaselineActor()
-      let each = Swift.max(1, operations / tasks)
+      let each = Swift.max(1, operations * contentionScale / tasks)
       return PreparedFixture(operations: each * tasks) {
         await withTaskGroup(of: Void.self) { group in
           for _ in 0..<tasks {
@@ -95,8 +100,15 @@ extension BenchmarkFixture {
       explanation: "locked.increment(by: 1) from \(callers.label) at once."
     ) { operations in
       let locked = LockedBaseline()
-      let each = Swift.max(1, operations / callers.count)
-      return PreparedFixture(operations: each * callers.count) {
+      let each = Swift.max(1, operations * contentionScale / callers.count)
+      var gang: ThreadGang<Int>?
+      if case .threads(let count) = callers {
+        gang = ThreadGang(count: count) { _ in
+          for _ in 0..<each { locked.increment(by: 1) }
+          return 0
+        }
+      }
+      return PreparedFixture(operations: each * callers.count) { [gang] in
         switch callers {
         case .tasks(let count):
           await withTaskGroup(of: Void.self) { group in
@@ -104,11 +116,8 @@ extension BenchmarkFixture {
               group.addTask { for _ in 0..<each { locked.increment(by: 1) } }
             }
           }
-        case .threads(let count):
-          _ = await onThreads(count) { _ in
-            for _ in 0..<each { locked.increment(by: 1) }
-            return 0
-          }
+        case .threads:
+          _ = await gang?.run()
         }
       } verify: {
         guard locked.counter == each * callers.count else {
@@ -119,21 +128,48 @@ extension BenchmarkFixture {
   }
 }
 
-/// Runs `body` on `count` new threads at once (released together), and returns their results once all are done.
-func onThreads<T: Sendable>(_ count: Int, _ body: @escaping @Sendable (Int) -> T) async -> [T] {
-  let start = DispatchSemaphore(value: 0)
-  let results = ResultSlots<T>(count: count)
-  await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+/// `count` plain threads, started before the measured part (a server's request threads exist before its requests
+/// come) and parked until ``run()`` releases them together.
+public final class ThreadGang<T: Sendable>: @unchecked Sendable {  // Sendable: `continuation` is under `lock`.
+  private let start = DispatchSemaphore(value: 0)
+  private let results: ResultSlots<T>
+  private let count: Int
+  private let lock = NSLock()
+  private var continuation: CheckedContinuation<Void, Never>?
+
+  /// Starts the threads, and returns once every one of them waits for ``run()``.
+  public init(count: Int, _ body: @escaping @Sendable (Int) -> T) {
+    self.count = count
+    results = ResultSlots(count: count)
+    let ready = DispatchSemaphore(value: 0)
     for index in 0..<count {
-      let thread = Thread {
+      let thread = Thread { [self] in
+        ready.signal()
         start.wait()
-        if results.set(index, body(index)) { continuation.resume() }
+        if results.set(index, body(index)) { finished() }
       }
       thread.start()
     }
-    for _ in 0..<count { start.signal() }
+    for _ in 0..<count { ready.wait() }
   }
-  return results.values
+
+  private func finished() {
+    lock.lock()
+    let continuation = self.continuation
+    lock.unlock()
+    continuation?.resume()
+  }
+
+  /// Releases the threads at once, and returns their results once all are done. Call it once.
+  public func run() async -> [T] {
+    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+      lock.lock()
+      self.continuation = continuation
+      lock.unlock()
+      for _ in 0..<count { start.signal() }
+    }
+    return results.values
+  }
 }
 
 /// One result slot per thread.

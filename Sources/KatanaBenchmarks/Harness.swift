@@ -8,15 +8,23 @@ struct Options {
   var iterations = 100_000
   var batches = 15
   var baselines = true
+  /// `--counts`: print the contention counts instead of timing (a build with `KATANA_CONTENTION_COUNTERS`).
+  var counts = false
+  /// `--check FILE`: with `--counts`, fail if a count exceeds its bound in FILE.
+  var countThresholds: String?
 
   static let usage = """
     Usage: katana-benchmarks [--json] [--filter TEXT] [--iterations N] [--batches K] [--no-baselines]
+           katana-benchmarks --counts [--check FILE]
 
       --json           print machine-readable results instead of a table
       --filter TEXT    run only the cases whose name contains TEXT (case-insensitive); baselines always run
       --iterations N   operations per batch for the fast cases (default 100000); slower cases scale it down
       --batches K      batches per case (default 15); each case reports the median batch and the spread
       --no-baselines   skip the baselines (for profiling one case); ratios and targets are then not reported
+      --counts         count the store lock's acquisitions and hand-overs between threads per item as dispatchers
+                       are added (a build with -Xswiftc -DKATANA_CONTENTION_COUNTERS; see .ci/contention-gate)
+      --check FILE     with --counts: exit 1 if a count is above its bound in FILE (JSON)
     """
 
   static func parse(_ arguments: [String]) throws -> Options {
@@ -41,6 +49,8 @@ struct Options {
         }
         options.batches = count
       case "--no-baselines": options.baselines = false
+      case "--counts": options.counts = true
+      case "--check": options.countThresholds = try value(for: argument)
       case "--help", "-h": throw UsageError(message: nil)
       default: throw UsageError(message: "unknown argument \(argument)")
       }

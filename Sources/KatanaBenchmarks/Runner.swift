@@ -315,6 +315,27 @@ final class Runner {
         measured: "store \(scaling(send, threadCounts)); lock \(scaling(lockThreads, threadCounts))",
         met: worstSend >= 0.8)
     }
+    // The store's scaling against the lock's (each as a ratio to its own one-caller throughput, per round): the
+    // lock's critical section is one addition, so its absolute speed is not the point, how it holds up is.
+    let againstLock = { (store: (Int) -> String, lock: (Int) -> String, counts: [Int]) in
+      counts.dropFirst().compactMap { count -> (Int, Double)? in
+        guard let own = self.perRound(store(1), store(count), /), let lock = self.perRound(lock(1), lock(count), /)
+        else { return nil }
+        return (count, own.median / lock.median)
+      }
+    }
+    let sendAgainstLock = againstLock(send, lockThreads, threadCounts)
+    let dispatchAgainstLock = againstLock(dispatch, lockTasks, taskCounts)
+    if !sendAgainstLock.isEmpty || !dispatchAgainstLock.isEmpty {
+      let describe = { (ratios: [(Int, Double)]) in
+        ratios.map { String(format: "%d: %.2fx", $0.0, $0.1) }.joined(separator: ", ")
+      }
+      check(
+        "many dispatchers never fall below a lock-protected mutation with the same callers",
+        measured: "the store's scaling over the lock's (each against its own one caller): send from threads "
+          + "\(describe(sendAgainstLock)); awaited dispatch from tasks \(describe(dispatchAgainstLock))",
+        met: (sendAgainstLock + dispatchAgainstLock).allSatisfy { $0.1 >= 1 })
+    }
   }
 
   private func runMemoryCase() async throws {

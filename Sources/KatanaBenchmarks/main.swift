@@ -18,6 +18,18 @@ do {
   exit(error.message == nil ? 0 : 2)
 }
 
+if options.counts {
+  let passed = await Task.detached {
+    do {
+      return try await ContentionCounting.run(checking: options.countThresholds)
+    } catch {
+      FileHandle.standardError.write(Data("counting failed: \(error)\n".utf8))
+      return false
+    }
+  }.value
+  exit(passed ? 0 : 1)
+}
+
 // Run on the cooperative pool, not on the main actor: hops to the main queue would dominate.
 let outcome = await Task.detached { () async -> Result<Report, any Error> in
   let runner = Runner(options: options)

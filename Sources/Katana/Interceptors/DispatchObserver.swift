@@ -184,7 +184,7 @@ final class DispatchObservers: Sendable {
     guard !owner.isCurrentThread else { return send() }
     let start = willHandle(item)
     let handle = send()
-    handle.storage.whenComplete { [self] result in
+    handle.whenComplete { [self] result in
       switch result {
       case .success: didHandle(item, start: start, error: nil)
       case .failure(let error): didHandle(item, start: start, error: error)

@@ -215,7 +215,7 @@ final class RootedScope<Root: FeatureState, RootDependencies: SideEffectDependen
         return .failed(error)
       }
       let erased = DispatchHandle(storage: HandleStorage<any Sendable>.make())
-      handle.whenComplete { result in erased.storage.complete(result.map { () as any Sendable }) }
+      handle.whenComplete { result in erased.complete(result.map { () as any Sendable }) }
       return erased
     case .sideEffect(let effect):
       return core.anySendUnobserved(ScopedAnySideEffect(scope: id, effect: effect, context: context))

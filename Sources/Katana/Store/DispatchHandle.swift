@@ -9,11 +9,32 @@
 /// it.
 public struct DispatchHandle<Value: Sendable>: @unchecked Sendable {
   // Sendable: the storage's state is only touched under its lock (ManagedBuffer itself is not Sendable).
-  @usableFromInline let storage: HandleStorage<Value>
+  /// The completion state; nil for a sent updater applied on the sending thread, which has succeeded with
+  /// ``appliedValue``. (One shared storage served those once, but every `send` then retained and released it:
+  /// an atomic on a line that every sending thread wrote, which cost more than the send itself under contention.)
+  @usableFromInline let storage: HandleStorage<Value>?
+  /// The value of a handle without storage.
+  @usableFromInline let appliedValue: Value?
 
   @inlinable
   init(storage: HandleStorage<Value>) {
     self.storage = storage
+    self.appliedValue = nil
+  }
+
+  /// The handle of a sent updater applied on the sending thread: it has succeeded with `value`.
+  @inlinable
+  init(appliedOnSend value: Value) {
+    self.storage = nil
+    self.appliedValue = value
+  }
+
+  /// The outcome of a handle without storage.
+  @inlinable
+  var appliedResult: Result<Value, any Error> {
+    // Internal invariant: a handle is made either with storage or with its value.
+    guard let appliedValue else { preconditionFailure("a DispatchHandle without storage has no value") }
+    return .success(appliedValue)
   }
 
   /// Waits for the item to be handled and returns its value (`()` for state updaters and for side effects
@@ -25,12 +46,18 @@ public struct DispatchHandle<Value: Sendable>: @unchecked Sendable {
   /// - Important: Like `Task.value`, waiting is not cancelled with the waiting task. Call ``cancel()`` to
   ///   cancel the item itself.
   public var value: Value {
-    get async throws { try await storage.wait().get() }
+    get async throws {
+      guard let storage else { return try appliedResult.get() }
+      return try await storage.wait().get()
+    }
   }
 
   /// Waits for the item to be handled and returns its outcome.
   public var result: Result<Value, any Error> {
-    get async { await storage.wait() }
+    get async {
+      guard let storage else { return appliedResult }
+      return await storage.wait()
+    }
   }
 
   /// Cancels the item.
@@ -39,21 +66,30 @@ public struct DispatchHandle<Value: Sendable>: @unchecked Sendable {
   /// `CancellationError`. A running side effect is cancelled cooperatively. A state updater that has
   /// started completes.
   public func cancel() {
-    storage.cancel()
+    storage?.cancel()
   }
 
   /// Calls `callback` once with the outcome: immediately if the item is already handled, otherwise on
   /// the thread that completes it. Used by the promise compatibility module.
   @usableFromInline package func whenComplete(_ callback: @escaping @Sendable (Result<Value, any Error>) -> Void) {
+    guard let storage else {
+      callback(appliedResult)
+      return
+    }
     storage.whenComplete(callback)
   }
 
-  /// Whether this is the shared handle of a sent updater that was applied on the sending thread (so it has
-  /// succeeded with `()`): lets the promise module settle without taking the shared handle's lock.
+  /// Whether this is the handle of a sent updater that was applied on the sending thread (so it has succeeded
+  /// with `()`): lets the promise module settle without taking a lock.
   @inlinable
   package var isAppliedOnSend: Bool {
-    let object: AnyObject = storage
-    return object === succeededHandle.storage || object === succeededAnyHandle.storage
+    storage == nil
+  }
+
+  /// Completes the handle (only the first completion counts; a handle without storage has completed already).
+  @inlinable
+  func complete(_ result: Result<Value, any Error>) {
+    storage?.complete(result)
   }
 
   /// A handle that has already succeeded with `value`.
@@ -72,12 +108,14 @@ public struct DispatchHandle<Value: Sendable>: @unchecked Sendable {
   }
 }
 
-/// The handle of every sent updater applied on the sending thread: it has succeeded, so cancelling it,
-/// waiting for it and observing it never change it, and one instance serves them all.
-@usableFromInline let succeededHandle = DispatchHandle<Void>.succeeded(())
+/// The handle of a sent updater applied on the sending thread: it has succeeded, so cancelling it, waiting for it
+/// and observing it never change it. It holds no reference (see ``DispatchHandle/storage``).
+@inlinable
+var succeededHandle: DispatchHandle<Void> { DispatchHandle(appliedOnSend: ()) }
 
 /// ``succeededHandle`` for `anySend`.
-@usableFromInline let succeededAnyHandle = DispatchHandle<any Sendable>.succeeded(() as any Sendable)
+@inlinable
+var succeededAnyHandle: DispatchHandle<any Sendable> { DispatchHandle(appliedOnSend: () as any Sendable) }
 
 /// What a handle needs from the job behind it, whatever the store's types.
 @usableFromInline

@@ -285,3 +285,11 @@ extension Store {
     core.attachment(type, make: make)
   }
 }
+
+#if KATANA_CONTENTION_COUNTERS
+  extension Store {
+    /// What the store's lock went through so far; only in a build with `KATANA_CONTENTION_COUNTERS` defined (the
+    /// contention gate's build of katana-benchmarks).
+    package nonisolated var contentionCounts: ContentionCounts { core.contentionCounts }
+  }
+#endif

@@ -33,6 +33,12 @@ struct CoreState<S: FeatureState, D: SideEffectDependencyContainer> {
   /// marks (see ``SentItemOrigin``).
   var liveSentItems: [UInt64: SentItemOrigin] = [:]
   var lastID: UInt64 = 0
+  #if KATANA_CONTENTION_COUNTERS
+    /// See ``ContentionCounts``.
+    @usableFromInline var contention = ContentionCounts()
+    /// The thread that entered the last critical section.
+    @usableFromInline var lastHolder: UInt = 0
+  #endif
 
   /// The chain of a store without interceptors (never called), and of a store that has shut down.
   @usableFromInline static var noChain: StoreInterceptorNext {

@@ -108,45 +108,46 @@ extension StoreCore {
     _ item: any Dispatchable, value: Value, apply: @escaping @Sendable (inout S) throws -> Void,
     frame: @escaping @Sendable () -> UpdaterFrame<S>
   ) -> DispatchHandle<Value> {
-    let handle = DispatchHandle(storage: HandleStorage<Value>.make())
+    let storage = HandleStorage<Value>.make()
+    let handle = DispatchHandle(storage: storage)
     guard hasInterceptors else {
       enqueue(
-        item, isUpdater: true, handle: handle.storage,
+        item, isUpdater: true, handle: storage,
         work: .synchronous({ [self] in
           do {
             try commitHoldingTurn(apply)
-            handle.storage.complete(.success(value))
+            handle.complete(.success(value))
           } catch {
-            handle.storage.complete(.failure(error))
+            handle.complete(.failure(error))
           }
         }))
       return handle
     }
     enqueue(
-      item, isUpdater: true, handle: handle.storage,
+      item, isUpdater: true, handle: storage,
       work: .asynchronous({ [self] in
         let redirects: [any Dispatchable]
         do {
           redirects = try await applySentUpdater(item, frame: frame())
         } catch {
-          handle.storage.complete(.failure(error))
+          handle.complete(.failure(error))
           return
         }
         guard !redirects.isEmpty else {
-          handle.storage.complete(.success(value))
+          handle.complete(.success(value))
           return
         }
         // This task holds the turn, so the substituted items run in a task of their own, after it is released.
         let started = startOwnedTask(id: makeID()) { [self] in
           do {
             try await dispatchRedirects(redirects, depth: 0)
-            handle.storage.complete(.success(value))
+            handle.complete(.success(value))
           } catch {
-            handle.storage.complete(.failure(error))
+            handle.complete(.failure(error))
           }
         }
         if !started {
-          handle.storage.complete(.failure(StoreError.storeShutDown))
+          handle.complete(.failure(StoreError.storeShutDown))
         }
       }))
     return handle
@@ -156,14 +157,15 @@ extension StoreCore {
   func enqueueSideEffect<Value: Sendable>(
     _ item: any Dispatchable, run work: @escaping @Sendable () async throws -> Value
   ) -> DispatchHandle<Value> {
-    let handle = DispatchHandle(storage: HandleStorage<Value>.make())
+    let storage = HandleStorage<Value>.make()
+    let handle = DispatchHandle(storage: storage)
     enqueue(
-      item, isUpdater: false, handle: handle.storage,
+      item, isUpdater: false, handle: storage,
       work: .asynchronous({
         do {
-          handle.storage.complete(.success(try await work()))
+          handle.complete(.success(try await work()))
         } catch {
-          handle.storage.complete(.failure(error))
+          handle.complete(.failure(error))
         }
       }))
     return handle

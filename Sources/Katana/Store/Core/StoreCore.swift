@@ -81,7 +81,10 @@ final class StoreCore<S: FeatureState, D: SideEffectDependencyContainer>: @unche
 
   @inlinable @inline(__always)
   func withLock<Result>(_ body: (inout CoreState<S, D>) throws -> Result) rethrows -> Result {
-    try storage.withLock(body)
+    try storage.withLock { core in
+      core.noteAcquisition()
+      return try body(&core)
+    }
   }
 
   /// Runs `body` under the lock with the calling thread marked as running a state updater, so that a
@@ -91,6 +94,7 @@ final class StoreCore<S: FeatureState, D: SideEffectDependencyContainer>: @unche
     -> Result
   {
     try storage.withLock { core in
+      core.noteAcquisition()
       owner.markCurrentThread()
       defer { owner.clear() }
       return try body(&core)
@@ -122,6 +126,13 @@ final class StoreCore<S: FeatureState, D: SideEffectDependencyContainer>: @unche
   var isReady: Bool {
     readyFlag.isSet
   }
+
+  #if KATANA_CONTENTION_COUNTERS
+    /// What the lock went through so far (see ``ContentionCounts``).
+    package var contentionCounts: ContentionCounts {
+      storage.withLock { $0.contention }
+    }
+  #endif
 
   // MARK: - Diagnostics
 
