@@ -148,6 +148,7 @@ enum ContentionCounting {
       var difference = ContentionCounts()
       difference.acquisitions = after.acquisitions - before.acquisitions
       difference.handOvers = after.handOvers - before.handOvers
+      difference.contended = after.contended - before.contended
       return difference
     }
   }

@@ -55,6 +55,18 @@ package enum LockPrimitive {
     #endif
   }
 
+  #if KATANA_CONTENTION_COUNTERS
+    /// Takes the lock if it is free, without waiting; returns whether it did. Only in the contention gate's build.
+    @inlinable @inline(__always)
+    static func tryLock(_ lock: UnsafeMutablePointer<Storage>) -> Bool {
+      #if canImport(Darwin)
+        os_unfair_lock_trylock(lock)
+      #else
+        pthread_mutex_trylock(lock) == 0
+      #endif
+    }
+  #endif
+
   @inlinable @inline(__always)
   static func unlock(_ lock: UnsafeMutablePointer<Storage>) {
     #if canImport(Darwin)
@@ -99,6 +111,22 @@ package class LockedBuffer<Value>: ManagedBuffer<Value, LockPrimitive.Storage> {
       return try body(&value.pointee)
     }
   }
+
+  #if KATANA_CONTENTION_COUNTERS
+    /// ``withLock(_:)`` that also tells `body` whether the lock was taken when it asked (it then waited): the
+    /// contention gate's build counts the contended path with it.
+    @inlinable @inline(__always)
+    package final func withLockNotingContention<Result>(_ body: (inout Value, _ contended: Bool) throws -> Result)
+      rethrows -> Result
+    {
+      try withUnsafeMutablePointers { value, lock in
+        let contended = !LockPrimitive.tryLock(lock)
+        if contended { LockPrimitive.lock(lock) }
+        defer { LockPrimitive.unlock(lock) }
+        return try body(&value.pointee, contended)
+      }
+    }
+  #endif
 }
 
 /// A `Sendable` wrapper around ``LockedBuffer`` for values that are only ever touched under the lock.

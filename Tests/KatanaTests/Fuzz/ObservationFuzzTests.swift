@@ -23,6 +23,11 @@ import Testing
 
 /// One seeded schedule on one store.
 struct OracleRun {
+  #if KATANA_CONTENTION_COUNTERS
+    /// The stores' contention counts, summed over every run of the process.
+    static let contention = LockedValue(ContentionCounts())
+  #endif
+
   let seed: UInt64
   let plainPath: Bool
   let taskActors: Int
@@ -175,6 +180,13 @@ struct OracleRun {
     world.record(op: fence, target: "root (the fence)", awaited: true, result: result, tick: journal.tick())
     journal.shutdownTick.withLock { $0 = $0 ?? journal.tick() }
     await world.store.shutdown()
+    #if KATANA_CONTENTION_COUNTERS
+      let counts = world.store.contentionCounts
+      OracleRun.contention.withLock {
+        $0.acquisitions += counts.acquisitions
+        $0.contended += counts.contended
+      }
+    #endif
     for task in world.consumers.current { await task.value }
     for finisher in world.finishers.current { await finisher() }
   }
@@ -300,5 +312,13 @@ struct ObservationFuzzTests {
     print(
       "[oracle] forcesPlainPath \(forcesPlainPath): \(Self.seeds.count) schedules, \(operations) operations, "
         + "\(failed) failing, \(clock.now - start)")
+    #if KATANA_CONTENTION_COUNTERS
+      // In the contention gate's build (`swift test -Xswiftc -DKATANA_CONTENTION_COUNTERS`): how much of the run
+      // went through the store's contended path (a critical section that found the lock taken and waited).
+      let counts = OracleRun.contention.withLock { $0 }
+      print(
+        "[oracle] so far, both configurations: \(counts.contended) of \(counts.acquisitions) critical sections "
+          + "found the store's lock taken")
+    #endif
   }
 }

@@ -9,6 +9,8 @@ package struct ContentionCounts: Sendable, Equatable {
   /// Critical sections entered by another thread than the one before: the lock's and the state's cache lines moved
   /// to another processor.
   @usableFromInline package var handOvers = 0
+  /// Critical sections that found the lock taken and waited for it: the contended path.
+  @usableFromInline package var contended = 0
 
   @inlinable
   package init() {}
@@ -16,10 +18,12 @@ package struct ContentionCounts: Sendable, Equatable {
 
 extension CoreState {
   #if KATANA_CONTENTION_COUNTERS
-    /// Counts a critical section; called first thing under the lock.
+    /// Counts a critical section; called first thing under the lock, with whether the lock was taken when the
+    /// caller asked for it.
     @inlinable
-    mutating func noteAcquisition() {
+    mutating func noteAcquisition(contended: Bool) {
       contention.acquisitions += 1
+      if contended { contention.contended += 1 }
       let thread = ThreadOwner.currentThreadID
       if thread != lastHolder {
         contention.handOvers += 1
@@ -29,6 +33,6 @@ extension CoreState {
   #else
     /// Counts a critical section in a build with `KATANA_CONTENTION_COUNTERS`; nothing otherwise.
     @inlinable @inline(__always)
-    func noteAcquisition() {}
+    func noteAcquisition(contended: Bool) {}
   #endif
 }

@@ -81,10 +81,14 @@ final class StoreCore<S: FeatureState, D: SideEffectDependencyContainer>: @unche
 
   @inlinable @inline(__always)
   func withLock<Result>(_ body: (inout CoreState<S, D>) throws -> Result) rethrows -> Result {
-    try storage.withLock { core in
-      core.noteAcquisition()
-      return try body(&core)
-    }
+    #if KATANA_CONTENTION_COUNTERS
+      try storage.withLockNotingContention { core, contended in
+        core.noteAcquisition(contended: contended)
+        return try body(&core)
+      }
+    #else
+      try storage.withLock(body)
+    #endif
   }
 
   /// Runs `body` under the lock with the calling thread marked as running a state updater, so that a
@@ -93,12 +97,20 @@ final class StoreCore<S: FeatureState, D: SideEffectDependencyContainer>: @unche
   func withLockRunningUpdater<Result>(_ body: (inout CoreState<S, D>) throws -> Result) rethrows
     -> Result
   {
-    try storage.withLock { core in
-      core.noteAcquisition()
-      owner.markCurrentThread()
-      defer { owner.clear() }
-      return try body(&core)
-    }
+    #if KATANA_CONTENTION_COUNTERS
+      try storage.withLockNotingContention { core, contended in
+        core.noteAcquisition(contended: contended)
+        owner.markCurrentThread()
+        defer { owner.clear() }
+        return try body(&core)
+      }
+    #else
+      try storage.withLock { core in
+        owner.markCurrentThread()
+        defer { owner.clear() }
+        return try body(&core)
+      }
+    #endif
   }
 
   // MARK: - Reading state
