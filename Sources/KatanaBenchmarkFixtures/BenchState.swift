@@ -94,12 +94,10 @@ public let passThrough: StoreInterceptor = { _ in { next in { item in try await 
 
 /// A ready store.
 public func makeStore(
-  _ state: BenchState = BenchState(), interceptors: [StoreInterceptor] = [], observers: [DispatchObserver] = [],
-  configuration: StoreConfiguration = StoreConfiguration()
+  _ state: BenchState = BenchState(), interceptors: [StoreInterceptor] = [], observers: [DispatchObserver] = []
 ) async throws -> BenchStore {
-  var configuration = configuration
-  configuration.dispatchObservers = observers
-  let store = BenchStore(initialState: state, interceptors: interceptors, configuration: configuration)
+  let store = BenchStore(
+    initialState: state, interceptors: interceptors, configuration: StoreConfiguration(dispatchObservers: observers))
   try await store.waitUntilReady()
   return store
 }

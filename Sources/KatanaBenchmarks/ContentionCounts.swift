@@ -9,7 +9,7 @@ import KatanaBenchmarkFixtures
 /// between threads for every item shows it here on any machine. Each case runs a few times and reports its median.
 enum ContentionCounting {
   /// One measured case.
-  struct Case: Codable, Hashable {
+  struct Case {
     let name: String
     /// Critical sections entered, per item.
     var acquisitionsPerItem: Double

@@ -204,8 +204,12 @@ struct ObserverReviewRegressionTests {
   /// A commit delivered between a scope stream's registration and its first read of the slice is neither lost
   /// nor reordered. Forced: the first read blocks in the slice's getter while the commit is delivered. (A scope's
   /// listeners and streams of changes read nothing at registration: see the next test.)
-  @Test(arguments: ["states", "values"])
-  func scopeObserver_commitRacingSubscription_isDelivered(kind: String) async throws {
+  ///
+  /// With `shutsDownMeanwhile`, the store also shuts down before the first read is in: the stream, registered
+  /// before shutdown, still yields the value at registration and the commit, then ends. (Shutdown used to finish
+  /// its buffer at once, and both were dropped: the stream ended without yielding anything.)
+  @Test(arguments: ["states", "values"], [false, true])
+  func scopeObserver_commitRacingSubscription_isDelivered(kind: String, shutsDownMeanwhile: Bool) async throws {
     let gate = ReadGate()
     let store = GatedStore(initialState: GatedRoot(slice: GatedSlice(value: 1), gate: gate))
     try await store.waitUntilReady()
@@ -223,14 +227,17 @@ struct ObserverReviewRegressionTests {
     // The subscriber is registered and blocked in its first read; a commit is delivered meanwhile.
     #expect(gate.waitUntilEntered())
     try await store.dispatch(SetGatedValue(value: 2))
+    if shutsDownMeanwhile { await store.shutdown() }
     gate.release()
     #expect(await waitFor(subscribed))
     if kind == "states" {
       #expect(await nextElement(of: states) == GatedSlice(value: 1))
       #expect(await nextElement(of: states) == GatedSlice(value: 2))
+      if shutsDownMeanwhile { #expect(await nextElement(of: states) == nil) }
     } else {
       #expect(await nextElement(of: values) == 1)
       #expect(await nextElement(of: values) == 2)
+      if shutsDownMeanwhile { #expect(await nextElement(of: values) == nil) }
     }
   }
 

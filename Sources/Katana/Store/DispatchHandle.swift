@@ -9,32 +9,35 @@
 /// it.
 public struct DispatchHandle<Value: Sendable>: @unchecked Sendable {
   // Sendable: the storage's state is only touched under its lock (ManagedBuffer itself is not Sendable).
-  /// The completion state; nil for a sent updater applied on the sending thread, which has succeeded with
-  /// ``appliedValue``. (One shared storage served those once, but every `send` then retained and released it:
-  /// an atomic on a line that every sending thread wrote, which cost more than the send itself under contention.)
-  @usableFromInline let storage: HandleStorage<Value>?
-  /// The value of a handle without storage.
-  @usableFromInline let appliedValue: Value?
+  /// Where the outcome comes from.
+  @usableFromInline
+  enum Outcome {
+    /// The completion state of an item the store handles later (or has handled).
+    case pending(HandleStorage<Value>)
+    /// A sent updater applied on the sending thread: it has succeeded with this value. (One shared storage
+    /// served those once, but every `send` then retained and released it: an atomic on a line that every sending
+    /// thread wrote, which cost more than the send itself under contention.)
+    case applied(Value)
+  }
+
+  @usableFromInline let outcome: Outcome
 
   @inlinable
   init(storage: HandleStorage<Value>) {
-    self.storage = storage
-    self.appliedValue = nil
+    self.outcome = .pending(storage)
   }
 
   /// The handle of a sent updater applied on the sending thread: it has succeeded with `value`.
   @inlinable
   init(appliedOnSend value: Value) {
-    self.storage = nil
-    self.appliedValue = value
+    self.outcome = .applied(value)
   }
 
-  /// The outcome of a handle without storage.
+  /// The completion state, if the item was not applied on the sending thread.
   @inlinable
-  var appliedResult: Result<Value, any Error> {
-    // Internal invariant: a handle is made either with storage or with its value.
-    guard let appliedValue else { preconditionFailure("a DispatchHandle without storage has no value") }
-    return .success(appliedValue)
+  var storage: HandleStorage<Value>? {
+    guard case .pending(let storage) = outcome else { return nil }
+    return storage
   }
 
   /// Waits for the item to be handled and returns its value (`()` for state updaters and for side effects
@@ -47,16 +50,20 @@ public struct DispatchHandle<Value: Sendable>: @unchecked Sendable {
   ///   cancel the item itself.
   public var value: Value {
     get async throws {
-      guard let storage else { return try appliedResult.get() }
-      return try await storage.wait().get()
+      switch outcome {
+      case .pending(let storage): try await storage.wait().get()
+      case .applied(let value): value
+      }
     }
   }
 
   /// Waits for the item to be handled and returns its outcome.
   public var result: Result<Value, any Error> {
     get async {
-      guard let storage else { return appliedResult }
-      return await storage.wait()
+      switch outcome {
+      case .pending(let storage): await storage.wait()
+      case .applied(let value): .success(value)
+      }
     }
   }
 
@@ -72,11 +79,10 @@ public struct DispatchHandle<Value: Sendable>: @unchecked Sendable {
   /// Calls `callback` once with the outcome: immediately if the item is already handled, otherwise on
   /// the thread that completes it. Used by the promise compatibility module.
   @usableFromInline package func whenComplete(_ callback: @escaping @Sendable (Result<Value, any Error>) -> Void) {
-    guard let storage else {
-      callback(appliedResult)
-      return
+    switch outcome {
+    case .pending(let storage): storage.whenComplete(callback)
+    case .applied(let value): callback(.success(value))
     }
-    storage.whenComplete(callback)
   }
 
   /// Whether this is the handle of a sent updater that was applied on the sending thread (so it has succeeded
@@ -109,7 +115,7 @@ public struct DispatchHandle<Value: Sendable>: @unchecked Sendable {
 }
 
 /// The handle of a sent updater applied on the sending thread: it has succeeded, so cancelling it, waiting for it
-/// and observing it never change it. It holds no reference (see ``DispatchHandle/storage``).
+/// and observing it never change it. It holds no reference (see ``DispatchHandle/Outcome``).
 @inlinable
 var succeededHandle: DispatchHandle<Void> { DispatchHandle(appliedOnSend: ()) }
 
