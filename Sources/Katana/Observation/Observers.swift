@@ -165,14 +165,6 @@ struct Observers<S: FeatureState> {
   @inlinable
   var isEmpty: Bool { listeners.isEmpty && subscribers.isEmpty }
 
-  /// Whether a commit made through the scope of `filter` concerns no observer at all.
-  @inlinable
-  func concernNobody(_ filter: ScopeCommitFilter) -> Bool {
-    guard listeners.isEmpty else { return false }
-    if filter.version != version { refresh(filter) }
-    return filter.concerned.isEmpty
-  }
-
   /// The stream subscribers a commit made through the scope of `filter` concerns, and whether one of them
   /// needs the state before the change.
   @inlinable
@@ -257,25 +249,34 @@ struct Observers<S: FeatureState> {
   }
 }
 
-/// A committed change, delivered to its observers after the store's lock is released.
+/// A committed change, delivered after the store's lock is released, while the committing dispatch holds the
+/// turn: to the commit hooks first (recorders and undo histories, in the order they were attached), then to the
+/// listeners, then to the stream subscribers. Made by ``CoreState/commit(_:touching:_:)`` only.
 @usableFromInline
 struct Commit<S: FeatureState> {
   @usableFromInline let old: S?
   @usableFromInline let new: S
   @usableFromInline let listeners: [ListenerEntry<S>]
   @usableFromInline let subscribers: [StateSubscriber<S>]
+  /// The commit hooks' share, if the store has any.
+  @usableFromInline let record: CommitRecord<S>?
 
   @inlinable
-  init(old: S?, new: S, listeners: [ListenerEntry<S>], subscribers: [StateSubscriber<S>]) {
+  init(old: S?, new: S, listeners: [ListenerEntry<S>], subscribers: [StateSubscriber<S>], record: CommitRecord<S>?) {
     self.old = old
     self.new = new
     self.listeners = listeners
     self.subscribers = subscribers
+    self.record = record
   }
 
-  /// Calls the listeners still subscribed, in registration order, then feeds the stream subscribers.
+  /// Hands the commit to the hooks, calls the listeners still subscribed, in registration order, then feeds the
+  /// stream subscribers.
   @inlinable
   func deliver() {
+    if let record {
+      for hook in record.hooks { hook.record(record.item, old, new) }
+    }
     if let old {
       for entry in listeners where entry.isSubscribed.isSet {
         entry.listener(old, new)
@@ -284,5 +285,18 @@ struct Commit<S: FeatureState> {
     for subscriber in subscribers where subscriber.isSubscribed.isSet {
       subscriber.deliver(old: old, new: new)
     }
+  }
+}
+
+/// What the commit hooks get of a commit: the item committed, as the store applied it.
+@usableFromInline
+struct CommitRecord<S: FeatureState> {
+  @usableFromInline let hooks: [CommitHook<S>]
+  @usableFromInline let item: any Dispatchable
+
+  @inlinable
+  init(hooks: [CommitHook<S>], item: any Dispatchable) {
+    self.hooks = hooks
+    self.item = item
   }
 }

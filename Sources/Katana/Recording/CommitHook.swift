@@ -1,6 +1,7 @@
-/// How a store hands each commit made through its interceptor chain (or replayed into it) to a ``StoreRecorder`` or
-/// an ``UndoHistory``: called in commit order, while the committing updater holds the store's turn, outside the
-/// store's lock.
+/// How a store hands each commit to a ``StoreRecorder`` or an ``UndoHistory``: whichever path made it, the one commit
+/// transition (``CoreState/commit(_:touching:_:)``) takes the hooks' share, and the commit's delivery calls them, in
+/// commit order, while the committing updater holds the store's turn, outside the store's lock. Moves in time are
+/// handed to no hook.
 @usableFromInline
 final class CommitHook<S: FeatureState>: Sendable {
   /// Whether the hook wants the state before the next commit (a recorder with no initial state since a reset).
@@ -15,25 +16,37 @@ final class CommitHook<S: FeatureState>: Sendable {
 
 /// A context whose store can take a ``CommitHook``.
 protocol RecorderAttachable: StoreContextInternals {
-  /// Hands the store's commits to `hook`; returns the store's identity (what ``RecorderError`` checks), or nil if
-  /// the hook is for another state type or the context is not a store's.
-  func attach<T: State>(_ hook: CommitHook<T>) -> ObjectIdentifier?
+  /// Hands the store's commits to `hook`; returns the store as the recorder or history follows it, or nil if the hook
+  /// is for another state type or the context is not a store's.
+  func attach<T: State>(_ hook: CommitHook<T>) -> FollowedStore?
 }
 
 extension SideEffectContext: RecorderAttachable {
-  func attach<T: State>(_ hook: CommitHook<T>) -> ObjectIdentifier? {
+  func attach<T: State>(_ hook: CommitHook<T>) -> FollowedStore? {
     guard case .store(let core) = backing, let hook = hook as? CommitHook<S> else { return nil }
-    core.withLock { $0.commitHooks.append(hook) }
-    return ObjectIdentifier(core)
+    core.withLock { $0.attach(hook) }
+    return FollowedStore(identity: ObjectIdentifier(core), awayFlag: core.awayFlag)
   }
+}
+
+/// The store a recorder or an undo history follows: its identity, and its flag of time travel (read without its
+/// lock).
+struct FollowedStore: Sendable {
+  let identity: ObjectIdentifier
+  let awayFlag: AtomicFlag
 }
 
 /// Which store a recorder or an undo history follows, set once when its interceptor is installed.
 final class AttachedStore: Sendable {
-  private let identity = Locked<ObjectIdentifier?>(nil)
+  private let followed = Locked<FollowedStore?>(nil)
 
-  func set(_ store: ObjectIdentifier?) {
-    identity.withLock { $0 = store }
+  func set(_ store: FollowedStore?) {
+    followed.withLock { $0 = store }
+  }
+
+  /// Whether the store followed is away from live (time travel); false before one is followed.
+  var isAwayFromLive: Bool {
+    followed.withLock { $0?.awayFlag }?.isSet ?? false
   }
 
   /// Throws unless `core` is the store followed.
@@ -43,7 +56,7 @@ final class AttachedStore: Sendable {
 
   /// Throws unless `store` is the identity of the store followed.
   func check(_ store: ObjectIdentifier, what: String) throws(RecorderError) {
-    switch identity.withLock({ $0 }) {
+    switch followed.withLock({ $0?.identity }) {
     case nil: throw .notInstalled(what)
     case store?: return
     default: throw .anotherStore(what)

@@ -263,8 +263,9 @@ extension Recording {
   /// check that the store started there.
   ///
   /// - Throws: ``ReplayError`` for the first commit that cannot be applied (nothing after it is committed),
-  ///   ``StoreError`` if the store has shut down, `CancellationError` if the calling task is cancelled between
-  ///   two commits.
+  ///   ``StoreError`` if the store has shut down, ``TimeTravelError/awayFromLive(_:)`` if the store is away from
+  ///   live (time travel: the store refuses every commit, replayed ones included), `CancellationError` if the
+  ///   calling task is cancelled between two commits.
   public nonisolated(nonsending) func replay<D: SideEffectDependencyContainer>(
     into store: Store<S, D>, throughInterceptors: Bool = false
   ) async throws {
@@ -284,6 +285,9 @@ extension Recording {
           try await store.core.commitOutsideChain(updater) { try StoreCore<S, D>.applyErased(updater, to: &$0) }
         }
       } catch let error as StoreError {
+        throw error
+      } catch let error as TimeTravelError {
+        // Refused by the store (away from live): the store's refusal, as any dispatch gets it.
         throw error
       } catch is CancellationError {
         throw CancellationError()

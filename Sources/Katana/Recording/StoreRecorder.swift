@@ -39,10 +39,6 @@ public final class StoreRecorder<S: State>: Sendable {
   private let buffer: Locked<RecorderBuffer<S>>
   /// The store recorded.
   private let attached = AttachedStore()
-  /// Set while the store is away from live (``travel(_:to:)``).
-  private let traveling = AtomicFlag(false)
-  /// The live state, kept while away from it.
-  private let live = Locked<S?>(nil)
 
   /// Creates a recorder.
   ///
@@ -69,11 +65,9 @@ public final class StoreRecorder<S: State>: Sendable {
       guard attach(to: context, now: now) else { return { next in next } }
       return { next in
         { item in
-          if self.traveling.isSet, !(item is TimeTravelCommand<S>) {
-            throw TimeTravelError.awayFromLive(String(reflecting: type(of: item)))
-          }
           // State updaters are recorded by the store as it commits them (``CommitHook``), one at a time
-          // while they hold its turn; this handler only times side effects.
+          // while they hold its turn; this handler only times side effects. What the store refuses (while it is
+          // away from live, say) the store refuses itself, on every path.
           guard !(item is any AnyStateUpdater) else { return try await next(item) }
           try await self.recordSideEffect(item, now: now, next: next)
         }
@@ -109,8 +103,7 @@ public final class StoreRecorder<S: State>: Sendable {
   }
 
   private func record(_ item: any Dispatchable, before: S?, after: S, time: Duration) {
-    // Time travel is no part of the session: going and coming back leaves the live state as it was.
-    if item is TimeTravelCommand<S> { return }
+    // Time travel is no part of the session: the store hands its moves to no hook.
     let cause = RecorderCause.current
     let interval = checkpointInterval
     let dropped = buffer.withLock { buffer -> RecorderBuffer<S>.Dropped in
@@ -193,16 +186,20 @@ public final class StoreRecorder<S: State>: Sendable {
 
   // MARK: - Time travel
 
-  /// Whether the store is away from live: showing a recorded state (``travel(_:to:)``).
-  public var isAwayFromLive: Bool { traveling.isSet }
+  /// Whether the store this recorder records is away from live: showing a recorded state (``travel(_:to:)``). The
+  /// store's own state, set and cleared by the commits of the moves.
+  public var isAwayFromLive: Bool { attached.isAwayFromLive }
 
   /// Moves `store`, which this recorder records, to the state after commit `sequence` (a debugging aid): listeners,
   /// streams and observable models see the move as a commit, and the recording does not include it.
   ///
-  /// While the store is away from live, every item dispatched or sent to it is refused with
-  /// ``TimeTravelError/awayFromLive(_:)`` (a side effect still running gets that error from its dispatches):
-  /// nothing can change the recorded session until ``returnToLive(_:)``, which puts the live state back. Travelling
-  /// again while away moves to another recorded state.
+  /// The move is a commit of a ``TimeTravelCommand``, which takes its place in the store's mailbox like any item:
+  /// the items that entered the mailbox before it are applied first; from its commit on, until ``returnToLive(_:)``,
+  /// the store is away from live and refuses every item with ``TimeTravelError/awayFromLive(_:)``: state updaters
+  /// when their turn comes, however they arrive (dispatched, sent, through a scope, by an interceptor's `next`,
+  /// replayed with `Recording.replay(into:)`, an ``UndoHistory``'s undo), and side effects as they start (a side
+  /// effect already running gets that error from its dispatches). Nothing can change the recorded session while
+  /// away. Travelling again while away moves to another recorded state.
   ///
   /// - Parameters:
   ///   - store: The store this recorder records.
@@ -222,16 +219,12 @@ public final class StoreRecorder<S: State>: Sendable {
       initialState: recording.initialState, commits: Array(recording.commits.prefix(sequence - first)),
       checkpoints: recording.checkpoints
     ).replayedState(equal: nil)
-    traveling.set(true)
-    do {
-      try await store.dispatch(TimeTravelCommand(target: target, live: live))
-    } catch {
-      if live.withLock({ $0 == nil }) { traveling.set(false) }
-      throw error
-    }
+    try await store.dispatch(TimeTravelCommand(target: target))
   }
 
-  /// Moves `store` back to its live state after ``travel(_:to:)``; does nothing if it is live.
+  /// Moves `store` back to its live state after ``travel(_:to:)``, as a commit ordered in its mailbox like any item
+  /// (a return that races a travel is ordered with it, never lost); commits nothing if the store is live when the
+  /// command's turn comes.
   ///
   /// - Parameter store: The store this recorder records.
   /// - Throws: ``RecorderError`` if the recorder does not record `store`; what dispatching throws.
@@ -239,9 +232,7 @@ public final class StoreRecorder<S: State>: Sendable {
     async throws
   {
     try attached.check(store.core, what: "StoreRecorder.returnToLive")
-    guard traveling.isSet else { return }
-    try await store.dispatch(TimeTravelCommand(target: nil, live: live))
-    traveling.set(false)
+    try await store.dispatch(TimeTravelCommand<S>(target: nil))
   }
 
   // MARK: - Recording
@@ -358,25 +349,32 @@ struct RecorderBuffer<S: State> {
 }
 
 /// A move of the store to a recorded state, or back to live (``StoreRecorder/travel(_:to:)``), as interceptors see
-/// it. Recorders and undo histories leave it out.
+/// it.
+///
+/// The store applies a move itself, in the commit transition every commit goes through: going away keeps the live
+/// state and shows the recorded one, coming back puts the live state back; from the move away until the move back,
+/// the store refuses every item (``TimeTravelError/awayFromLive(_:)``). Commit hooks (recorders and undo histories)
+/// never see a move. `updateState` does nothing: a move dispatched anywhere else (another store, a replay) changes
+/// nothing.
 public struct TimeTravelCommand<S: State>: StateUpdater {
   /// The recorded state to show; nil to go back to live.
   let target: S?
-  let live: Locked<S?>
 
-  /// Replaces the state with the recorded one (keeping the live state the first time), or puts the live state back.
-  public func updateState(_ state: inout S) {
-    if let target {
-      live.withLock { live in
-        if live == nil { live = state }
-      }
-      state = target
-    } else if let saved = live.withLock({ live -> S? in
-      defer { live = nil }
-      return live
-    }) {
-      state = saved
+  /// Does nothing: the store applies a move itself (see ``TimeTravelCommand``).
+  public func updateState(_ state: inout S) {}
+}
+
+extension TimeTravelCommand: TimeTravelMove {
+  @usableFromInline func callAsFunction<T: FeatureState, D: SideEffectDependencyContainer>(
+    _ core: inout CoreState<T, D>
+  ) throws
+    -> CommitOutcome<T>
+  {
+    guard let target else { return core.travel(to: nil) }
+    guard let typed = target as? T else {
+      throw StoreError.wrongStateType(expected: String(reflecting: T.self), actual: String(reflecting: S.self))
     }
+    return core.travel(to: typed)
   }
 }
 

@@ -75,7 +75,7 @@ final class RootedScope<Root: FeatureState, RootDependencies: SideEffectDependen
   nonisolated(nonsending) func dispatchUntracked<E: SideEffect, D>(_ effect: E, context: SideEffectContext<S, D>)
     async throws
   where E.StateType == S, E.Dependencies == D {
-    guard !core.sideEffectsStartDirectly, let chain = try await core.chainOnceSideEffectsMayStart() else {
+    guard !core.sideEffectsStartDirectly, let chain = try await core.chainOnceSideEffectsMayStart(effect) else {
       try await core.runBody { try await effect.sideEffect(context) }
       return
     }
@@ -113,7 +113,7 @@ final class RootedScope<Root: FeatureState, RootDependencies: SideEffectDependen
   ) async throws
     -> R.ReturnValue
   {
-    guard !core.sideEffectsStartDirectly, let chain = try await core.chainOnceSideEffectsMayStart() else {
+    guard !core.sideEffectsStartDirectly, let chain = try await core.chainOnceSideEffectsMayStart(effect) else {
       return try await core.runBody { try await effect.sideEffect(context) }
     }
     let item = ScopedReturningSideEffect(scope: id, effect: effect, context: context)
@@ -207,16 +207,15 @@ final class RootedScope<Root: FeatureState, RootDependencies: SideEffectDependen
     }
     switch kind {
     case .updater(let updater):
+      // The typed route (``ScopeCore/sendUnobserved(_:)``), whose handle is read as `any Sendable`: one job, one
+      // storage, so the handle cancels the job and sees a deadlock as the typed one does.
       let apply: @Sendable (inout S) throws -> Void = { try StoreCore<S, D>.applyErased(updater, to: &$0) }
-      let handle: DispatchHandle<Void>
       do {
-        handle = try routes.applyIfIdle(commitFilter, apply) ? succeededHandle : routes.enqueue(item, id, apply)
+        if try routes.applyIfIdle(commitFilter, apply) { return DispatchHandle(erasing: succeededHandle) }
       } catch {
         return .failed(error)
       }
-      let erased = DispatchHandle(storage: HandleStorage<any Sendable>.make())
-      handle.whenComplete { result in erased.complete(result.map { () as any Sendable }) }
-      return erased
+      return DispatchHandle(erasing: routes.enqueue(item, id, apply))
     case .sideEffect(let effect):
       return core.anySendUnobserved(ScopedAnySideEffect(scope: id, effect: effect, context: context))
     }
@@ -308,7 +307,7 @@ extension RootedScope where S == Root {
         },
         enqueue: { [core] base, scope, apply in
           core.enqueueUpdater(
-            ScopedStateUpdater(scope: scope, base: base, apply: apply), value: (), apply: apply,
+            ScopedStateUpdater(scope: scope, base: base, apply: apply), apply: apply,
             frame: { [id = core.id] in UpdaterFrame<Root>(storeID: id, scoped: ()) })
         },
         fixedPlace: (applyToRoot, 0)))

@@ -14,6 +14,10 @@ public struct DispatchHandle<Value: Sendable>: @unchecked Sendable {
   enum Outcome {
     /// The completion state of an item the store handles later (or has handled).
     case pending(HandleStorage<Value>)
+    /// The completion state of a sent state updater, whose storage completes with `()`, seen through a type-erased
+    /// handle (`anySend`), which gives `unit` (`()` as `any Sendable`) instead. One storage per job, whichever
+    /// handle reads it: cancelling or waiting on either acts on the job itself (see ``init(erasing:)``).
+    case pendingUpdater(HandleStorage<Void>, unit: Value)
     /// A sent updater applied on the sending thread: it has succeeded with this value. (One shared storage
     /// served those once, but every `send` then retained and released it: an atomic on a line that every sending
     /// thread wrote, which cost more than the send itself under contention.)
@@ -33,13 +37,6 @@ public struct DispatchHandle<Value: Sendable>: @unchecked Sendable {
     self.outcome = .applied(value)
   }
 
-  /// The completion state, if the item was not applied on the sending thread.
-  @inlinable
-  var storage: HandleStorage<Value>? {
-    guard case .pending(let storage) = outcome else { return nil }
-    return storage
-  }
-
   /// Waits for the item to be handled and returns its value (`()` for state updaters and for side effects
   /// that return nothing).
   ///
@@ -52,6 +49,7 @@ public struct DispatchHandle<Value: Sendable>: @unchecked Sendable {
     get async throws {
       switch outcome {
       case .pending(let storage): try await storage.wait().get()
+      case .pendingUpdater(let storage, let unit): try await storage.wait().map { unit }.get()
       case .applied(let value): value
       }
     }
@@ -62,6 +60,7 @@ public struct DispatchHandle<Value: Sendable>: @unchecked Sendable {
     get async {
       switch outcome {
       case .pending(let storage): await storage.wait()
+      case .pendingUpdater(let storage, let unit): await storage.wait().map { unit }
       case .applied(let value): .success(value)
       }
     }
@@ -73,7 +72,11 @@ public struct DispatchHandle<Value: Sendable>: @unchecked Sendable {
   /// `CancellationError`. A running side effect is cancelled cooperatively. A state updater that has
   /// started completes.
   public func cancel() {
-    storage?.cancel()
+    switch outcome {
+    case .pending(let storage): storage.cancel()
+    case .pendingUpdater(let storage, _): storage.cancel()
+    case .applied: break
+    }
   }
 
   /// Calls `callback` once with the outcome: immediately if the item is already handled, otherwise on
@@ -81,6 +84,7 @@ public struct DispatchHandle<Value: Sendable>: @unchecked Sendable {
   @usableFromInline package func whenComplete(_ callback: @escaping @Sendable (Result<Value, any Error>) -> Void) {
     switch outcome {
     case .pending(let storage): storage.whenComplete(callback)
+    case .pendingUpdater(let storage, let unit): storage.whenComplete { callback($0.map { unit }) }
     case .applied(let value): callback(.success(value))
     }
   }
@@ -89,13 +93,18 @@ public struct DispatchHandle<Value: Sendable>: @unchecked Sendable {
   /// with `()`): lets the promise module settle without taking a lock.
   @inlinable
   package var isAppliedOnSend: Bool {
-    storage == nil
+    if case .applied = outcome { return true }
+    return false
   }
 
   /// Completes the handle (only the first completion counts; a handle without storage has completed already).
   @inlinable
   func complete(_ result: Result<Value, any Error>) {
-    storage?.complete(result)
+    switch outcome {
+    case .pending(let storage): storage.complete(result)
+    case .pendingUpdater(let storage, _): storage.complete(result.map { _ in () })
+    case .applied: break
+    }
   }
 
   /// A handle that has already succeeded with `value`.
@@ -114,14 +123,24 @@ public struct DispatchHandle<Value: Sendable>: @unchecked Sendable {
   }
 }
 
+extension DispatchHandle where Value == any Sendable {
+  /// The handle of a sent state updater, as `anySend` returns it: the same job and storage, read as `any Sendable`.
+  /// So the erased handle cancels and waits for the job itself (a handle wrapping it in a storage of its own could
+  /// not withdraw it, nor see that waiting would deadlock).
+  @inlinable
+  init(erasing handle: DispatchHandle<Void>) {
+    switch handle.outcome {
+    case .pending(let storage): outcome = .pendingUpdater(storage, unit: ())
+    case .pendingUpdater(let storage, _): outcome = .pendingUpdater(storage, unit: ())
+    case .applied: outcome = .applied(())
+    }
+  }
+}
+
 /// The handle of a sent updater applied on the sending thread: it has succeeded, so cancelling it, waiting for it
 /// and observing it never change it. It holds no reference (see ``DispatchHandle/Outcome``).
 @inlinable
 var succeededHandle: DispatchHandle<Void> { DispatchHandle(appliedOnSend: ()) }
-
-/// ``succeededHandle`` for `anySend`.
-@inlinable
-var succeededAnyHandle: DispatchHandle<any Sendable> { DispatchHandle(appliedOnSend: () as any Sendable) }
 
 /// What a handle needs from the job behind it, whatever the store's types.
 @usableFromInline

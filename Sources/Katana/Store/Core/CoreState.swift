@@ -1,9 +1,9 @@
 /// Everything a store's lock protects: the state, and the pure state machines that decide what the store does
-/// (``Lifecycle`` and ``Mailbox``), plus observers and the interceptor chain.
+/// (``Lifecycle`` and ``Mailbox``), plus observers, commit hooks and the interceptor chain.
 ///
 /// ``StoreCore`` only touches it inside its lock. Nothing here calls user code, except the state mutation that
-/// ``commit(_:)`` applies (a state updater's pure `updateState`, SPEC 4.5); nothing user-supplied is released
-/// here either: transitions hand back what they remove, for the core to drop after unlocking.
+/// ``commit(_:touching:_:)`` applies (a state updater's pure `updateState`, SPEC 4.5); nothing user-supplied is
+/// released here either: transitions hand back what they remove, for the core to drop after unlocking.
 @usableFromInline
 struct CoreState<S: FeatureState, D: SideEffectDependencyContainer> {
   /// How a task waiting on the store is resumed.
@@ -11,6 +11,8 @@ struct CoreState<S: FeatureState, D: SideEffectDependencyContainer> {
 
   /// The latest committed state, mutated in place.
   @usableFromInline var state: S
+  /// The store's life. Its phase changes only through ``finishStartup()``, ``failStartup(_:)`` and
+  /// ``shutdown(caller:)``, which keep ``quiet`` up to date.
   @usableFromInline var lifecycle: Lifecycle<Waiter, Task<Void, Never>>
   @usableFromInline var mailbox = Mailbox<Waiter, MailboxJob>()
   /// Set in `Store.init`, right after the container is built.
@@ -20,14 +22,22 @@ struct CoreState<S: FeatureState, D: SideEffectDependencyContainer> {
   /// goes through a thunk, an extra async frame.
   @usableFromInline var chain: StoreInterceptorNext = Self.noChain
   /// The frame of the updater whose interceptor chain holds the turn.
-  @usableFromInline var turnFrame: UpdaterFrame<S>?
+  @usableFromInline private(set) var turnFrame: UpdaterFrame<S>?
   /// Dispatches whose chain returned while a call of its `next` was still delivering (see
-  /// ``StoreCore/closeChain(_:)``).
+  /// ``closeChain(_:)``).
   @usableFromInline var chainCloseWaiters = Waiters<Waiter>()
-  @usableFromInline var observers = Observers<S>()
-  /// The hooks of the recorders and undo histories among the interceptors: commits made through the chain are
-  /// handed to them.
-  @usableFromInline var commitHooks: [CommitHook<S>] = []
+  @usableFromInline private(set) var observers = Observers<S>()
+  /// What every commit is handed to, besides observers: recorders and undo histories (``CommitHook``).
+  @usableFromInline private(set) var commitHooks: [CommitHook<S>] = []
+  /// The live state while the store shows a recorded one (time travel, ``StoreRecorder/travel(_:to:)``); nil
+  /// while the store is live. While it is set, ``refusal(of:)`` refuses every item.
+  @usableFromInline private(set) var live: S?
+  /// Whether a commit concerns nobody but the state: the store is ready and has no observer, no commit hook and
+  /// nothing to refuse. The first branch of ``commit(_:touching:_:)``, kept as one stored flag so that the hot
+  /// path reads one word; ``refreshQuiet()`` recomputes it wherever one of its inputs changes.
+  @usableFromInline private(set) var quiet = false
+  /// The number of commits the store has made: every commit, whichever path made it, takes the next number.
+  @usableFromInline private(set) var commitCount: UInt64 = 0
   var shutdownHandlers: [@Sendable () -> Void] = []
   /// Side effects handed over with `send` that have not finished, by arrival: what a cancellation by id
   /// marks (see ``SentItemOrigin``).
@@ -45,9 +55,13 @@ struct CoreState<S: FeatureState, D: SideEffectDependencyContainer> {
     { _ in throw StoreError.storeShutDown }
   }
 
-  init(state: S, tracksActivity: Bool) {
+  /// Mirrors whether ``live`` is set, for readers that do not take the lock (``StoreCore/awayFlag``).
+  let awayFlag: AtomicFlag
+
+  init(state: S, tracksActivity: Bool, awayFlag: AtomicFlag) {
     self.state = state
     self.lifecycle = Lifecycle(tracksActivity: tracksActivity)
+    self.awayFlag = awayFlag
   }
 
   mutating func makeID() -> UInt64 {
@@ -62,119 +76,251 @@ struct CoreState<S: FeatureState, D: SideEffectDependencyContainer> {
     mailbox.canTakeTurnNow
   }
 
-  /// Applies `mutate` to the state, if it applies (it returns false when it declines, and must then leave the
-  /// state unchanged).
+  // MARK: - The commit transition
+
+  /// Commits `mutate`, the one transition every commit of the store goes through, whichever path made it (fast or
+  /// plain, root or scope, typed or type-erased, through the interceptor chain, replayed, or a move in time).
   ///
-  /// With observers, it keeps what they need (the old state only if someone needs it, since holding it
-  /// makes the mutation copy whatever it touches) and returns the commit to deliver once the lock is
-  /// released; the caller must hold the turn until that delivery is done.
+  /// In one critical section it refuses what must be refused (``refusal(of:)``), mutates the state, decides who is
+  /// concerned, and takes the subscriber list and the commit hooks' share; the caller delivers what it returns after
+  /// unlocking, while it holds the turn. So the invariant of SPEC 4.6 holds by construction: **a subscriber
+  /// registered after a commit is never delivered it; one registered before gets it exactly once**, because
+  /// registration takes the same lock and the list is read in the commit's own critical section.
   ///
-  /// - Returns: Whether `mutate` applied, and the commit to deliver, if any.
-  @inlinable
-  mutating func commitIfApplies(_ mutate: (inout S) throws -> Bool) rethrows -> (applied: Bool, commit: Commit<S>?) {
-    if observers.isEmpty {
-      return (try mutate(&state), nil)
+  /// - Parameters:
+  ///   - item: The item committed, as the store applies it; nil on a fast path that has none at hand. Commit hooks
+  ///     record it, and refusals and moves in time are decided by it: without it, a commit that needs it is not
+  ///     made (``CommitOutcome/needsItem``), and the caller takes the plain path, which has one.
+  ///   - filter: The observers a commit through a scope concerns (nil: every observer).
+  ///   - mutate: The mutation; it returns false if it declines (an item of another type than the dispatched one),
+  ///     and must then leave the state unchanged.
+  /// - Throws: The refusal (``StoreError`` once the store has shut down, ``TimeTravelError`` while it is away from
+  ///   live), before anything changed; what `mutate` throws.
+  @inlinable @inline(__always)
+  mutating func commit(
+    _ item: (any Dispatchable)?, touching filter: ScopeCommitFilter?, _ mutate: (inout S) throws -> Bool
+  ) throws -> CommitOutcome<S> {
+    // The first branch: nobody to tell, nothing to refuse.
+    if quiet {
+      guard try mutate(&state) else { return .declined }
+      commitCount &+= 1
+      return .applied
     }
-    let old: S? = observers.needsOldState ? state : nil
-    guard try mutate(&state) else { return (false, nil) }
-    return (true, Commit(old: old, new: state, listeners: observers.listeners, subscribers: observers.subscribers))
+    return try commitNoticed(item, touching: filter, mutate)
   }
 
-  /// ``commitIfApplies(_:)`` for a store with commit hooks: also returns what the hooks get (the state before
-  /// the change if one asked for it, and the state after), or nil if `mutate` declined.
-  @inlinable
-  mutating func recordedCommit(_ mutate: (inout S) throws -> Bool) rethrows -> RecordedChange<S>? {
-    let before: S? = commitHooks.contains { $0.needsBefore.isSet } ? state : nil
-    let (applied, commit) = try commitIfApplies(mutate)
-    guard applied else { return nil }
-    return RecordedChange(hooks: commitHooks, before: before, after: state, commit: commit)
+  /// ``commit(_:touching:_:)`` when someone is concerned: observers, hooks, a refusal, or a store that is not ready.
+  @inlinable @inline(never)
+  mutating func commitNoticed(
+    _ item: (any Dispatchable)?, touching filter: ScopeCommitFilter?, _ mutate: (inout S) throws -> Bool
+  ) throws -> CommitOutcome<S> {
+    if let error = lifecycle.phase.dispatchError { throw error }
+    if !commitHooks.isEmpty || live != nil {
+      guard let item else { return .needsItem }
+      if let move = item as? any TimeTravelMove { return try move(&self) }
+      if let refusal = refusal(of: item) { throw refusal }
+    }
+    // Who is concerned is decided before the mutation, so that the old state is kept only if someone needs it
+    // (keeping it makes the mutation copy what it touches).
+    let concerned: [StateSubscriber<S>]
+    var needsOld = !observers.listeners.isEmpty || commitHooks.contains { $0.needsBefore.isSet }
+    if let filter {
+      filter.widened = false
+      let subscribers = observers.subscribers(concerning: filter)
+      concerned = subscribers.subscribers
+      needsOld = needsOld || subscribers.needsOldState
+    } else {
+      concerned = observers.subscribers
+      needsOld = needsOld || observers.needsOldState
+    }
+    let old: S? = needsOld ? state : nil
+    guard try mutate(&state) else { return .declined }
+    commitCount &+= 1
+    // A change that reached beyond its scope's place (an element renamed through its own scope) goes to every
+    // subscriber: read here, in the commit's own critical section, like the rest.
+    let subscribers = filter?.widened == true ? observers.subscribers : concerned
+    // Hooks are only ever here with the item (see above).
+    let record = item.flatMap { commitHooks.isEmpty ? nil : CommitRecord(hooks: commitHooks, item: $0) }
+    guard !subscribers.isEmpty || !observers.listeners.isEmpty || record != nil else { return .applied }
+    return .deliver(
+      Commit(old: old, new: state, listeners: observers.listeners, subscribers: subscribers, record: record))
   }
 
-  /// Applies `mutate` to the state; see ``commitIfApplies(_:)``.
-  @inlinable
-  mutating func commit(_ mutate: (inout S) throws -> Void) rethrows -> Commit<S>? {
-    // Written out rather than through `commitIfApplies`: the hot path of every dispatch, and the tuple and
-    // the extra closure cost the observed cases a few percent.
-    if observers.isEmpty {
-      try mutate(&state)
-      return nil
-    }
-    let old: S? = observers.needsOldState ? state : nil
-    try mutate(&state)
-    return Commit(old: old, new: state, listeners: observers.listeners, subscribers: observers.subscribers)
-  }
-
-  /// Applies `mutate`, a change made through a scope, to the state; see ``commit(_:)``. Only the stream
-  /// subscribers that `filter` says the change concerns get it (and all listeners, which observe the whole
-  /// state): with none, this is the commit of a store without observers. A change that reached beyond the
-  /// scope's location (``ScopeCommitFilter/widened``) goes to every subscriber.
-  @inlinable
-  mutating func commit(_ mutate: (inout S) throws -> Void, touching filter: ScopeCommitFilter) rethrows -> Commit<S>? {
-    filter.widened = false
-    if observers.isEmpty {
-      try mutate(&state)
-      return nil
-    }
-    if observers.concernNobody(filter) {
-      try mutate(&state)
-      return widenedCommit(filter)
-    }
-    return try commitConcerned(mutate, touching: filter)
-  }
-
+  /// Moves the state to `target` (a recorded state; nil: back to the live one), the commit of a move in time: what
+  /// makes the store away from live, or live again, ordered in the mailbox like every item. Observers see it as a
+  /// commit; commit hooks do not (time travel is no part of the session). Going back while live commits nothing.
   @usableFromInline
-  mutating func commitConcerned(_ mutate: (inout S) throws -> Void, touching filter: ScopeCommitFilter) rethrows
-    -> Commit<S>
-  {
-    let concerned = observers.subscribers(concerning: filter)
-    // Every subscriber that needs the old state observes the whole state (a scope's observers do not), so
-    // it is concerned by every commit: `old` is kept whenever one exists, widened or not.
-    let old: S? = !observers.listeners.isEmpty || concerned.needsOldState ? state : nil
-    try mutate(&state)
-    let subscribers = filter.widened ? observers.subscribers : concerned.subscribers
-    return Commit(old: old, new: state, listeners: observers.listeners, subscribers: subscribers)
+  mutating func travel(to target: S?) -> CommitOutcome<S> {
+    let old = state
+    if let target {
+      if live == nil { live = state }
+      state = target
+    } else {
+      guard let saved = live else { return .nothingToCommit }
+      live = nil
+      state = saved
+    }
+    awayFlag.set(live != nil)
+    refreshQuiet()
+    commitCount &+= 1
+    guard !observers.isEmpty else { return .applied }
+    return .deliver(
+      Commit(old: old, new: state, listeners: observers.listeners, subscribers: observers.subscribers, record: nil))
   }
 
-  /// The commit of a change made through `filter`'s scope that concerned no observer of its location, if it
-  /// reached beyond it (``ScopeCommitFilter/widened``): every subscriber gets it. Call after the mutation, with
-  /// no listener registered (``Observers/concernNobody(_:)``).
+  /// Why `item` is refused now, if it is: the one place that decides what the store takes (commits, through
+  /// ``commit(_:touching:_:)``, and side effects, as they start). Nil when it may go on.
   @inlinable
-  func widenedCommit(_ filter: ScopeCommitFilter) -> Commit<S>? {
-    guard filter.widened, !observers.subscribers.isEmpty else { return nil }
-    return commitToEverySubscriber()
+  func refusal(of item: any Dispatchable) -> (any Error)? {
+    if let error = lifecycle.phase.dispatchError { return error }
+    if live != nil {
+      return TimeTravelError.awayFromLive(typeName(of: (item as? any ScopedDispatchable)?.base ?? item))
+    }
+    return nil
   }
 
-  /// The current state as a commit for every stream subscriber (and no listener): the delivery of a change that
-  /// reached beyond its scope's place, once applied.
+  /// Recomputes ``quiet`` after one of its inputs changed.
+  @usableFromInline
+  mutating func refreshQuiet() {
+    quiet = lifecycle.phase.isReady && observers.isEmpty && commitHooks.isEmpty && live == nil
+  }
+
+  // MARK: - Observers and hooks
+
+  /// Adds a listener; returns the observers unsubscribed meanwhile from inside an updater, to release.
+  mutating func add(_ listener: ListenerEntry<S>) -> Observers<S>.Dropped {
+    defer { refreshQuiet() }
+    return observers.add(listener)
+  }
+
+  /// Adds a subscriber; returns the observers unsubscribed meanwhile from inside an updater, to release.
+  mutating func add(_ subscriber: StateSubscriber<S>) -> Observers<S>.Dropped {
+    defer { refreshQuiet() }
+    return observers.add(subscriber)
+  }
+
+  /// Removes a listener; returns what was removed, to release.
+  mutating func removeListener(_ id: UInt64) -> Observers<S>.Dropped {
+    defer { refreshQuiet() }
+    return observers.removeListener(id)
+  }
+
+  /// Removes a subscriber; returns what was removed, to release.
+  mutating func removeSubscriber(_ id: UInt64) -> Observers<S>.Dropped {
+    defer { refreshQuiet() }
+    return observers.removeSubscriber(id)
+  }
+
+  /// Hands every later commit to `hook`, after the hooks attached before it.
+  mutating func attach(_ hook: CommitHook<S>) {
+    commitHooks.append(hook)
+    refreshQuiet()
+  }
+
+  // MARK: - Lifecycle
+
+  /// The store is ready; see ``Lifecycle/finishStartup()``.
+  mutating func finishStartup() -> Lifecycle<Waiter, Task<Void, Never>>.Actions? {
+    defer { refreshQuiet() }
+    return lifecycle.finishStartup()
+  }
+
+  /// Start-up failed; see ``Lifecycle/failStartup(_:)``.
+  mutating func failStartup(_ error: any Error) -> Lifecycle<Waiter, Task<Void, Never>>.Actions? {
+    defer { refreshQuiet() }
+    return lifecycle.failStartup(error)
+  }
+
+  /// The store shuts down: see ``Lifecycle/shutdown(caller:)``. Also takes out the observers and hooks, to finish
+  /// and release after unlocking.
+  mutating func shutdown(caller: TaskIdentity?) -> (
+    lifecycle: Lifecycle<Waiter, Task<Void, Never>>.Shutdown, observers: Observers<S>.Dropped, hooks: [CommitHook<S>]
+  )? {
+    guard let shutdown = lifecycle.shutdown(caller: caller) else { return nil }
+    defer {
+      commitHooks = []
+      refreshQuiet()
+    }
+    return (shutdown, observers.removeAll(), commitHooks)
+  }
+
+  // MARK: - The chain's end
+
+  /// Installs `frame` as the frame of the chain that now runs for the updater holding the turn (run by `holder`),
+  /// and returns the chain to run.
+  ///
+  /// - Throws: The phase's error once the store has failed or shut down.
   @inlinable
-  func commitToEverySubscriber() -> Commit<S> {
-    Commit(old: nil, new: state, listeners: [], subscribers: observers.subscribers)
+  mutating func installChain(_ frame: UpdaterFrame<S>, holder: TaskIdentity?) throws -> StoreInterceptorNext {
+    if let error = lifecycle.phase.dispatchError { throw error }
+    frame.chainEnd = .running
+    turnFrame = frame
+    mailbox.turnHolder = holder
+    return chain
+  }
+
+  /// A call of `next` begins for `frame`'s dispatch: it may go on only while that dispatch holds the turn, its
+  /// chain has not returned, and no other call of its `next` is being handled. Every call that passes ends with
+  /// ``exitNext(_:)``.
+  @inlinable
+  mutating func enterNext(_ item: any Dispatchable, frame: UpdaterFrame<S>) throws {
+    guard turnFrame === frame else { throw StoreError.nextCalledOutOfScope(typeName(of: item)) }
+    switch frame.chainEnd {
+    case .running: frame.chainEnd = .inNext
+    case .inNext: throw StoreError.nextCalledConcurrently(typeName(of: item))
+    case .closing, .closed: throw StoreError.nextCalledOutOfScope(typeName(of: item))
+    }
+  }
+
+  /// Ends the call of `frame`'s `next` in progress, once its commit is delivered (or it failed); returns the
+  /// resumption of its dispatch if that dispatch is waiting in ``closeChain(_:)``.
+  @inlinable
+  mutating func exitNext(_ frame: UpdaterFrame<S>) -> Resumption<Waiter>? {
+    switch frame.chainEnd {
+    case .inNext:
+      frame.chainEnd = .running
+      return nil
+    case .closing(let waiter):
+      frame.chainEnd = .closed
+      if turnFrame === frame { turnFrame = nil }
+      return chainCloseWaiters.resolve(waiter, with: .success(()))
+    case .running, .closed:
+      // Internal invariant: only a call that entered exits.
+      return nil
+    }
   }
 
   /// Closes the chain of `frame`'s dispatch, which holds the turn: a `next` called from now on fails. Returns a
   /// waiter for the dispatch to suspend on if a call of `next` is still in progress (an interceptor handed it to
-  /// a task it did not await, and returned): ``exitNext(_:)`` resumes it. See ``StoreCore/closeChain(_:)``.
+  /// a task it did not await, and returned): ``exitNext(_:)`` resumes it. So a dispatch returns, and releases the
+  /// turn, only after the delivery in flight: this switch is where that is decided.
   @inlinable
   mutating func closeChain(_ frame: UpdaterFrame<S>) -> UInt64? {
-    frame.isClosed = true
-    guard frame.inNext else {
+    switch frame.chainEnd {
+    case .running:
+      frame.chainEnd = .closed
       if turnFrame === frame { turnFrame = nil }
       return nil
+    case .inNext:
+      let waiter = chainCloseWaiters.add()
+      frame.chainEnd = .closing(waiter: waiter)
+      return waiter
+    case .closing(let waiter):
+      return waiter
+    case .closed:
+      return nil
     }
-    let waiter = chainCloseWaiters.add()
-    frame.closeWaiter = waiter
-    return waiter
   }
 
-  /// Ends the call of `frame`'s `next` in progress; returns the resumption of its dispatch if that dispatch is
-  /// waiting in ``closeChain(_:)``.
+  /// Whether `frame`'s dispatch has a `next` call in progress (entered, not exited): what a substitute handled
+  /// outside the first critical section checks before it commits.
   @inlinable
-  mutating func exitNext(_ frame: UpdaterFrame<S>) -> Resumption<Waiter>? {
-    frame.inNext = false
-    guard frame.isClosed, let waiter = frame.closeWaiter else { return nil }
-    frame.closeWaiter = nil
-    if turnFrame === frame { turnFrame = nil }
-    return chainCloseWaiters.resolve(waiter, with: .success(()))
+  func isInNext(_ frame: UpdaterFrame<S>) -> Bool {
+    guard turnFrame === frame else { return false }
+    switch frame.chainEnd {
+    case .inNext, .closing: return true
+    case .running, .closed: return false
+    }
   }
 
   /// Releases the turn and starts whatever comes next, if the store is running.
@@ -183,27 +329,38 @@ struct CoreState<S: FeatureState, D: SideEffectDependencyContainer> {
     turnFrame = nil
     return mailbox.releaseTurn(byPump: byPump)
   }
+
+  /// Releases the turn if nothing waits behind it; see ``Mailbox/releaseTurnIfNothingWaits()``.
+  @inlinable
+  mutating func releaseTurnIfNothingWaits() -> Bool {
+    guard mailbox.releaseTurnIfNothingWaits() else { return false }
+    turnFrame = nil
+    return true
+  }
 }
 
-/// A commit made through the chain of a store with a recorder: what its hook gets, and the commit to deliver.
+/// What a commit (``CoreState/commit(_:touching:_:)``) hands its caller, to act on after unlocking.
 @usableFromInline
-struct RecordedChange<S: FeatureState> {
-  @usableFromInline let hooks: [CommitHook<S>]
-  @usableFromInline let before: S?
-  @usableFromInline let after: S
-  @usableFromInline let commit: Commit<S>?
+enum CommitOutcome<S: FeatureState> {
+  /// Committed; nobody to tell.
+  case applied
+  /// Committed; deliver this while holding the turn.
+  case deliver(Commit<S>)
+  /// The mutation declined (an item of another type than the dispatched one): nothing changed.
+  case declined
+  /// Handled without a commit (a return to live while the store is live): nothing changed, nobody to tell.
+  case nothingToCommit
+  /// Not made: the commit needs its item (for the commit hooks, or to decide a refusal), and the caller, a fast
+  /// path, has none. Nothing changed; the caller takes the plain path.
+  case needsItem
+}
 
-  @inlinable
-  init(hooks: [CommitHook<S>], before: S?, after: S, commit: Commit<S>?) {
-    self.hooks = hooks
-    self.before = before
-    self.after = after
-    self.commit = commit
-  }
-
-  /// Hands the commit of `item` to every hook, in the order they were attached.
-  @inlinable
-  func record(_ item: any Dispatchable) {
-    for hook in hooks { hook.record(item, before, after) }
-  }
+/// An item that moves the store in time (``TimeTravelCommand``): the commit transition applies it itself.
+@usableFromInline
+protocol TimeTravelMove {
+  /// Moves `core` to the recorded state, or back to live; see ``CoreState/travel(to:)``.
+  ///
+  /// - Throws: ``StoreError/wrongStateType(expected:actual:)`` if the recorded state is not of `core`'s type.
+  func callAsFunction<S: FeatureState, D: SideEffectDependencyContainer>(_ core: inout CoreState<S, D>) throws
+    -> CommitOutcome<S>
 }

@@ -56,14 +56,9 @@ final class UpdaterFrame<S: FeatureState>: DispatchFrame, @unchecked Sendable {
   @usableFromInline let applyIfDispatchedType: TypedApply
   /// Items of the other kind handed to `next`; dispatched once the chain has returned.
   @usableFromInline var redirects: [any Dispatchable] = []
-  /// Whether a call of `next` is being handled (committed, then delivered to observers): a second call in
-  /// the meantime is rejected, so that commits never overlap. Set and cleared only by
-  /// ``StoreCore/enterNext(_:frame:in:)`` and ``StoreCore/exitNext(_:)``.
-  @usableFromInline var inNext = false
-  /// Whether the chain has returned (``StoreCore/closeChain(_:)``): a `next` called from now on fails.
-  @usableFromInline var isClosed = false
-  /// The dispatch waiting in ``StoreCore/closeChain(_:)`` for the call of `next` still in progress, if any.
-  @usableFromInline var closeWaiter: UInt64?
+  /// Where the dispatch's chain stands (see ``ChainEnd``). Changed only by ``CoreState``'s chain-end transitions,
+  /// under the store's lock.
+  @usableFromInline var chainEnd = ChainEnd.running
 
   /// A frame for a dispatch of `U`.
   @inlinable
@@ -85,6 +80,29 @@ final class UpdaterFrame<S: FeatureState>: DispatchFrame, @unchecked Sendable {
     self.applyIfDispatchedType = applyIfDispatchedType
     super.init(storeID: storeID, isUpdater: true)
   }
+}
+
+/// Where an updater's interceptor chain stands, as the chain's final `next` and the dispatch that holds the turn
+/// see it: one state, advanced only by ``CoreState/installChain(_:holder:)``, ``CoreState/enterNext(_:frame:)``,
+/// ``CoreState/exitNext(_:)`` and ``CoreState/closeChain(_:)``, under the store's lock.
+///
+/// ```
+/// running --enterNext--> inNext --exitNext--> running
+/// running --closeChain--> closed
+/// inNext --closeChain--> closing --exitNext--> closed (the dispatch waiting in closeChain goes on)
+/// ```
+@usableFromInline
+enum ChainEnd {
+  /// The chain runs; no call of `next` is being handled.
+  case running
+  /// A call of `next` is being handled (committed, then delivered): a second call meanwhile is rejected, so that
+  /// commits never overlap.
+  case inNext
+  /// The chain returned while a call of `next` (handed to a task the interceptor did not await) was still being
+  /// handled: the dispatch waits as this waiter, and returns once that call ends.
+  case closing(waiter: UInt64)
+  /// The chain returned: a `next` called from now on fails.
+  case closed
 }
 
 /// Per-dispatch bookkeeping for a side effect whose interceptor chain is running.

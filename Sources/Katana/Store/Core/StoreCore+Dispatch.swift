@@ -12,7 +12,7 @@ extension StoreCore {
   @inlinable @inline(never)
   func dispatchWithoutWaiting<U: StateUpdater>(_ updater: U) throws -> Bool where U.StateType == S {
     guard !hasInterceptors else { return false }
-    return try applyIfIdle {
+    return try applyIfIdle(touching: nil) {
       // Read under the store's lock: see ``checkCancellationAtArrival()``.
       try Self.checkCancellationAtArrival()
       updater.updateState(&$0)
@@ -23,7 +23,7 @@ extension StoreCore {
   @inline(never)
   func dispatchWithoutWaiting(erased updater: any AnyStateUpdater) throws -> Bool {
     guard !hasInterceptors else { return false }
-    return try applyIfIdle {
+    return try applyIfIdle(touching: nil) {
       try Self.checkCancellationAtArrival()
       try Self.applyErased(updater, to: &$0)
     }
@@ -72,10 +72,10 @@ extension StoreCore {
   }
 
   /// Whether side effects may start right away, in the caller's task, without the lock: the store is
-  /// ready and has no interceptor.
+  /// ready, live (not away in time, where ``CoreState/refusal(of:)`` refuses them) and has no interceptor.
   @inlinable
   var sideEffectsStartDirectly: Bool {
-    !hasInterceptors && readyFlag.isSet
+    !hasInterceptors && readyFlag.isSet && !awayFlag.isSet
   }
 
   /// Dispatches a side effect in the calling task and returns when its body returns.
@@ -114,7 +114,7 @@ extension StoreCore {
   @usableFromInline nonisolated(nonsending) func dispatchThroughChain<E: SideEffect>(
     _ effect: E, context: SideEffectContext<S, D>
   ) async throws where E.StateType == S, E.Dependencies == D {
-    guard let chain = try await chainOnceSideEffectsMayStart() else {
+    guard let chain = try await chainOnceSideEffectsMayStart(effect) else {
       try await runBody { try await effect.sideEffect(context) }
       return
     }
@@ -158,7 +158,7 @@ extension StoreCore {
   @usableFromInline nonisolated(nonsending) func dispatchThroughChain<R: ReturningSideEffect>(
     _ effect: R, context: any AnySideEffectContext
   ) async throws -> R.ReturnValue {
-    guard let chain = try await chainOnceSideEffectsMayStart() else {
+    guard let chain = try await chainOnceSideEffectsMayStart(effect) else {
       return try await runBody { try await effect.sideEffect(context) }
     }
     let frame = ReturningSideEffectFrame<R>(storeID: id, context: context, runner: sideEffectRunner)
@@ -265,7 +265,7 @@ extension StoreCore {
         item, frame: UpdaterFrame<S>(storeID: id), apply: { try Self.applyErased(updater, to: &$0) }, depth: depth)
       return ()
     case .sideEffect(let effect):
-      let chain = try await chainOnceSideEffectsMayStart()
+      let chain = try await chainOnceSideEffectsMayStart(item)
       let context = try makeContext()
       guard let chain else {
         return try await runBody { try await effect.anySideEffect(context) }

@@ -137,7 +137,7 @@ extension StoreCore {
       chain = composeInterceptors(interceptors, context: context, final: chainEnd)
     }
     let opened = withLock { core -> (LifecycleActions, Mailbox<CoreState<S, D>.Waiter, MailboxJob>.Actions)? in
-      guard let actions = core.lifecycle.finishStartup() else { return nil }
+      guard let actions = core.finishStartup() else { return nil }
       core.chain = chain
       readyFlag.set(true)
       return (actions, core.mailbox.open())
@@ -150,7 +150,7 @@ extension StoreCore {
 
   func failStartup(_ error: any Error) {
     let failed = withLock { core -> (LifecycleActions, Mailbox<CoreState<S, D>.Waiter, MailboxJob>.Actions?)? in
-      guard let actions = core.lifecycle.failStartup(error) else { return nil }
+      guard let actions = core.failStartup(error) else { return nil }
       return (actions, core.mailbox.close(.startupFailed(error)))
     }
     guard let (lifecycle, mailbox) = failed else { return }
@@ -180,6 +180,7 @@ extension StoreCore {
     var mailbox: Mailbox<CoreState<S, D>.Waiter, MailboxJob>.Actions?
     var listeners: [ListenerEntry<S>]
     var subscribers: [StateSubscriber<S>]
+    var hooks: [CommitHook<S>]
     var handlers: [@Sendable () -> Void]
     var chain: StoreInterceptorNext
   }
@@ -204,16 +205,15 @@ extension StoreCore {
   func shutdown() -> Bool {
     let caller = TaskIdentity.current
     let work = withLock { core -> ShutdownWork? in
-      guard let lifecycle = core.lifecycle.shutdown(caller: caller) else { return nil }
+      guard let (lifecycle, observers, hooks) = core.shutdown(caller: caller) else { return nil }
       readyFlag.set(false)
-      let observers = core.observers.removeAll()
       defer {
         core.shutdownHandlers = []
         core.chain = CoreState<S, D>.noChain
       }
       return ShutdownWork(
         lifecycle: lifecycle, mailbox: core.mailbox.close(.storeShutDown), listeners: observers.listeners,
-        subscribers: observers.subscribers, handlers: core.shutdownHandlers, chain: core.chain)
+        subscribers: observers.subscribers, hooks: hooks, handlers: core.shutdownHandlers, chain: core.chain)
     }
     guard let work else { return false }
     let attachments = self.attachments.withLock { attachments in
@@ -232,8 +232,8 @@ extension StoreCore {
     for handler in work.handlers {
       handler()
     }
-    // The chain (and the interceptors it captures), listeners, subscribers and attachments are released
-    // here, outside the lock: their deinit may run user code.
+    // The chain (and the interceptors it captures), listeners, subscribers, commit hooks and attachments are
+    // released here, outside the lock: their deinit may run user code.
     withExtendedLifetime((work, attachments)) {}
     return true
   }

@@ -22,7 +22,7 @@ extension StoreCore {
     let added = withLock { core -> (id: UInt64, dropped: Observers<S>.Dropped)? in
       if case .shutDown = core.lifecycle.phase { return nil }
       let id = core.makeID()
-      return (id, core.observers.add(ListenerEntry(id: id, listener: listener, isSubscribed: isSubscribed)))
+      return (id, core.add(ListenerEntry(id: id, listener: listener, isSubscribed: isSubscribed)))
     }
     // Listeners unsubscribed from inside an updater meanwhile are released here, outside the lock.
     guard let id = added?.id else { return {} }
@@ -36,7 +36,7 @@ extension StoreCore {
   /// held) the listener is only marked unsubscribed: it is skipped from then on and dropped later.
   func removeListener(_ id: UInt64) {
     guard !owner.isCurrentThread else { return }
-    let removed = withLock { $0.observers.removeListener(id) }
+    let removed = withLock { $0.removeListener(id) }
     withExtendedLifetime(removed) {}
   }
 
@@ -76,7 +76,7 @@ extension StoreCore {
         start(core.state)
         subscriber.finishStart()
       }
-      return (subscriber, core.state, core.observers.add(subscriber))
+      return (subscriber, core.state, core.add(subscriber))
     }
     // Observers unsubscribed from inside an updater meanwhile are released here, outside the lock.
     guard let (subscriber, state, _) = registered else {
@@ -97,7 +97,7 @@ extension StoreCore {
   /// held) it has only been marked unsubscribed: it is skipped from then on and dropped later.
   func removeSubscriber(_ id: UInt64) {
     guard !owner.isCurrentThread else { return }
-    let removed = withLock { $0.observers.removeSubscriber(id) }
+    let removed = withLock { $0.removeSubscriber(id) }
     withExtendedLifetime(removed) {}
   }
 

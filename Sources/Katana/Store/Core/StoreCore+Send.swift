@@ -14,12 +14,12 @@ extension StoreCore {
   /// ``send(_:)`` without the dispatch observers.
   @inlinable
   func sendUnobserved<U: StateUpdater>(_ updater: U) -> DispatchHandle<Void> where U.StateType == S {
-    if sendsApplyDirectly, applyIfIdle({ updater.updateState(&$0) }) {
+    if sendsApplyDirectly, (try? applyIfIdle(touching: nil, { updater.updateState(&$0) })) == true {
       return succeededHandle
     }
     return enqueueUpdater(
-      updater, value: (), apply: { updater.updateState(&$0) },
-      frame: { [id] in UpdaterFrame<S>(storeID: id, dispatching: U.self) })
+      updater, apply: { updater.updateState(&$0) }, frame: { [id] in UpdaterFrame<S>(storeID: id, dispatching: U.self) }
+    )
   }
 
   /// Whether a sent updater may be applied on the sending thread if the store is idle: no interceptor
@@ -69,16 +69,19 @@ extension StoreCore {
     }
     switch kind {
     case .updater(let updater):
+      // The typed route, whose handle is read as `any Sendable`: one job, one storage.
       if sendsApplyDirectly {
         do {
-          if try applyIfIdle({ try Self.applyErased(updater, to: &$0) }) { return succeededAnyHandle }
+          if try applyIfIdle(touching: nil, { try Self.applyErased(updater, to: &$0) }) {
+            return DispatchHandle(erasing: succeededHandle)
+          }
         } catch {
           return .failed(error)
         }
       }
-      return enqueueUpdater(
-        item, value: () as any Sendable, apply: { try Self.applyErased(updater, to: &$0) },
-        frame: { [id] in UpdaterFrame<S>(storeID: id) })
+      return DispatchHandle(
+        erasing: enqueueUpdater(
+          item, apply: { try Self.applyErased(updater, to: &$0) }, frame: { [id] in UpdaterFrame<S>(storeID: id) }))
     case .sideEffect:
       return enqueueSideEffect(item) { [self] in try await anyDispatchUnobserved(item) }
     }
@@ -101,22 +104,24 @@ extension StoreCore {
     return withLock { _ in frame.redirects }
   }
 
-  /// Enqueues a sent updater. Without interceptors it is committed synchronously (`apply`); with them,
-  /// `applyThroughChain` runs while the pump holds the turn and returns the items of the other kind that
-  /// interceptors substituted.
-  @usableFromInline func enqueueUpdater<Value: Sendable>(
-    _ item: any Dispatchable, value: Value, apply: @escaping @Sendable (inout S) throws -> Void,
+  /// Enqueues a sent updater, `item` (whose change is `apply`): the one route of every sent updater, typed or
+  /// type-erased (whose handle reads this one's storage, ``DispatchHandle/init(erasing:)``), at the root or through a
+  /// scope. Without interceptors it is committed synchronously when the pump reaches it; with them, its chain runs
+  /// while the pump holds the turn, and the items of the other kind that interceptors substituted are dispatched
+  /// after.
+  @usableFromInline func enqueueUpdater(
+    _ item: any Dispatchable, apply: @escaping @Sendable (inout S) throws -> Void,
     frame: @escaping @Sendable () -> UpdaterFrame<S>
-  ) -> DispatchHandle<Value> {
-    let storage = HandleStorage<Value>.make()
+  ) -> DispatchHandle<Void> {
+    let storage = HandleStorage<Void>.make()
     let handle = DispatchHandle(storage: storage)
     guard hasInterceptors else {
       enqueue(
         item, isUpdater: true, handle: storage,
         work: .synchronous({ [self] in
           do {
-            try commitHoldingTurn(apply)
-            handle.complete(.success(value))
+            try commitHoldingTurn(item, apply)
+            handle.complete(.success(()))
           } catch {
             handle.complete(.failure(error))
           }
@@ -134,14 +139,14 @@ extension StoreCore {
           return
         }
         guard !redirects.isEmpty else {
-          handle.complete(.success(value))
+          handle.complete(.success(()))
           return
         }
         // This task holds the turn, so the substituted items run in a task of their own, after it is released.
         let started = startOwnedTask(id: makeID()) { [self] in
           do {
             try await dispatchRedirects(redirects, depth: 0)
-            handle.complete(.success(value))
+            handle.complete(.success(()))
           } catch {
             handle.complete(.failure(error))
           }

@@ -1,112 +1,49 @@
 extension StoreCore {
   // MARK: - The turn
 
-  /// Applies `mutate` right away if the store is ready and nothing is ahead in the mailbox, delivers the
-  /// change to observers, and returns true: the hot path, one lock acquisition without observers. Returns
-  /// false if the caller must wait.
-  @inlinable @inline(__always)
-  func applyIfIdle(_ mutate: (inout S) throws -> Void) rethrows -> Bool {
-    // The common case, a store without observers, makes no ``Commit`` at all: a commit holds two copies of the
-    // state, which the optimizer keeps in memory once the mutation can throw (copying them was 42% of an awaited
-    // dispatch's profile). A store with observers takes the lock a second time, in ``applyObservedIfIdle(_:)``.
-    let unobserved = try withLockRunningUpdater { core -> Bool? in
-      guard core.canTakeTurnNow else { return nil }
-      guard core.observers.isEmpty else { return false }
-      try mutate(&core.state)
-      return true
-    }
-    switch unobserved {
-    case nil: return false
-    case true?: return true
-    case false?: return try applyObservedIfIdle(mutate)
-    }
-  }
-
-  /// ``applyIfIdle(_:)`` for a commit that observers see.
-  @inlinable @inline(never)
-  func applyObservedIfIdle(_ mutate: (inout S) throws -> Void) rethrows -> Bool {
-    // The commit comes out through a captured variable rather than an enum payload: an enum with a generic
-    // payload is destroyed through its value witness, which cost the listener case about 5%.
-    var commit: Commit<S>?
-    let applied = try withLockRunningUpdater { core -> Bool in
-      guard core.canTakeTurnNow else { return false }
-      commit = try core.commit(mutate)
-      // With a delivery to make, hold the turn until it is done, so that deliveries never overlap.
-      if commit != nil { core.mailbox.takeTurn(holder: nil) }
-      return true
-    }
-    if let commit {
-      commit.deliver()
-      releaseTurn()
-    }
-    return applied
-  }
-
-  /// ``applyIfIdle(_:)`` for a change made through a scope: the commit goes to the observers that `filter`
-  /// says it concerns.
+  /// The fast path of an updater dispatch: applies `mutate` right away if the store is ready and nothing is ahead
+  /// in the mailbox, delivers the change, and returns true. One critical section, and no ``Commit`` at all when the
+  /// commit concerns nobody (``CoreState/quiet``); with a delivery to make, the turn is taken in that critical
+  /// section and released once the delivery is done, so that deliveries never overlap.
   ///
-  /// The common case, a commit that concerns no observer, makes no ``Commit`` at all (a commit holds two
-  /// copies of the state, which the optimizer does not keep out of memory once the mutation can throw). A
-  /// commit with observers takes the lock a second time, in ``applyObservedIfIdle(touching:_:)``.
+  /// Returns false, having changed nothing, if the caller must take the plain path: the store is busy (or not
+  /// running), or the commit needs its item (commit hooks, a refusal to decide), which a fast path does not build.
+  ///
+  /// - Parameter filter: The observers a commit through a scope concerns (nil: every observer).
   @inlinable @inline(__always)
-  func applyIfIdle(touching filter: ScopeCommitFilter, _ mutate: (inout S) throws -> Void) throws -> Bool {
-    let attempt = try withLockRunningUpdater { core -> IdleAttempt in
-      guard core.canTakeTurnNow else { return .wait }
-      guard core.observers.isEmpty || core.observers.concernNobody(filter) else { return .observe }
-      filter.widened = false
-      try mutate(&core.state)
-      guard filter.widened, !core.observers.subscribers.isEmpty else { return .applied }
-      // The change reached beyond the scope's place (an element renamed through its own scope): rare, so
-      // delivered to everyone from a second critical section, holding the turn until it is done.
-      core.mailbox.takeTurn(holder: nil)
-      return .appliedWidely
+  func applyIfIdle(touching filter: ScopeCommitFilter?, _ mutate: (inout S) throws -> Void) throws -> Bool {
+    let outcome = try withLockRunningUpdater { core -> CommitOutcome<S>? in
+      guard core.canTakeTurnNow else { return nil }
+      let outcome = try core.commit(nil, touching: filter) { state in
+        try mutate(&state)
+        return true
+      }
+      if case .deliver = outcome { core.mailbox.takeTurn(holder: nil) }
+      return outcome
     }
-    switch attempt {
-    case .wait: return false
-    case .applied: return true
-    case .observe: return try applyObservedIfIdle(touching: filter, mutate)
-    case .appliedWidely:
-      deliverToEverySubscriberHoldingTurn()
-      return true
-    }
-  }
-
-  /// What ``applyIfIdle(touching:_:)``'s first critical section did.
-  @usableFromInline
-  enum IdleAttempt {
-    /// The store is busy: the caller waits for its turn.
-    case wait
-    /// Applied; nobody to tell.
-    case applied
-    /// Nothing done: observers may be concerned, so the commit is made in a second critical section.
-    case observe
-    /// Applied, and the turn taken: the change must reach every subscriber.
-    case appliedWidely
-  }
-
-  /// Delivers the current state to every stream subscriber, then releases the turn, which the caller holds:
-  /// no commit can happen in between, so the state read is the caller's commit.
-  @usableFromInline func deliverToEverySubscriberHoldingTurn() {
-    let commit = withLock { $0.commitToEverySubscriber() }
-    commit.deliver()
-    releaseTurn()
-  }
-
-  /// ``applyIfIdle(touching:_:)`` for a commit that observers may see.
-  @inlinable @inline(never)
-  func applyObservedIfIdle(touching filter: ScopeCommitFilter, _ mutate: (inout S) throws -> Void) throws -> Bool {
-    var commit: Commit<S>?
-    let applied = try withLockRunningUpdater { core -> Bool in
-      guard core.canTakeTurnNow else { return false }
-      commit = try core.commit(mutate, touching: filter)
-      if commit != nil { core.mailbox.takeTurn(holder: nil) }
-      return true
-    }
-    if let commit {
+    switch outcome {
+    case .applied?: return true
+    case .deliver(let commit)?:
       commit.deliver()
       releaseTurn()
+      return true
+    case nil, .needsItem?, .declined?, .nothingToCommit?: return false
     }
-    return applied
+  }
+
+  /// Commits `mutate`, the change of `item`, while the calling dispatch holds the turn, and delivers it.
+  ///
+  /// - Throws: The refusal (the store has shut down, or is away from live); what `mutate` throws.
+  @usableFromInline func commitHoldingTurn(
+    _ item: any Dispatchable, touching filter: ScopeCommitFilter? = nil, _ mutate: (inout S) throws -> Void
+  ) throws {
+    let outcome = try withLockRunningUpdater { core in
+      try core.commit(item, touching: filter) { state in
+        try mutate(&state)
+        return true
+      }
+    }
+    if case .deliver(let commit) = outcome { commit.deliver() }
   }
 
   /// The slow path of an updater dispatch: takes the turn (waiting for it if needed), applies the updater
@@ -124,7 +61,7 @@ extension StoreCore {
       holder: holder, installing: hasInterceptors ? frame : nil, chain: &chain)
     guard hasInterceptors else {
       do {
-        try commitHoldingTurn(apply)
+        try commitHoldingTurn(item, apply)
       } catch {
         releaseTurn()
         throw error
@@ -174,43 +111,20 @@ extension StoreCore {
   nonisolated(nonsending) func runChainHoldingTurn(
     _ item: any Dispatchable, frame: UpdaterFrame<S>, holder: TaskIdentity?
   ) async throws {
-    let chain = try withLock { core -> StoreInterceptorNext in
-      if let error = core.lifecycle.phase.dispatchError { throw error }
-      core.turnFrame = frame
-      core.mailbox.turnHolder = holder
-      return core.chain
-    }
+    let chain = try withLock { core in try core.installChain(frame, holder: holder) }
     try await DispatchFrame.withFrame(frame) { try await chain(item) }
   }
 
-  /// Commits `mutate` when the calling task's turn comes, without the interceptor chain (a replayed commit, see
-  /// `replay(into:throughInterceptors:)`), and delivers the change to observers.
-  /// Commit hooks (recorders, undo histories) get it as a commit of `item`.
+  /// Commits `mutate`, the change of `item`, when the calling task's turn comes, without the interceptor chain (a
+  /// replayed commit, see `replay(into:throughInterceptors:)`), through the one commit transition: observers and
+  /// commit hooks get it, and it is refused as any commit would be (after shutdown, away from live).
   nonisolated(nonsending) func commitOutsideChain(_ item: any Dispatchable, _ mutate: (inout S) throws -> Void)
     async throws
   {
     var chain = CoreState<S, D>.noChain
     _ = try await acquireTurn(holder: TaskIdentity.current, installing: nil, chain: &chain)
-    do {
-      var recorded: RecordedChange<S>?
-      let commit = try withLockRunningUpdater { core -> Commit<S>? in
-        if let error = core.lifecycle.phase.dispatchError { throw error }
-        guard core.commitHooks.isEmpty else {
-          recorded = try core.recordedCommit { state in
-            try mutate(&state)
-            return true
-          }
-          return recorded?.commit
-        }
-        return try core.commit(mutate)
-      }
-      recorded?.record(item)
-      commit?.deliver()
-    } catch {
-      releaseTurn()
-      throw error
-    }
-    releaseTurn()
+    defer { releaseTurn() }
+    try commitHoldingTurn(item, mutate)
   }
 
   /// Runs `body` with the latest committed state while the calling task holds the turn, without committing: every
@@ -221,15 +135,6 @@ extension StoreCore {
     defer { releaseTurn() }
     let state = withLock { $0.state }
     return body(state)
-  }
-
-  /// Commits `mutate` while holding the turn, and delivers the change to observers.
-  @usableFromInline func commitHoldingTurn(_ mutate: (inout S) throws -> Void) throws {
-    let commit = try withLockRunningUpdater { core in
-      if let error = core.lifecycle.phase.dispatchError { throw error }
-      return try core.commit(mutate)
-    }
-    commit?.deliver()
   }
 
   /// Waits until the calling task holds the turn.
@@ -251,9 +156,8 @@ extension StoreCore {
       try Self.checkCancellationAtArrival()
       let runsStartup = holder != nil && holder == core.lifecycle.startupTask
       let arrival = core.mailbox.arriveUpdater(holder: holder, runsStartup: runsStartup)
-      if case .proceed = arrival, let frame, core.lifecycle.phase.dispatchError == nil {
-        core.turnFrame = frame
-        chain = core.chain
+      if case .proceed = arrival, let frame, let installedChain = try? core.installChain(frame, holder: holder) {
+        chain = installedChain
         installed = true
       }
       return (arrival, core.mailbox.waitingCount)
@@ -300,11 +204,7 @@ extension StoreCore {
   /// Releases the turn held by an awaited dispatch.
   @inlinable
   func releaseTurn() {
-    let released = withLock { core -> Bool in
-      guard core.mailbox.releaseTurnIfNothingWaits() else { return false }
-      core.turnFrame = nil
-      return true
-    }
+    let released = withLock { $0.releaseTurnIfNothingWaits() }
     if !released {
       releaseTurnStartingWhatWaits()
     }
@@ -337,12 +237,18 @@ extension StoreCore {
     }
   }
 
-  /// Waits, if the store is still starting, until side effects may start; returns the interceptor chain.
-  nonisolated(nonsending) func chainOnceSideEffectsMayStart() async throws -> StoreInterceptorNext? {
+  /// Waits, if the store is still starting, until the side effect `item` may start; returns the interceptor chain.
+  ///
+  /// - Throws: What the mailbox fails it with (the store failed or shut down), a deadlock, or the store's refusal
+  ///   (``CoreState/refusal(of:)``: while the store is away from live, no side effect starts).
+  nonisolated(nonsending) func chainOnceSideEffectsMayStart(_ item: any Dispatchable) async throws
+    -> StoreInterceptorNext?
+  {
     let holder = TaskIdentity.current
-    let (arrival, chain, waitingCount) = withLock { core in
+    let (arrival, chain, waitingCount) = try withLock { core in
       let runsStartup = holder != nil && holder == core.lifecycle.startupTask
       let arrival = core.mailbox.arriveSideEffect(runsStartup: runsStartup)
+      if case .proceed = arrival, let refusal = core.refusal(of: item) { throw refusal }
       return (arrival, hasInterceptors ? core.chain : nil, core.mailbox.waitingCount)
     }
     switch arrival {
@@ -350,7 +256,10 @@ extension StoreCore {
       return chain
     case .wait(let waiter, let position):
       try await waitInMailbox(waiter, at: position, waitingCount: waitingCount)
-      return hasInterceptors ? withLock { $0.chain } : nil
+      return try withLock { core in
+        if let refusal = core.refusal(of: item) { throw refusal }
+        return hasInterceptors ? core.chain : nil
+      }
     case .fail(let error):
       throw error
     case .deadlock(let reason):
@@ -404,68 +313,37 @@ extension StoreCore {
     }
   }
 
-  /// What the chain's final `next` found under the lock, for a state updater.
-  @usableFromInline
-  enum ChainAttempt {
-    /// Applied; deliver the commit (if any), then end the call.
-    case done(Commit<S>?)
-    /// The item is not of the dispatched type: classify it outside the lock.
-    case notDispatchedType
-    /// Applied without a delivery, while the dispatch's chain has returned: end the call after unlocking.
-    case endAfterUnlocking
-  }
-
   /// Handles an item handed to `next` by a chain running for the state updater of `frame`: applies it if it
   /// is a state updater (in place, through the frame's typed fast path when it has the dispatched type), or
   /// records it to dispatch after the chain if it is a side effect.
   ///
   /// - Throws: ``StoreError/nextCalledOutOfScope(_:)`` if the frame's dispatch no longer holds the turn;
   ///   ``StoreError/nextCalledConcurrently(_:)`` if another call of this dispatch's `next` is still being
-  ///   handled.
+  ///   handled; the commit's refusal.
   @inlinable
   func handleInUpdaterChain(_ item: any Dispatchable, frame: UpdaterFrame<S>) throws {
-    var recorded: RecordedChange<S>?
-    let attempt = try withLockRunningUpdater { core -> ChainAttempt in
-      try Self.enterNext(item, frame: frame, in: &core)
-      guard core.commitHooks.isEmpty else {
-        recorded = core.recordedCommit { state in frame.applyIfDispatchedType(item, &state) }
-        return recorded == nil ? .notDispatchedType : .done(recorded?.commit)
+    // The call enters and commits in one critical section; without a delivery to make it ends there too.
+    let (result, resumption) = try withLockRunningUpdater {
+      core -> (Result<CommitOutcome<S>, any Error>, Resumption<CoreState<S, D>.Waiter>?) in
+      try core.enterNext(item, frame: frame)
+      let result = Result {
+        try core.commit(item, touching: nil) { state in frame.applyIfDispatchedType(item, &state) }
       }
-      let (applied, commit) = core.commitIfApplies { state in frame.applyIfDispatchedType(item, &state) }
-      guard applied else { return .notDispatchedType }
-      // Without a delivery to make, the call ends here (after unlocking if its dispatch waits for it).
-      if commit == nil {
-        if frame.isClosed { return .endAfterUnlocking }
-        frame.inNext = false
+      switch result {
+      case .success(.deliver), .success(.declined): return (result, nil)
+      default: return (result, core.exitNext(frame))
       }
-      return .done(commit)
     }
-    switch attempt {
-    case .done(let commit):
-      if let recorded {
-        // Recorded while the call still holds the turn (its dispatch cannot release it before `exitNext`).
-        recorded.record(item)
-        commit?.deliver()
-        exitNext(frame)
-      } else if let commit {
-        commit.deliver()
-        exitNext(frame)
-      }
-    case .endAfterUnlocking:
+    resumption?.perform()
+    switch try result.get() {
+    case .deliver(let commit):
+      commit.deliver()
       exitNext(frame)
-    case .notDispatchedType:
+    case .declined:
       try handleSubstitute(item, frame: frame)
+    case .applied, .nothingToCommit, .needsItem:
+      break
     }
-  }
-
-  /// Checks, under the lock, that `frame` holds the turn, that its chain has not returned, and that it has
-  /// no `next` call in progress, and marks one: every call that passes ends with ``exitNext(_:)``.
-  @inlinable
-  static func enterNext(_ item: any Dispatchable, frame: UpdaterFrame<S>, in core: inout CoreState<S, D>) throws {
-    guard core.turnFrame === frame, !frame.isClosed else { throw StoreError.nextCalledOutOfScope(typeName(of: item)) }
-    if let error = core.lifecycle.phase.dispatchError { throw error }
-    guard !frame.inNext else { throw StoreError.nextCalledConcurrently(typeName(of: item)) }
-    frame.inNext = true
   }
 
   /// Ends the `next` call in progress for `frame`, once its commit is delivered (or it failed): if the chain
@@ -492,28 +370,22 @@ extension StoreCore {
     try? await suspend(install: { core, continuation in core.chainCloseWaiters.suspend(waiter, on: continuation) })
   }
 
-  /// Handles an item of another type than the dispatched updater: rare, so classified outside the lock.
+  /// Handles an item of another type than the dispatched updater, while the `next` call that got it is in
+  /// progress: rare, so classified outside the lock. Ends that call.
   @usableFromInline func handleSubstitute(_ item: any Dispatchable, frame: UpdaterFrame<S>) throws {
     defer { exitNext(frame) }
     switch try Self.classify(item) {
     case .sideEffect:
       withLock { _ in frame.redirects.append(item) }
     case .updater(let updater):
-      var recorded: RecordedChange<S>?
-      let commit = try withLockRunningUpdater { core in
-        guard core.turnFrame === frame else { throw StoreError.nextCalledOutOfScope(typeName(of: item)) }
-        if let error = core.lifecycle.phase.dispatchError { throw error }
-        guard core.commitHooks.isEmpty else {
-          recorded = try core.recordedCommit { state in
-            try Self.applyErased(updater, to: &state)
-            return true
-          }
-          return recorded?.commit
+      let outcome = try withLockRunningUpdater { core in
+        guard core.isInNext(frame) else { throw StoreError.nextCalledOutOfScope(typeName(of: item)) }
+        return try core.commit(item, touching: nil) { state in
+          try Self.applyErased(updater, to: &state)
+          return true
         }
-        return try core.commit { try Self.applyErased(updater, to: &$0) }
       }
-      recorded?.record(item)
-      commit?.deliver()
+      if case .deliver(let commit) = outcome { commit.deliver() }
     }
   }
 }

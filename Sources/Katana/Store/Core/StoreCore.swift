@@ -43,6 +43,10 @@ final class StoreCore<S: FeatureState, D: SideEffectDependencyContainer>: @unche
   /// Set once the store is ready (and cleared when it fails or shuts down): lets side effects start, and
   /// `isReady` answer, without the lock.
   @usableFromInline let readyFlag = AtomicFlag()
+  /// Set while the store is away from live (time travel), by the commits that move it (``CoreState/travel(to:)``):
+  /// lets side effects start directly only while it is clear, and ``StoreRecorder/isAwayFromLive`` answer,
+  /// without the lock.
+  @usableFromInline let awayFlag: AtomicFlag
   /// Per-store objects attached by store features, keyed by their type. A lock of their own, so that store
   /// features reach them from anywhere, including from inside a state updater.
   let attachments = Locked<[ObjectIdentifier: any Sendable]?>([:])
@@ -59,7 +63,10 @@ final class StoreCore<S: FeatureState, D: SideEffectDependencyContainer>: @unche
   @usableFromInline let dispatchObservers: DispatchObservers?
 
   @usableFromInline init(initialState: S, hasInterceptors: Bool, configuration: StoreConfiguration) {
-    storage = LockedBuffer.make(CoreState(state: initialState, tracksActivity: configuration.tracksActivity))
+    let awayFlag = AtomicFlag()
+    self.awayFlag = awayFlag
+    storage = LockedBuffer.make(
+      CoreState(state: initialState, tracksActivity: configuration.tracksActivity, awayFlag: awayFlag))
     self.hasInterceptors = hasInterceptors
     self.configuration = configuration
     self.tracksActivity = configuration.tracksActivity
