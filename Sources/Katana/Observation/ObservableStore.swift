@@ -77,8 +77,9 @@
     /// tests record and wait on it.
     var didApply: ((S) -> Void)?
     /// Test hook: called on the main actor once the model's task has subscribed to the source's states (or
-    /// found it shut down), before the first state arrives.
-    var didSubscribe: (() -> Void)?
+    /// found it shut down), before the first state arrives, with the number of states its subscription holds then
+    /// (1 once the first one is in; the fuzzer's reports tell with it whether a silent model was handed nothing).
+    var didSubscribe: ((_ buffered: Int) -> Void)?
     /// Waits of the package's test helpers (`waitUntilShows` in KatanaTesting): resumed after each state the
     /// model applies, when its task ends, and by ``wakeApplyWaiters()``.
     private var applyWaiters: [CheckedContinuation<Void, Never>] = []
@@ -124,7 +125,7 @@
           return  // start-up failed, the store shut down, or the model was released
         }
         var iterator = states.makeAsyncIterator()
-        self?.didSubscribe?()
+        self?.didSubscribe?(iterator.bufferedCount)
         while let state = await iterator.next() {
           guard let self else { return }
           self.apply(state)

@@ -33,6 +33,11 @@ public struct StoreStream<Element: Sendable>: AsyncSequence, Sendable {
     public mutating func next() async -> Element? {
       await subscription.buffer.next()
     }
+
+    /// The number of elements the subscription holds, not yet consumed (tests read it).
+    var bufferedCount: Int {
+      subscription.buffer.bufferedCount
+    }
   }
 
   /// Ends the subscription when the last iterator copy goes away.

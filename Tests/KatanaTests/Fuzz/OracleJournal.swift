@@ -118,6 +118,10 @@ final class OracleObserverLog: Sendable {
   /// For an `ObservableStore`, for the failure message: the commit its task subscribed at (nil: it never did), and
   /// whether it still followed the store just before the run's fence (nil: not read).
   let modelSubscribedAt = LockedValue<Int?>(nil)
+  /// For an `ObservableStore`: how many states its subscription held when its task subscribed (its first value is
+  /// pushed as it registers), and what the store or scope showed right after.
+  let modelBufferedAtSubscription = LockedValue<Int?>(nil)
+  let modelSliceAtSubscription = LockedValue<OracleValue?>(nil)
   let modelFollowingAtFence = LockedValue<Bool?>(nil)
   /// Where it was registered from, for the failure message.
   let origin: String

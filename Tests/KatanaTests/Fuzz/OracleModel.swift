@@ -167,6 +167,9 @@ struct OracleModel {
       let subscribed = log.modelSubscribedAt.current.map { "at commit \($0)" } ?? "never"
       let following = log.modelFollowingAtFence.current.map { $0 ? "yes" : "no (its task had ended)" } ?? "not read"
       text += "\n    its task subscribed: \(subscribed); still following before the fence: \(following)"
+      let buffered = log.modelBufferedAtSubscription.current.map { "\($0)" } ?? "-"
+      let slice = log.modelSliceAtSubscription.current.map(\.description) ?? "nothing (missing)"
+      text += "\n    states its subscription held then: \(buffered); showing right after: \(slice)"
       return text
     }
     let received = log.events.current.map { OracleExpected(version: 0, old: $0.old, new: $0.new) }

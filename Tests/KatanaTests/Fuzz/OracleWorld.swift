@@ -409,9 +409,17 @@ final class OracleWorld: Sendable {
       log.window.withLock { $0 = (a, a) }
       // The model subscribes in a task it starts on the main actor, once the store is ready: the window extends to
       // where it says it did.
-      let subscribed: @Sendable () -> Void = { [self] in
+      // What the model's task found when it subscribed: the commit, the number of states its subscription held
+      // (the first value is pushed as it registers), and the slice then (read right after, outside the lock).
+      let read: @Sendable () -> OracleValue? = { [self] in
+        if let slice { return scopes[slice]!.stateIfPresent.map(OracleValue.cell) }
+        return .state(store.state)
+      }
+      let subscribed: @Sendable (Int) -> Void = { [self] buffered in
         let b = position()
         log.modelSubscribedAt.withLock { $0 = b }
+        log.modelBufferedAtSubscription.withLock { $0 = buffered }
+        log.modelSliceAtSubscription.withLock { $0 = read() }
         log.window.withLock { $0 = (a, max($0.1, b)) }
       }
       let finisher: @Sendable () async -> Void
