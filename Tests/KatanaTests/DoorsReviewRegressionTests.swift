@@ -255,6 +255,23 @@ struct DoorsReviewRegressionTests {
       (try? recorder.recording().replayedState()) == store.state, "the recording does not replay to the live state")
   }
 
+  /// A drain while the store is away from live starts the next recording at the live state, which the commits after
+  /// the return apply to, so drained recordings still chain. Found while putting travel into the fuzzer: before,
+  /// the drain took the state the store showed (the recorded one), and the next recording did not replay.
+  @Test func drainWhileAway_startsTheNextRecordingAtTheLiveState() async throws {
+    let recorder = StoreRecorder<RecCounterState>()
+    let store = makeRecordedStore(recorder)
+    try await store.dispatch(RecAdd(amount: 1))
+    try await store.dispatch(RecAdd(amount: 2))
+    try await recorder.travel(store, to: 1)
+    let first = try await recorder.drain(store)
+    try await recorder.returnToLive(store)
+    try await store.dispatch(RecAdd(amount: 4))
+    let second = try await recorder.drain(store)
+    #expect(second.initialState == (try first.replayedState()))
+    #expect(try second.replayedState() == store.state)
+  }
+
   /// While away, every way in is refused by the store itself: root and scope dispatches, sends, a side effect as it
   /// starts, an undo; the store's state does not move until the return.
   @Test func awayFromLive_everyWayIn_isRefused() async throws {

@@ -7,9 +7,13 @@ final class CommitHook<S: FeatureState>: Sendable {
   /// Whether the hook wants the state before the next commit (a recorder with no initial state since a reset).
   @usableFromInline let needsBefore: AtomicFlag
   @usableFromInline let record: @Sendable (_ item: any Dispatchable, _ before: S?, _ after: S) -> Void
+  /// Whether the hook is also handed the moves in time (``TimeTravelCommand``): only a test's tap, which labels
+  /// every commit of a store; recorders and undo histories leave them out of the session.
+  let seesMoves: Bool
 
-  init(needsBefore: Bool, record: @escaping @Sendable (any Dispatchable, S?, S) -> Void) {
+  init(needsBefore: Bool, seesMoves: Bool = false, record: @escaping @Sendable (any Dispatchable, S?, S) -> Void) {
     self.needsBefore = AtomicFlag(needsBefore)
+    self.seesMoves = seesMoves
     self.record = record
   }
 }

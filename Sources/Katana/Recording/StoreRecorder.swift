@@ -144,7 +144,7 @@ public final class StoreRecorder<S: State>: Sendable {
     -> Recording<S>
   {
     try attached.check(store.core, what: "StoreRecorder.drain")
-    let (recording, dropped) = try await store.core.withTurn { state in
+    let (recording, dropped) = try await store.core.withTurnOnLiveState { state in
       buffer.withLock { buffer -> (Recording<S>, RecorderBuffer<S>) in
         let recording = Recording(
           initialState: buffer.base ?? state, commits: buffer.commits, checkpoints: buffer.checkpoints,
@@ -370,11 +370,11 @@ extension TimeTravelCommand: TimeTravelMove {
   ) throws
     -> CommitOutcome<T>
   {
-    guard let target else { return core.travel(to: nil) }
+    guard let target else { return core.travel(to: nil, item: self) }
     guard let typed = target as? T else {
       throw StoreError.wrongStateType(expected: String(reflecting: T.self), actual: String(reflecting: S.self))
     }
-    return core.travel(to: typed)
+    return core.travel(to: typed, item: self)
   }
 }
 

@@ -146,11 +146,12 @@ struct CoreState<S: FeatureState, D: SideEffectDependencyContainer> {
       Commit(old: old, new: state, listeners: observers.listeners, subscribers: subscribers, record: record))
   }
 
-  /// Moves the state to `target` (a recorded state; nil: back to the live one), the commit of a move in time: what
-  /// makes the store away from live, or live again, ordered in the mailbox like every item. Observers see it as a
-  /// commit; commit hooks do not (time travel is no part of the session). Going back while live commits nothing.
+  /// Moves the state to `target` (a recorded state; nil: back to the live one), the commit of a move in time, `item`:
+  /// what makes the store away from live, or live again, ordered in the mailbox like every item. Observers see it as
+  /// a commit; commit hooks do not (time travel is no part of the session), but for a test's tap
+  /// (``CommitHook/seesMoves``). Going back while live commits nothing.
   @usableFromInline
-  mutating func travel(to target: S?) -> CommitOutcome<S> {
+  mutating func travel(to target: S?, item: any Dispatchable) -> CommitOutcome<S> {
     let old = state
     if let target {
       if live == nil { live = state }
@@ -163,9 +164,12 @@ struct CoreState<S: FeatureState, D: SideEffectDependencyContainer> {
     awayFlag.set(live != nil)
     refreshQuiet()
     commitCount &+= 1
-    guard !observers.isEmpty else { return .applied }
+    let taps = commitHooks.filter(\.seesMoves)
+    guard !observers.isEmpty || !taps.isEmpty else { return .applied }
     return .deliver(
-      Commit(old: old, new: state, listeners: observers.listeners, subscribers: observers.subscribers, record: nil))
+      Commit(
+        old: old, new: state, listeners: observers.listeners, subscribers: observers.subscribers,
+        record: taps.isEmpty ? nil : CommitRecord(hooks: taps, item: item)))
   }
 
   /// Why `item` is refused now, if it is: the one place that decides what the store takes (commits, through

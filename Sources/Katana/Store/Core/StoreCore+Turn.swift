@@ -127,13 +127,14 @@ extension StoreCore {
     try commitHoldingTurn(item, mutate)
   }
 
-  /// Runs `body` with the latest committed state while the calling task holds the turn, without committing: every
-  /// commit before it has been delivered and handed to the commit hooks, and none can come until `body` returns.
-  nonisolated(nonsending) func withTurn<T>(_ body: (S) -> T) async throws -> T {
+  /// Runs `body` with the live state (the latest committed one, or, while the store shows a recorded state, the live
+  /// state it will return to) while the calling task holds the turn, without committing: every commit before it has
+  /// been delivered and handed to the commit hooks, and none can come until `body` returns.
+  nonisolated(nonsending) func withTurnOnLiveState<T>(_ body: (S) -> T) async throws -> T {
     var chain = CoreState<S, D>.noChain
     _ = try await acquireTurn(holder: TaskIdentity.current, installing: nil, chain: &chain)
     defer { releaseTurn() }
-    let state = withLock { $0.state }
+    let state = withLock { $0.live ?? $0.state }
     return body(state)
   }
 
