@@ -49,10 +49,15 @@ struct OracleRun {
     configuration.forcesPlainPath = plainPath
     let gate = Gate()
     var interceptors = intercepted ? [OracleWorld.interceptor(journal: journal, seed: seed)] : []
-    // On the plain path (which has an interceptor anyway), a recorder, last, sees every commit: replayed, its
-    // recording must reproduce the commit log exactly (checked every 7 commits on the way, and compared in full).
-    let recorder = plainPath ? StoreRecorder<OracleState>(capacity: 1 << 20, checkpointInterval: 7) : nil
-    if let recorder { interceptors.append(recorder.interceptor) }
+    // On the plain path (which has an interceptor anyway), and in half the runs that have interceptors, a recorder,
+    // last, sees every commit: replayed, its recordings (drained during the run, and the last one) must reproduce the
+    // commit log exactly (checked every 7 commits on the way, and compared in full). Its runs travel in time too.
+    let recorded = plainPath || (intercepted && generator.next() % 2 == 0)
+    let recorder = recorded ? StoreRecorder<OracleState>(capacity: 1 << 20, checkpointInterval: 7) : nil
+    if let recorder {
+      FuzzCoverage.note(.recorderInterceptor)
+      interceptors.append(recorder.interceptor)
+    }
     let store =
       asyncStart
       ? OracleStore(
@@ -62,7 +67,16 @@ struct OracleRun {
           return .startUp
         }, configuration: configuration)
       : OracleStore(initialState: .startUp, interceptors: interceptors, configuration: configuration)
-    let world = OracleWorld(seed: seed, store: store, journal: journal, intercepted: intercepted)
+    // In runs with time travel, a tap on the store's commits (internal: it sees the moves, which recorders leave out)
+    // tells which commits of the log are moves, undos and operations.
+    if recorder != nil {
+      let tap = CommitHook<OracleState>(needsBefore: false, seesMoves: true) { item, _, after in
+        journal.tapped.withLock { $0.append((item, after)) }
+      }
+      store.core.withLock { $0.attach(tap) }
+    }
+    let world = OracleWorld(
+      seed: seed, store: store, journal: journal, intercepted: intercepted, recorder: recorder)
     let header =
       "seed \(seed) (\(plainPath ? "forcesPlainPath" : "default paths"), "
       + "\(intercepted ? "with" : "no") interceptor, \(asyncStart ? "state initializer waits" : "Store(initialState:)"))"
@@ -72,10 +86,11 @@ struct OracleRun {
     let position = world.position()
     commitLog.window.withLock { $0 = (position, position) }
     let stopLog = store.addListener { old, new in
-      journal.call(commitLog, old: .state(old), new: .state(new), commit: "commit \(new.version)") {
+      let index = journal.nextCommitIndex()
+      journal.call(commitLog, old: .state(old), new: .state(new), commit: "commit \(index)") {
         journal.logCommit(old: old, new: new)
       }
-      journal.logged.withLock { $0[new.version] = journal.tick() }
+      journal.logged.withLock { $0[index] = journal.tick() }
     }
     if OracleFeatures.current.emptyFeatures, world.emptyA.id == world.emptyB.id {
       journal.problem(
@@ -109,36 +124,21 @@ struct OracleRun {
     if commits.last != final {
       journal.problem("the store ends at \(final), but the commit log ends at \(commits.last!)")
     }
-    if let recorder { checkReplay(of: recorder.recording(), commits: commits, journal: journal) }
-    let shutdownVersion = OracleModel.settledVersion(commits: commits, journal: journal)
-    let failures = OracleModel(
-      commits: commits, shutdownVersion: shutdownVersion, shutdownTick: journal.shutdownTick.current,
-      shutDownMidRun: journal.shutDownMidRun.current
-    ).check(journal)
+    let committed = Int(store.core.withLock { $0.commitCount })
+    if committed != commits.count - 1 {
+      journal.problem("the store made \(committed) commits, the commit log has \(commits.count - 1)")
+    }
+    let kinds = journal.commitKinds(commits: commits)
+    let shutdownVersion = OracleModel.settledVersion(commits: commits, kinds: kinds, journal: journal)
+    let model = OracleModel(
+      commits: commits, kinds: kinds, shutdownVersion: shutdownVersion, shutdownTick: journal.shutdownTick.current,
+      shutDownMidRun: journal.shutDownMidRun.current)
+    var failures = model.check(journal)
+    failures += model.checkTimeTravel(kinds: kinds)
+    if let recorder, !recorder.recording().commits.isEmpty || commits.count > 1 {
+      failures += model.checkRecordings(journal.drained.current + [recorder.recording()], kinds: kinds)
+    }
     return failures.isEmpty ? [] : ["\(header), \(commits.count - 1) commits:"] + failures
-  }
-
-  /// Checks that a recording of the whole run replays to the commit log: the same states, one per commit.
-  func checkReplay(of recording: Recording<OracleState>, commits: [OracleState], journal: OracleJournal) {
-    guard !recording.commits.isEmpty || commits.count > 1 else { return }
-    if recording.initialState != commits[0] {
-      journal.problem("the recording starts at \(recording.initialState), the commit log at \(commits[0])")
-    }
-    do {
-      let replayed = try recording.replayedStates()
-      if replayed != Array(commits.dropFirst()) {
-        let logged = Array(commits.dropFirst())
-        let first =
-          zip(replayed, logged).enumerated().first { $0.element.0 != $0.element.1 }?.offset
-          ?? min(replayed.count, logged.count)
-        journal.problem(
-          "the recording's \(replayed.count) commits replay to other states than the commit log's \(commits.count - 1), "
-            + "from commit \(first + 1): replayed \(first < replayed.count ? "\(replayed[first])" : "nothing"), "
-            + "logged \(first + 1 < commits.count ? "\(commits[first + 1])" : "nothing")")
-      }
-    } catch {
-      journal.problem("the recording does not replay: \(error)")
-    }
   }
 
   /// Waits for everything started to finish, shuts the store down (which ends every stream), and reads what each
@@ -147,20 +147,25 @@ struct OracleRun {
     let journal = world.journal
     await world.racersDone.wait(for: world.racers.current)
     for sent in world.sent.current {
-      let result = await sent.handle.result
-      world.record(op: sent.op, target: sent.target, awaited: false, result: result, tick: journal.tick())
+      let result = await sent.handle.result()
+      world.record(
+        op: sent.op, target: sent.target, awaited: false, cancelled: sent.cancelled, result: result,
+        entered: sent.entered, tick: journal.tick())
     }
     for handle in world.sentEffects.current { _ = await handle.result }
     for run in world.pendingRuns.current {
       let result = await run.handle.result
       var error: String?
-      if case .failure(let failure) = result { error = String(describing: failure) }
-      journal.runChecks.withLock {
-        $0.append(
-          OracleRunCheck(
-            marker: run.marker, description: run.description, mustNotStart: run.mustNotStart,
-            sentTick: run.sentTick, cancelledTick: run.cancelledTick, completionTick: journal.tick(), error: error))
+      var refusedAway = false
+      if case .failure(let failure) = result {
+        error = String(describing: failure)
+        refusedAway = OracleWorld.isTimeTravelRefusal(failure)
       }
+      var check = OracleRunCheck(
+        marker: run.marker, description: run.description, mustNotStart: run.mustNotStart, sentTick: run.sentTick,
+        cancelledTick: run.cancelledTick, completionTick: journal.tick(), error: error)
+      check.refusedAway = refusedAway
+      journal.runChecks.withLock { $0.append(check) }
     }
     while let task = journal.detached.withLock({ $0.popLast() }) { await task.value }
     gate.open()
@@ -172,6 +177,8 @@ struct OracleRun {
     // there run before this one.
     await MainActor.run {}
     for probe in world.followingProbes.current { await probe() }
+    // Back to live, so that the fence is not refused (a travel still away would refuse it).
+    if world.recorder != nil { await world.returnOp() }
     // The fence: an awaited dispatch returns after its commit was delivered, and deliveries go in commit order, so
     // once it returns every observer has had every commit (unless a task shut the store down already).
     var fence = 1
@@ -204,7 +211,7 @@ struct OracleRun {
         await world.store.shutdown()
       }
       // Before it opens the start-up gate, task 0 only subscribes (its dispatches would wait for the gate).
-      let roll = (open.map { step < $0.at } ?? false) ? 8 + generator.next() % 4 : generator.next() % 20
+      let roll = (open.map { step < $0.at } ?? false) ? 8 + generator.next() % 4 : generator.next() % 24
       switch roll {
       case 0..<5, 16, 17:
         await world.awaitedDispatch(op: op, &generator)
@@ -231,6 +238,16 @@ struct OracleRun {
         world.store.cancel(id: Int(generator.next() % 3))
       case 15:
         await world.subscribeRacingProjection(&generator, op: op, origin: origin)
+      case 19:
+        await world.replayOp(op: op, &generator)
+      case 20:
+        await world.emitOp(op: op, &generator)
+      case 21:
+        switch generator.next() % 3 {
+        case 0: await world.travelOp(&generator)
+        case 1: await world.returnOp()
+        default: await world.drainOp()
+        }
       default:
         await Task.yield()
       }

@@ -240,6 +240,8 @@ struct OracleRunCheck: Sendable {
   let cancelledTick: Int
   let completionTick: Int
   let error: String?
+  /// Whether the store refused it, away from live (time travel): it never ran, whatever the cancel.
+  var refusedAway = false
 }
 
 final class OracleJournal: Sendable {
@@ -252,9 +254,10 @@ final class OracleJournal: Sendable {
   }
 
   private let clock = LockedValue(0)
-  /// Each committed state, in commit order: `commits[v]` has version `v` (`commits[0]` is the start-up state).
+  /// Each committed state, in commit order: `commits[k]` is the state after commit `k` (`commits[0]` is the start-up
+  /// state). Without undos and moves in time, `commits[k].version == k`.
   let commits = LockedValue<[OracleState]>([])
-  /// For each version, the tick at which the commit-log listener's call for it returned.
+  /// For each commit, the tick at which the commit-log listener's call for it returned.
   let logged = LockedValue<[Int: Int]>([:])
   let problems = LockedValue<[String]>([])
   let observers = LockedValue<[OracleObserverLog]>([])
@@ -269,6 +272,28 @@ final class OracleJournal: Sendable {
   let bodies = OracleBodies()
   /// Tasks that call an interceptor's `next` without being awaited; the run waits for them before checking.
   let detached = LockedValue<[Task<Void, Never>]>([])
+  /// In a run with time travel or undo: what a tap on the store's commits saw, in commit order (each commit's item,
+  /// and the state after it), to tell which commits of the log are operations, undos, redos and moves in time.
+  let tapped = LockedValue<[(item: any Dispatchable & Sendable, after: OracleState)]>([])
+  /// The times the store may have been away from live: from a `travel` call to the end of the `returnToLive` that
+  /// followed (nil while it has not returned).
+  let awayWindows = LockedValue<[(from: Int, to: Int?, travelDone: Int?)]>([])
+  /// The recordings drained from the recorder during the run, in order.
+  let drained = LockedValue<[Recording<OracleState>]>([])
+
+  /// Whether an item that entered the store's mailbox within `sent` may rightly have been refused as away from live:
+  /// a travel was asked for before it had certainly entered, and was not over (brought back to live) before it was
+  /// sent. An item that entered before a travel was asked for precedes it in the mailbox, and is applied.
+  func mayBeAway(sent: ClosedRange<Int>) -> Bool {
+    awayWindows.withLock { windows in
+      windows.contains { $0.from < sent.upperBound && ($0.to ?? .max) > sent.lowerBound }
+    }
+  }
+
+  /// The log index the next commit takes.
+  func nextCommitIndex() -> Int {
+    commits.withLock { Swift.max(1, $0.count) }
+  }
 
   func tick() -> Int {
     clock.withLock {
@@ -299,11 +324,6 @@ final class OracleJournal: Sendable {
       if commits.last != old {
         problems.withLock {
           $0.append("the commit-log listener got old \(old), but the previous commit was \(commits.last!)")
-        }
-      }
-      if new.version != commits.count {
-        problems.withLock {
-          $0.append("the commit-log listener got version \(new.version) after version \(commits.count - 1): \(new)")
         }
       }
       commits.append(new)

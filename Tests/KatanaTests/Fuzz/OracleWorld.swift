@@ -14,7 +14,27 @@ struct OracleSent: Sendable {
   let op: Int
   let target: String
   let behaviour: OracleBehaviour
-  let handle: DispatchHandle<Void>
+  /// Ticks taken just before `send` was called and once it returned: the item entered the mailbox in between.
+  let entered: ClosedRange<Int>
+  /// Whether its handle was cancelled right after the send.
+  let cancelled: Bool
+  let handle: OracleHandle
+}
+
+/// A handle of a sent item, typed (`send`) or type-erased (`anySend`).
+struct OracleHandle: Sendable {
+  let result: @Sendable () async -> Result<Void, any Error>
+  let cancel: @Sendable () -> Void
+
+  init(_ handle: DispatchHandle<Void>) {
+    result = { await handle.result }
+    cancel = { handle.cancel() }
+  }
+
+  init(_ handle: DispatchHandle<any Sendable>) {
+    result = { await handle.result.map { _ in () } }
+    cancel = { handle.cancel() }
+  }
 }
 
 /// A run started for a cancellation check, awaited at the end of the run.
@@ -35,6 +55,10 @@ final class OracleWorld: Sendable {
   let scopes: [OracleSlice: OracleScope]
   let emptyA: ScopedStore<OracleEmptyA, EmptySideEffectDependencyContainer>
   let emptyB: ScopedStore<OracleEmptyB, EmptySideEffectDependencyContainer>
+  /// The feature mounted with an output handler, which dispatches a root bump per output.
+  let outputs: OracleScope
+  /// The store's recorder, in runs that have one (time travel and drains need it).
+  let recorder: StoreRecorder<OracleState>?
   let sent = LockedValue<[OracleSent]>([])
   /// The threads `raceSubscription` started, and how many of them have finished.
   let racers = LockedValue(0)
@@ -52,11 +76,20 @@ final class OracleWorld: Sendable {
 
   static let slices: [OracleSlice] = [.feature, .inner, .child] + OracleSlice.itemIDs.map(OracleSlice.item)
 
-  init(seed: UInt64, store: OracleStore, journal: OracleJournal, intercepted: Bool) {
+  init(
+    seed: UInt64, store: OracleStore, journal: OracleJournal, intercepted: Bool,
+    recorder: StoreRecorder<OracleState>?
+  ) {
     self.seed = seed
     self.store = store
     self.journal = journal
     self.intercepted = intercepted
+    self.recorder = recorder
+    FuzzCoverage.note(.storeScopeFieldOutputs)
+    outputs = store.scope(\.feature, dependencies: \.self) { (output: OracleOutput, app) in
+      FuzzCoverage.note(.contextDispatchUpdater)
+      try await app.dispatch(OracleRootBump(op: output.op))
+    }
     var scopes: [OracleSlice: OracleScope] = [:]
     scopes[.feature] = store.scope(\.feature, dependencies: \.self)
     scopes[.inner] = store.scope(\.outer, dependencies: \.self).scope(\.inner, dependencies: \.self)
@@ -68,9 +101,10 @@ final class OracleWorld: Sendable {
   }
 
   /// The commit the store is at, as far as a caller can tell; -1 before start-up. (A store that has shut down is not
-  /// ready either, but stays at its last commit.)
+  /// ready either, but stays at its last commit.) The store's own count of its commits: undos and moves in time make
+  /// states repeat, so no state says where in the log it is.
   func position() -> Int {
-    store.isReady || journal.shutdownTick.current != nil ? store.state.version : -1
+    store.isReady || journal.shutdownTick.current != nil ? Int(store.core.withLock { $0.commitCount }) : -1
   }
 
   // MARK: - Updaters
@@ -82,6 +116,14 @@ final class OracleWorld: Sendable {
     case toggleItem(op: Int, id: Int)
     case bump(OracleSlice, op: Int)
     case rename(OracleSlice, op: Int, to: Int)
+
+    /// Whether the updater is the root's (not a scope's).
+    var isRoot: Bool {
+      switch self {
+      case .rootBump, .toggleChild, .toggleItem: true
+      case .bump, .rename: false
+      }
+    }
 
     var name: String {
       switch self {
@@ -112,58 +154,129 @@ final class OracleWorld: Sendable {
 
   func behaviour(_ op: Int) -> OracleBehaviour { OracleBehaviour.of(op, seed: seed, intercepted: intercepted) }
 
-  func dispatch(_ target: Target) async throws {
+  /// Dispatches `target`'s updater, typed, or type-erased (`anyDispatch`: the same route, checked at run time).
+  func dispatch(_ target: Target, erased: Bool) async throws {
+    guard erased else {
+      switch target {
+      case .rootBump(let op): try await store.dispatch(OracleRootBump(op: op))
+      case .toggleChild(let op): try await store.dispatch(OracleToggleChild(op: op))
+      case .toggleItem(let op, let id): try await store.dispatch(OracleToggleItem(op: op, id: id))
+      case .bump(let slice, let op): try await scopes[slice]!.dispatch(OracleBumpCell(op: op))
+      case .rename(let slice, let op, let to): try await scopes[slice]!.dispatch(OracleRename(op: op, to: to))
+      }
+      return
+    }
+    FuzzCoverage.note(target.isRoot ? .storeAnyDispatch : .scopeAnyDispatch)
     switch target {
-    case .rootBump(let op): try await store.dispatch(OracleRootBump(op: op))
-    case .toggleChild(let op): try await store.dispatch(OracleToggleChild(op: op))
-    case .toggleItem(let op, let id): try await store.dispatch(OracleToggleItem(op: op, id: id))
-    case .bump(let slice, let op): try await scopes[slice]!.dispatch(OracleBumpCell(op: op))
-    case .rename(let slice, let op, let to): try await scopes[slice]!.dispatch(OracleRename(op: op, to: to))
+    case .rootBump(let op): _ = try await store.anyDispatch(OracleRootBump(op: op))
+    case .toggleChild(let op): _ = try await store.anyDispatch(OracleToggleChild(op: op))
+    case .toggleItem(let op, let id): _ = try await store.anyDispatch(OracleToggleItem(op: op, id: id))
+    case .bump(let slice, let op): _ = try await scopes[slice]!.anyDispatch(OracleBumpCell(op: op))
+    case .rename(let slice, let op, let to): _ = try await scopes[slice]!.anyDispatch(OracleRename(op: op, to: to))
     }
   }
 
-  func send(_ target: Target) -> DispatchHandle<Void> {
+  /// Sends `target`'s updater, typed, or type-erased (`anySend`, whose handle is the typed route's).
+  func send(_ target: Target, erased: Bool) -> OracleHandle {
+    guard erased else {
+      switch target {
+      case .rootBump(let op): return OracleHandle(store.send(OracleRootBump(op: op)))
+      case .toggleChild(let op): return OracleHandle(store.send(OracleToggleChild(op: op)))
+      case .toggleItem(let op, let id): return OracleHandle(store.send(OracleToggleItem(op: op, id: id)))
+      case .bump(let slice, let op): return OracleHandle(scopes[slice]!.send(OracleBumpCell(op: op)))
+      case .rename(let slice, let op, let to): return OracleHandle(scopes[slice]!.send(OracleRename(op: op, to: to)))
+      }
+    }
+    FuzzCoverage.note(target.isRoot ? .storeAnySend : .scopeAnySend)
     switch target {
-    case .rootBump(let op): store.send(OracleRootBump(op: op))
-    case .toggleChild(let op): store.send(OracleToggleChild(op: op))
-    case .toggleItem(let op, let id): store.send(OracleToggleItem(op: op, id: id))
-    case .bump(let slice, let op): scopes[slice]!.send(OracleBumpCell(op: op))
-    case .rename(let slice, let op, let to): scopes[slice]!.send(OracleRename(op: op, to: to))
+    case .rootBump(let op): return OracleHandle(store.anySend(OracleRootBump(op: op)))
+    case .toggleChild(let op): return OracleHandle(store.anySend(OracleToggleChild(op: op)))
+    case .toggleItem(let op, let id): return OracleHandle(store.anySend(OracleToggleItem(op: op, id: id)))
+    case .bump(let slice, let op): return OracleHandle(scopes[slice]!.anySend(OracleBumpCell(op: op)))
+    case .rename(let slice, let op, let to): return OracleHandle(scopes[slice]!.anySend(OracleRename(op: op, to: to)))
     }
   }
 
-  /// An awaited dispatch of an updater, recorded with the tick at which it returned.
+  /// An awaited dispatch of an updater, typed or type-erased, recorded with the ticks at which it started and
+  /// returned.
   func awaitedDispatch(op: Int, _ generator: inout SeededGenerator) async {
     let target = target(op: op, &generator)
-    let result = await outcome { try await dispatch(target) }
-    record(op: op, target: target.name, awaited: true, result: result, tick: journal.tick())
+    let erased = generator.next() % 4 == 0
+    let result = await outcome { try await dispatch(target, erased: erased) }
+    record(
+      op: op, target: target.name + (erased ? " (erased)" : ""), awaited: true, result: result, tick: journal.tick())
   }
 
+  /// Sends an updater, typed or type-erased, and sometimes cancels its handle right away (it is then withdrawn, or
+  /// applied if its turn came first: never both, never twice).
   func sendUpdater(op: Int, _ generator: inout SeededGenerator) {
     let target = target(op: op, &generator)
-    let handle = send(target)
-    sent.withLock { $0.append(OracleSent(op: op, target: target.name, behaviour: behaviour(op), handle: handle)) }
+    let erased = generator.next() % 4 == 0
+    let cancels = generator.next() % 6 == 0
+    let before = journal.tick()
+    let handle = send(target, erased: erased)
+    let after = journal.tick()
+    if cancels { handle.cancel() }
+    sent.withLock {
+      $0.append(
+        OracleSent(
+          op: op, target: target.name + (erased ? " (erased)" : "") + (cancels ? ", cancelled" : ""),
+          behaviour: behaviour(op), entered: before...after, cancelled: cancels, handle: handle))
+    }
   }
 
-  func record(op: Int, target: String, awaited: Bool, result: Result<Void, any Error>, tick: Int) {
+  /// Records what a dispatch of `op` did.
+  ///
+  /// - Parameters:
+  ///   - behaviour: What the interceptor did with it (by default, what the seed says; `.pass` for an item that skips
+  ///     the interceptors, a replay's).
+  ///   - cancelled: Whether its handle was cancelled (it may then have failed with `CancellationError`).
+  ///   - entered: For a send, the ticks taken just before `send` was called and once it returned: it entered the
+  ///     store's mailbox in between. Refused as away from live, it must have been sent while a travel could be under
+  ///     way: one asked for before it had certainly entered, and not over before it was sent. (An awaited dispatch
+  ///     enters at some point before it returns, which no tick brackets: it is not checked.)
+  func record(
+    op: Int, target: String, awaited: Bool, behaviour: OracleBehaviour? = nil, cancelled: Bool = false,
+    result: Result<Void, any Error>, entered: ClosedRange<Int>? = nil, tick: Int
+  ) {
+    let behaviour = behaviour ?? self.behaviour(op)
     var error: String?
     if case .failure(let failure) = result {
       error = String(describing: failure)
-      if !Self.isExpected(failure, behaviour: behaviour(op)) {
+      if !Self.isExpected(failure, behaviour: behaviour, cancelled: cancelled) {
         journal.problem("op \(op) to \(target): unexpected error \(failure)")
+      }
+      if let entered, Self.isTimeTravelRefusal(failure), !journal.mayBeAway(sent: entered) {
+        let windows = journal.awayWindows.current.map { "\($0.from)-\($0.to.map(String.init) ?? "...")" }
+        journal.problem(
+          "op \(op) to \(target): refused as away from live (\(failure)), but it entered the store's mailbox between "
+            + "ticks \(entered.lowerBound) and \(entered.upperBound), before any travel not over by then was asked for "
+            + "(travels, from the call of travel to the end of the return after it: \(windows))")
       }
     }
     journal.dispatches.withLock {
       $0.append(
         OracleDispatchRecord(
-          op: op, target: target, awaited: awaited, behaviour: behaviour(op), returnTick: tick, error: error))
+          op: op, target: target, awaited: awaited, behaviour: behaviour, returnTick: tick, error: error))
     }
   }
 
-  static func isExpected(_ error: any Error, behaviour: OracleBehaviour) -> Bool {
-    if error is ScopeError { return true }
+  static func isExpected(_ error: any Error, behaviour: OracleBehaviour, cancelled: Bool = false) -> Bool {
+    if error is ScopeError || error is OracleSkipped { return true }
     if error is OracleError { return behaviour == .fail }
+    if case ReplayError.updaterFailed(_, _, let underlying) = error {
+      return isExpected(underlying, behaviour: behaviour, cancelled: cancelled)
+    }
     if case StoreError.storeShutDown = error { return true }
+    if isTimeTravelRefusal(error) { return true }
+    if error is CancellationError { return cancelled }
+    return false
+  }
+
+  /// Whether `error` is the store's refusal while away from live (time travel).
+  static func isTimeTravelRefusal(_ error: any Error) -> Bool {
+    if case TimeTravelError.awayFromLive = error { return true }
+    if case ReplayError.updaterFailed(_, _, let underlying) = error { return isTimeTravelRefusal(underlying) }
     return false
   }
 
@@ -255,9 +368,14 @@ final class OracleWorld: Sendable {
       defer { racersDone.increment() }
       for nested in 5...9 {
         let target = Target.bump(slice, op: op + nested)
+        let before = journal.tick()
+        let handle = send(target, erased: false)
+        let after = journal.tick()
         sent.withLock {
           $0.append(
-            OracleSent(op: op + nested, target: target.name, behaviour: behaviour(op + nested), handle: send(target)))
+            OracleSent(
+              op: op + nested, target: target.name, behaviour: behaviour(op + nested), entered: before...after,
+              cancelled: false, handle: handle))
         }
       }
     }.start()
@@ -508,7 +626,7 @@ final class OracleWorld: Sendable {
               } catch {
                 if case StoreError.nextCalledOutOfScope = error { return }
                 if case StoreError.storeShutDown = error { return }
-                if error is ScopeError { return }
+                if error is ScopeError || isTimeTravelRefusal(error) { return }
                 journal.problem("op \(op): a next called from a task the interceptor did not await threw \(error)")
               }
             }

@@ -1,0 +1,309 @@
+// The observation fuzzer's operations on the store's other doors (issue 32): replay into the store, a feature's
+// outputs whose handler dispatches, time travel racing dispatches, drains of the recorder; and the checks that the
+// commit log implies for them (moves in time restore what they say, nothing commits while away, every recorded and
+// drained commit replays to the log).
+import Foundation
+import KatanaTestSupport
+
+@testable import Katana
+
+/// What a commit of the log is, as the tap on the store's commits saw its item.
+enum OracleCommitKind: Equatable {
+  /// An operation's updater (or an interceptor's substitute for it).
+  case operation
+  /// An undo or redo of an `UndoHistory`.
+  case undo
+  /// A move in time: to `target`, or back to live (nil).
+  case move(target: OracleState?)
+}
+
+/// An output of the feature the fuzzer mounts with a handler: the handler dispatches a root bump for `op`.
+struct OracleOutput: FeatureOutput {
+  typealias StateType = OracleCell
+  let op: Int
+}
+
+/// A feature's side effect that emits one output per operation, recording what each `emit` did: the tick at which it
+/// returned, and its error.
+struct OracleEmitWork: SideEffect {
+  let ops: [Int]
+  let outcomes: LockedValue<[Int: (end: Int, error: (any Error)?)]>
+  let tick: @Sendable () -> Int
+
+  func sideEffect(_ context: SideEffectContext<OracleCell, EmptySideEffectDependencyContainer>) async throws {
+    for op in ops {
+      do {
+        try await context.emit(OracleOutput(op: op))
+        let end = tick()
+        outcomes.withLock { $0[op] = (end, nil) }
+      } catch {
+        let end = tick()
+        outcomes.withLock { $0[op] = (end, error) }
+        throw error
+      }
+    }
+  }
+}
+
+/// Replays `recording` into `store` without the check of its initial state (which `Recording`'s overload for an
+/// `Equatable` state makes): the recording is made from the state the store had a moment before.
+func replayUnchecked<S: State, D: SideEffectDependencyContainer>(
+  _ recording: Recording<S>, into store: Store<S, D>, throughInterceptors: Bool
+) async throws {
+  try await recording.replay(into: store, throughInterceptors: throughInterceptors)
+}
+
+extension OracleWorld {
+  // MARK: - Replay
+
+  /// Replays a recording of one root bump into the store, through its interceptors or past them.
+  func replayOp(op: Int, _ generator: inout SeededGenerator) async {
+    let through = generator.next() % 2 == 0
+    let checked = generator.next() % 4 == 0
+    let recording = Recording(
+      initialState: store.state, commits: [RecordedCommit(sequence: 1, time: .zero, updater: OracleRootBump(op: op))])
+    let result = await outcome {
+      if checked {
+        FuzzCoverage.note(.recordingReplayIntoChecked)
+        try await recording.replay(into: store, throughInterceptors: through)
+      } else {
+        FuzzCoverage.note(.recordingReplayInto)
+        try await replayUnchecked(recording, into: store, throughInterceptors: through)
+      }
+    }
+    var recorded = result
+    // The checked replay refuses a store that moved on since the recording was made: nothing committed.
+    if case .failure(ReplayError.wrongInitialState) = result { recorded = .failure(OracleSkipped()) }
+    record(
+      op: op, target: "replay(into:) of a root bump\(through ? ", through the interceptors" : "")",
+      awaited: true, behaviour: through ? behaviour(op) : .pass, result: recorded, tick: journal.tick())
+  }
+
+  // MARK: - Feature outputs
+
+  /// Dispatches, through the feature mounted with an output handler, a side effect that emits outputs; the handler
+  /// dispatches a root bump for each.
+  func emitOp(op: Int, _ generator: inout SeededGenerator) async {
+    FuzzCoverage.note(.contextEmit)
+    let ops = (1...Int(generator.next() % 2 + 1)).map { op + $0 }
+    // A sent side effect runs in a task the store owns, which a shutdown cancels.
+    let cancellable = true
+    let outcomes = LockedValue<[Int: (end: Int, error: (any Error)?)]>([:])
+    let work = OracleEmitWork(ops: ops, outcomes: outcomes, tick: { [journal] in journal.tick() })
+    let awaited = generator.next() % 2 == 0
+    let result = awaited ? await outcome { try await outputs.dispatch(work) } : await outputs.send(work).result
+    let end = journal.tick()
+    for nested in ops {
+      let what = "an output of the feature, whose handler dispatches a root bump"
+      switch outcomes.withLock({ $0[nested] }) {
+      case (let returned, nil)?:
+        record(op: nested, target: what, awaited: true, result: .success(()), tick: returned)
+      case (let returned, let error?)?:
+        record(
+          op: nested, target: what, awaited: true, cancelled: cancellable, result: .failure(error), tick: returned)
+      case nil:
+        // Not emitted: the side effect failed or was refused before.
+        record(
+          op: nested, target: what, awaited: true, behaviour: .pass, result: .failure(OracleSkipped()), tick: end)
+      }
+    }
+    if case .failure(let error) = result, !Self.isExpected(error, behaviour: .fail, cancelled: cancellable) {
+      journal.problem("emitting side effect op \(op): unexpected error \(error)")
+    }
+  }
+
+  // MARK: - Time travel and the recorder
+
+  /// Moves the store to a recorded commit, lets the others race it for a moment (their items are refused while it is
+  /// away), then brings it back to live, unless the seed leaves that to another operation.
+  func travelOp(_ generator: inout SeededGenerator) async {
+    guard let recorder else { return }
+    let recording = recorder.recording()
+    FuzzCoverage.note(.recorderRecording)
+    let first = (recording.commits.first?.sequence ?? 1) - 1
+    let target = first + Int(generator.next() % UInt64(recording.commits.count + 1))
+    let window = openAwayWindow()
+    FuzzCoverage.note(.recorderTravel)
+    do {
+      try await recorder.travel(store, to: target)
+    } catch {
+      if !Self.isExpectedOfRecorder(error) { journal.problem("travel to commit \(target): unexpected error \(error)") }
+    }
+    travelDone(window)
+    FuzzCoverage.note(.recorderIsAwayFromLive)
+    _ = recorder.isAwayFromLive
+    for _ in 0..<Int(generator.next() % 4) { await Task.yield() }
+    if generator.next() % 4 != 0 { await returnOp() }
+  }
+
+  /// Brings the store back to live.
+  func returnOp() async {
+    guard let recorder else { return }
+    let call = journal.tick()
+    FuzzCoverage.note(.recorderReturnToLive)
+    do {
+      try await recorder.returnToLive(store)
+    } catch {
+      if !Self.isExpectedOfRecorder(error) { journal.problem("returnToLive: unexpected error \(error)") }
+    }
+    closeAwayWindows(returnedAt: journal.tick(), calledAt: call)
+  }
+
+  /// Drains the recorder: the drained recordings, in order, must replay to the commit log with the final one.
+  func drainOp() async {
+    guard let recorder else { return }
+    FuzzCoverage.note(.recorderDrain)
+    do {
+      let recording = try await recorder.drain(store)
+      journal.drained.withLock { $0.append(recording) }
+    } catch {
+      if !Self.isExpectedOfRecorder(error) { journal.problem("drain: unexpected error \(error)") }
+    }
+  }
+
+  /// Whether a recorder's travel, return or drain may throw `error` in a run: the store has shut down, or has not
+  /// started (the recorder attaches as its interceptors are installed), or an interceptor rejected the move.
+  static func isExpectedOfRecorder(_ error: any Error) -> Bool {
+    if error is StoreError || error is OracleError || error is TimeTravelError { return true }
+    if case RecorderError.notInstalled = error { return true }
+    return false
+  }
+
+  /// A travel is asked for now: until a return asked for after it has completed, the store may be away.
+  func openAwayWindow() -> Int {
+    let tick = journal.tick()
+    return journal.awayWindows.withLock { windows in
+      windows.append((from: tick, to: nil, travelDone: nil))
+      return windows.count - 1
+    }
+  }
+
+  func travelDone(_ window: Int) {
+    let tick = journal.tick()
+    journal.awayWindows.withLock { $0[window].travelDone = tick }
+  }
+
+  /// A return asked for at `calledAt` completed at `returnedAt`: every travel that had completed before the return
+  /// was asked for is over (a travel still in flight may commit after the return).
+  func closeAwayWindows(returnedAt: Int, calledAt: Int) {
+    journal.awayWindows.withLock { windows in
+      for index in windows.indices where windows[index].to == nil {
+        if let done = windows[index].travelDone, done < calledAt { windows[index].to = returnedAt }
+      }
+    }
+  }
+}
+
+/// An operation that did not reach the store (its side effect stopped before it, or a checked replay refused a store
+/// that had moved on): it must commit nothing.
+struct OracleSkipped: Error {}
+
+extension OracleJournal {
+  /// What each commit of the log is, from the tap (nil without one: every commit is an operation's). The tap saw
+  /// the same commits as the commit-log listener, in the same order, with the same states after them: anything else
+  /// is a problem.
+  func commitKinds(commits: [OracleState]) -> [Int: OracleCommitKind]? {
+    let tapped = tapped.withLock { $0 }
+    guard !tapped.isEmpty || commits.count <= 1 else { return nil }
+    var kinds: [Int: OracleCommitKind] = [:]
+    if tapped.count != commits.count - 1 {
+      problem("the tap on the store's commits saw \(tapped.count) commits, the commit log \(commits.count - 1)")
+    }
+    for (offset, entry) in tapped.enumerated() {
+      let index = offset + 1
+      if index < commits.count, commits[index] != entry.after {
+        problem("commit \(index): the tap saw \(entry.after) after it, the commit log \(commits[index])")
+      }
+      let base = (entry.item as? any ScopedDispatchable)?.base ?? entry.item
+      if let move = entry.item as? TimeTravelCommand<OracleState> {
+        kinds[index] = .move(target: move.target)
+      } else if base is any HistoryCommand {
+        kinds[index] = .undo
+      } else {
+        kinds[index] = .operation
+      }
+    }
+    return kinds
+  }
+}
+
+extension OracleModel {
+  /// SPEC 4.10: a move to a recorded state shows it; a return shows the live state the store left; nothing but a
+  /// move commits while the store is away from live (replay and undo included).
+  func checkTimeTravel(kinds: [Int: OracleCommitKind]?) -> [String] {
+    guard let kinds else { return [] }
+    var failures: [String] = []
+    var live: OracleState?
+    for index in commits.indices.dropFirst() {
+      switch kinds[index] {
+      case .move(let target?)?:
+        if live == nil { live = commits[index - 1] }
+        if commits[index] != target {
+          failures.append("commit \(index), a move to a recorded state, shows \(commits[index]), not \(target)")
+        }
+      case .move(nil)?:
+        guard let saved = live else {
+          failures.append("commit \(index), a return to live, was committed while the store was live")
+          continue
+        }
+        if commits[index] != saved {
+          failures.append("commit \(index), a return to live, shows \(commits[index]), not the live \(saved)")
+        }
+        live = nil
+      case .operation?, .undo?:
+        if live != nil {
+          failures.append("commit \(index) (\(kinds[index]!)) was committed while the store was away from live")
+        }
+      case nil:
+        break
+      }
+    }
+    return failures
+  }
+
+  /// The states of the commits a recorder records (every commit but the moves in time), in order.
+  func recordedStates(kinds: [Int: OracleCommitKind]?) -> [OracleState] {
+    commits.indices.dropFirst().compactMap { index in
+      if case .move? = kinds?[index] { return nil }
+      return commits[index]
+    }
+  }
+
+  /// SPEC 4.10: the recordings drained during the run and the recorder's final one chain (each starts where the one
+  /// before ends) and replay, commit by commit, to the commit log (moves left out).
+  func checkRecordings(_ recordings: [Recording<OracleState>], kinds: [Int: OracleCommitKind]?) -> [String] {
+    // Drains run one at a time (each holds the store's turn) but their callers note them in any order: they are put
+    // back in commit order. One that took nothing (no commit since the one before) changes nothing.
+    let recordings = recordings.filter { !$0.commits.isEmpty }.sorted {
+      $0.commits[0].sequence < $1.commits[0].sequence
+    }
+    let expected = recordedStates(kinds: kinds)
+    var replayed: [OracleState] = []
+    var state = commits[0]
+    for (number, recording) in recordings.enumerated() {
+      if recording.initialState != state {
+        return [
+          "recording \(number + 1) of \(recordings.count) starts at \(recording.initialState), not where the one "
+            + "before ends (\(state))"
+        ]
+      }
+      do {
+        let states = try recording.replayedStates()
+        replayed += states
+        state = states.last ?? state
+      } catch {
+        return ["recording \(number + 1) of \(recordings.count) does not replay: \(error)"]
+      }
+    }
+    guard replayed != expected else { return [] }
+    let first =
+      zip(replayed, expected).enumerated().first { $0.element.0 != $0.element.1 }?.offset
+      ?? min(replayed.count, expected.count)
+    return [
+      "the \(recordings.count) recordings' \(replayed.count) commits replay to other states than the commit log's "
+        + "\(expected.count) recorded commits, from the \(first + 1)th: replayed "
+        + "\(first < replayed.count ? "\(replayed[first])" : "nothing"), logged "
+        + "\(first < expected.count ? "\(expected[first])" : "nothing")"
+    ]
+  }
+}
