@@ -321,7 +321,7 @@ struct RecorderDrainTests {
         }
       }
       group.addTask {
-        // No `try!`: a drain waits for the store's turn, and a test cancelled at its time limit (a loaded machine
+        // No forced try: a drain waits for the store's turn, and a test cancelled at its time limit (a loaded machine
         // under the thread sanitizer) gets `CancellationError` there; it must fail this test, not crash the run.
         do {
           var generator = SeededGenerator(seed: seed)
