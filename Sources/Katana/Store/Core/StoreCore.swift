@@ -14,9 +14,18 @@
 /// lock acquisition.
 ///
 /// How it is built, so that its synchronisation can be checked:
+/// - **façade → one route → one transition → deliver.** ``Store``, ``ScopedStore`` and ``SideEffectContext`` are
+///   façades. Every state updater, typed or type-erased, at the root or through a scope (whose routes lift it to the
+///   root's state), takes one of three routes: applied at once on an idle store (``applyIfIdle(touching:_:)``),
+///   awaited in the mailbox (``dispatchUpdaterWaitingForTurn(_:frame:apply:depth:)``), or sent as a job
+///   (``enqueueUpdater(_:apply:frame:)``; a type-erased send's handle reads the same job's storage). Whatever the
+///   route, and whoever makes the commit (the interceptor chain's final `next`, a replay, a move in time, an undo), it
+///   goes through the one commit transition, ``CoreState/commit(_:touching:_:)``, which refuses what the store
+///   refuses, mutates, and takes the observers' and the commit hooks' share in one critical section; the caller
+///   delivers what it returns after unlocking, while holding the turn.
 /// - what the store does is decided by pure state machines kept in ``CoreState`` (``Lifecycle``,
-///   ``Mailbox``, the waiter tables of ``Waiters``); each transition returns what to do, and the core does
-///   it after unlocking;
+///   ``Mailbox``, the waiter tables of ``Waiters``, the chain's end ``ChainEnd``); each transition returns what to
+///   do, and the core does it after unlocking;
 /// - every task that waits on the store waits through the one primitive, ``WaiterLock/suspend(install:cancel:)``;
 /// - the lock is never held while user code runs or is released, except a state updater's pure
 ///   `updateState` (SPEC 4.5). The entry points an updater can reach from its thread (`state`, `isReady`,
@@ -30,9 +39,9 @@
 /// tens); the rest (start-up, shutdown, waiting, observation set-up) is not.
 ///
 /// The members are split by concern: `StoreCore+Dispatch` (typed and type-erased dispatch), `StoreCore+Turn`
-/// (an updater's turn and the chain's final `next`), `StoreCore+Send` (`send` and the pump),
+/// (the routes that commit, the turn, and the chain's final `next`), `StoreCore+Send` (`send` and the pump),
 /// `StoreCore+Lifecycle` (start-up, shutdown, store-owned tasks) and `StoreCore+Observation` (listeners,
-/// streams, activity tracking, attachments).
+/// streams, activity tracking, attachments); ``CoreState`` holds the transitions.
 @usableFromInline
 final class StoreCore<S: FeatureState, D: SideEffectDependencyContainer>: @unchecked Sendable {
   // Sendable: mutable state lives in `storage` and `attachments`, only touched under their locks; the rest is
