@@ -27,26 +27,54 @@
 ///
 /// A scope's history undoes through its scope (``undo(on:)-(ScopedStore<Slice,D>)``): its command changes only
 /// the scope's slice, so histories of disjoint scopes compose. Each command keeps the value it set: replaying a
-/// recording, or another history's replay, sets that value again. So histories that overlap (the store's and a
-/// scope's) see each other's undos and redos as commits that set a value, and the later one wins.
+/// recording, or another history's replay, sets that value again; for a `Codable` state the command is `Codable`
+/// too, so a session with undos is written to a log and replays from it (register the command: see
+/// ``UndoCommand``). So histories that overlap (the store's and a scope's) see each other's undos and redos as
+/// commits that set a value, and the later one wins.
 ///
 /// **Steps.** By default each state updater the history sees is a step: every updater at the root, or every
 /// updater dispatched through the history's scope. `isUndoable` narrows that (for example to leave out selection
 /// changes). Several commits become one step between ``beginGroup()`` and ``endGroup()`` (a drag, a burst of
 /// typing).
 ///
-/// **Cost and bounds.** The history keeps the updaters (not states) of the commits since its oldest step, up to
-/// `commitLimit` of them, and at most `stepLimit` steps: beyond either, the oldest commits are folded into the
-/// state it keeps (and their steps can no longer be undone). That state shares its storage with the store's
-/// (copy-on-write): the store's next change to a part copies that part once, when the history starts or folds,
-/// never per commit; an undo or redo costs one copy of the state plus re-applying the commits kept.
+/// **The two limits.** The history keeps the updaters (not states) of the latest commits, and the state before
+/// them:
+/// - `stepLimit` is the most steps it keeps: the steps done, which can be undone, and the steps undone, which can
+///   be redone. A step undone and then overtaken by a new step can never be redone: it is dropped at once, with its
+///   commits, and takes no room.
+/// - `commitLimit` is the most commits it keeps, counting each commit of a step (a group's commits count one each)
+///   and each commit that is not a step of this history (another scope's, one `isUndoable` declines, a side
+///   effect's that is not a step, another history's undo or redo). The history's own undos and redos are never kept
+///   and count against neither limit: they are its bookkeeping, and its replays compute their values again.
+///
+/// When a commit takes the history past either limit, it folds its oldest commits into the state it keeps until
+/// both hold again: a commit that is not a step alone, a step whole (with the commits between its first and its
+/// last). A folded step can no longer be undone or redone. So commits made before the oldest step kept go first,
+/// and `commitLimit` folds a step only when more than `commitLimit` commits have been made from that step's first
+/// commit on.
+///
+/// So `stepLimit` steps can always be undone when every step is one commit and nothing else commits
+/// (`commitLimit` is at least `stepLimit`). Commits that are not steps, and groups of several commits, share
+/// `commitLimit` with the steps: give it room for `stepLimit` steps' commits plus the other commits you expect
+/// while they are kept.
+///
+/// - Important: More than `commitLimit` commits from the oldest step kept on (other scopes' commits, side effects'
+///   results, long groups) fold the oldest steps, so fewer than `stepLimit` steps are left to undo. The history
+///   replays every commit since a step to undo it, so keeping every step undoable whatever else commits would mean
+///   keeping every commit: its memory would have no bound.
+///
+/// **Cost.** The state the history keeps shares its storage with the store's (copy-on-write): the store's next
+/// change to a part copies that part once, when the history starts or folds, never per commit. An undo or redo
+/// costs one copy of the state plus re-applying the commits kept; a step after an undo, one pass over them to drop
+/// the undone steps' commits.
 ///
 /// Put ``interceptor`` in the store's interceptors (after any that change items, so that it sees what the store
 /// applies), and give each store its own history.
 public final class UndoHistory<S: State>: Sendable {
-  /// The most steps kept.
+  /// The most steps kept: done (to undo) or undone (to redo); see "The two limits" above.
   public let stepLimit: Int
-  /// The most commits kept (steps and the commits between them).
+  /// The most commits kept since the oldest step: the steps' commits and the commits that are not steps, never the
+  /// history's own undos and redos; see "The two limits" above.
   public let commitLimit: Int
   /// The scope whose commits are steps; nil for the whole store.
   public let scope: ScopeID?
@@ -60,8 +88,9 @@ public final class UndoHistory<S: State>: Sendable {
   ///
   /// - Parameters:
   ///   - scope: The scope whose updaters are steps (`scopedStore.id`); nil (the default) for every updater.
-  ///   - stepLimit: The most steps kept (at least 1).
-  ///   - commitLimit: The most commits kept (at least `stepLimit`).
+  ///   - stepLimit: The most steps kept, done or undone (at least 1).
+  ///   - commitLimit: The most commits kept since the oldest step, the steps' and the others', not counting the
+  ///     history's own undos and redos (at least `stepLimit`).
   ///   - isUndoable: Whether an updater (as dispatched: the feature's own for a scope) is a step.
   public init(
     scope: ScopeID? = nil, stepLimit: Int = 100, commitLimit: Int = 10_000,
