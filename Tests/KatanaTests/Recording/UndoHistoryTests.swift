@@ -279,7 +279,7 @@ struct UndoModel {
         oldest = first + 1
         continue
       }
-      oldest = entries.lastIndex { $0.step == folded }! + 1
+      oldest = (entries.lastIndex { $0.step == folded } ?? first) + 1
       steps.removeAll { $0 == folded }
       redoStack.removeAll { $0 == folded }
       if group == folded { group = nil }
@@ -697,9 +697,15 @@ struct UndoLogText: State, Equatable, Codable {
   var text = ""
 }
 
+struct UndoLogRoom: State, Equatable, Codable, Identifiable {
+  var id = 0
+  var text = ""
+}
+
 struct UndoLogState: State, Equatable, Codable {
   var count = 0
   var editor = UndoLogText()
+  var rooms = [UndoLogRoom(id: 1), UndoLogRoom(id: 2)]
 }
 
 struct UndoLogAdd: StateUpdater, Codable {
@@ -712,31 +718,40 @@ struct UndoLogType: StateUpdater, Codable {
   func updateState(_ state: inout UndoLogText) { state.text += text }
 }
 
+struct UndoLogTypeInRoom: StateUpdater, Codable {
+  let text: String
+  func updateState(_ state: inout UndoLogRoom) { state.text += text }
+}
+
 typealias UndoLogStore = Store<UndoLogState, EmptySideEffectDependencyContainer>
 
 struct UndoLogRefused: Error {}
 
-/// The updaters of the log sessions, and the undo commands of the root's history and of the editor's.
+/// The updaters of the log sessions, and the undo commands of the root's history, the editor's and the rooms'.
 func undoLogRegistry() -> ReplayRegistry<UndoLogState> {
   var registry = ReplayRegistry<UndoLogState>()
   registry.register(UndoLogAdd.self, as: "add")
   registry.register(UndoLogType.self, as: "editor.type", at: \.editor)
   registry.register(UndoCommand<UndoLogState>.self, as: "undo")
   registry.register(UndoCommand<UndoLogText>.self, as: "editor.undo", at: \.editor)
+  registry.register(UndoLogTypeInRoom.self, as: "rooms.type", onElementsOf: \.rooms)
+  registry.register(UndoCommand<UndoLogRoom>.self, as: "rooms.undo", onElementsOf: \.rooms)
   return registry
 }
 
 @Suite("Undo: a session with undos replays from its log", .timeLimit(.minutes(1)))
 struct UndoLogTests {
-  /// Records a session of steps, undos and redos at the root and in the editor's scope (one undo with nothing to
-  /// undo), with the recorder last among the interceptors; returns the store, the recording, and every state the
-  /// store committed.
+  /// Records a session of steps, undos and redos at the root, in the editor's scope and in a room's (one undo with
+  /// nothing to undo), with the recorder last among the interceptors; returns the store, the recording, and every
+  /// state the store committed.
   func recordSession() async throws -> (UndoLogStore, Recording<UndoLogState>, [UndoLogState]) {
     let root = UndoHistory<UndoLogState>(isUndoable: { $0 is UndoLogAdd })
     let editorHistory = UndoHistory<UndoLogState>(scope: \.editor)
+    let roomHistory = UndoHistory<UndoLogState>(scope: \.rooms, id: 2)
     let recorder = StoreRecorder<UndoLogState>(checkpointInterval: 2)
     let store = UndoLogStore(
-      initialState: UndoLogState(), interceptors: [root.interceptor, editorHistory.interceptor, recorder.interceptor])
+      initialState: UndoLogState(),
+      interceptors: [root.interceptor, editorHistory.interceptor, roomHistory.interceptor, recorder.interceptor])
     let states = Recorder<UndoLogState>()
     let stop = store.addListener { _, new in states.append(new) }
     defer { stop() }
@@ -756,7 +771,15 @@ struct UndoLogTests {
     #expect(try await editorHistory.undo(on: editor))  // "a"
     #expect(try await editorHistory.undo(on: editor))  // ""
     #expect(try await editorHistory.undo(on: editor) == false)  // nothing to undo: a commit that changes nothing
-    #expect(store.state == UndoLogState(count: 1_101))
+    let room = store.scope(\.rooms, id: 2, dependencies: \.self)
+    try await room.dispatch(UndoLogTypeInRoom(text: "x"))
+    try await room.dispatch(UndoLogTypeInRoom(text: "y"))
+    #expect(try await roomHistory.undo(on: room))  // "x"
+    #expect(try await roomHistory.redo(on: room))  // "xy"
+    #expect(try await roomHistory.undo(on: room))  // "x"
+    var expected = UndoLogState(count: 1_101)
+    expected.rooms[1].text = "x"
+    #expect(store.state == expected)
     return (store, recorder.recording(), states.values)
   }
 
@@ -768,9 +791,10 @@ struct UndoLogTests {
     let kinds = { (recording: Recording<UndoLogState>) in
       recording.commits.compactMap {
         ($0.base as? UndoCommand<UndoLogState>)?.kind ?? ($0.base as? UndoCommand<UndoLogText>)?.kind
+          ?? ($0.base as? UndoCommand<UndoLogRoom>)?.kind
       }
     }
-    #expect(kinds(decoded) == [.undo, .undo, .redo, .undo, .redo, .undo, .undo, .undo])
+    #expect(kinds(decoded) == [.undo, .undo, .redo, .undo, .redo, .undo, .undo, .undo, .undo, .redo, .undo])
     #expect(kinds(decoded) == kinds(recording))
     #expect(try decoded.replayedStates() == states)
     #expect(try decoded.replayedState() == store.state)
@@ -828,14 +852,17 @@ struct UndoLogTests {
         }
       }
     }
-    let store = UndoLogStore(initialState: UndoLogState(), interceptors: [history.interceptor, seeing])
+    let store = UndoLogStore(initialState: UndoLogState(rooms: []), interceptors: [history.interceptor, seeing])
     try await store.dispatch(UndoLogAdd(amount: 5))
     try await history.undo(on: store)
     try await history.undo(on: store)  // nothing to undo
     let encoder = JSONEncoder()
     encoder.outputFormatting = .sortedKeys
     let texts = try commands.values.map { String(decoding: try encoder.encode($0), as: UTF8.self) }
-    #expect(texts == [#"{"kind":"undo","value":{"count":0,"editor":{"text":""}}}"#, #"{"kind":"undo","value":null}"#])
+    #expect(
+      texts == [
+        #"{"kind":"undo","value":{"count":0,"editor":{"text":""},"rooms":[]}}"#, #"{"kind":"undo","value":null}"#,
+      ])
     // Decoded, each sets what it set: the first the value, the second nothing.
     let decoded = try texts.map { try JSONDecoder().decode(UndoCommand<UndoLogState>.self, from: Data($0.utf8)) }
     #expect(decoded.map(\.kind) == [.undo, .undo])
