@@ -505,9 +505,10 @@ struct UndoLimitTests {
     }
   }
 
-  /// Steps undone and then overtaken by a new step can never be redone: they take no room among the `stepLimit`.
+  /// Steps undone and then overtaken by a new step can never be redone: they take no room among the `stepLimit`
+  /// (a `commitLimit` with room to spare, so that only `stepLimit` is at play).
   @Test func stepsUndoneThenOvertakenByANewStep_takeNoRoom() async throws {
-    let history = UndoHistory<UndoDocState>(stepLimit: 3, commitLimit: 3)
+    let history = UndoHistory<UndoDocState>(stepLimit: 3, commitLimit: 100)
     let store = UndoStore(initialState: UndoDocState(), interceptors: [history.interceptor])
     for amount in [1, 2, 4] { try await store.dispatch(UndoCount(amount: amount)) }
     try await history.undo(on: store)
