@@ -27,26 +27,54 @@
 ///
 /// A scope's history undoes through its scope (``undo(on:)-(ScopedStore<Slice,D>)``): its command changes only
 /// the scope's slice, so histories of disjoint scopes compose. Each command keeps the value it set: replaying a
-/// recording, or another history's replay, sets that value again. So histories that overlap (the store's and a
-/// scope's) see each other's undos and redos as commits that set a value, and the later one wins.
+/// recording, or another history's replay, sets that value again; for a `Codable` state the command is `Codable`
+/// too, so a session with undos is written to a log and replays from it (register the command: see
+/// ``UndoCommand``). So histories that overlap (the store's and a scope's) see each other's undos and redos as
+/// commits that set a value, and the later one wins.
 ///
 /// **Steps.** By default each state updater the history sees is a step: every updater at the root, or every
 /// updater dispatched through the history's scope. `isUndoable` narrows that (for example to leave out selection
 /// changes). Several commits become one step between ``beginGroup()`` and ``endGroup()`` (a drag, a burst of
 /// typing).
 ///
-/// **Cost and bounds.** The history keeps the updaters (not states) of the commits since its oldest step, up to
-/// `commitLimit` of them, and at most `stepLimit` steps: beyond either, the oldest commits are folded into the
-/// state it keeps (and their steps can no longer be undone). That state shares its storage with the store's
-/// (copy-on-write): the store's next change to a part copies that part once, when the history starts or folds,
-/// never per commit; an undo or redo costs one copy of the state plus re-applying the commits kept.
+/// **The two limits.** The history keeps the updaters (not states) of the latest commits, and the state before
+/// them:
+/// - `stepLimit` is the most steps it keeps: the steps done, which can be undone, and the steps undone, which can
+///   be redone. A step undone and then overtaken by a new step can never be redone: it is dropped at once, with its
+///   commits, and takes no room.
+/// - `commitLimit` is the most commits it keeps, counting each commit of a step (a group's commits count one each)
+///   and each commit that is not a step of this history (another scope's, one `isUndoable` declines, a side
+///   effect's that is not a step, another history's undo or redo). The history's own undos and redos are never kept
+///   and count against neither limit: they are its bookkeeping, and its replays compute their values again.
+///
+/// When a commit takes the history past either limit, it folds its oldest commits into the state it keeps until
+/// both hold again: a commit that is not a step alone, a step whole (with the commits between its first and its
+/// last). A folded step can no longer be undone or redone. So commits made before the oldest step kept go first,
+/// and `commitLimit` folds a step only when more than `commitLimit` commits have been made from that step's first
+/// commit on.
+///
+/// So `stepLimit` steps can always be undone when every step is one commit and nothing else commits
+/// (`commitLimit` is at least `stepLimit`). Commits that are not steps, and groups of several commits, share
+/// `commitLimit` with the steps: give it room for `stepLimit` steps' commits plus the other commits you expect
+/// while they are kept.
+///
+/// - Important: More than `commitLimit` commits from the oldest step kept on (other scopes' commits, side effects'
+///   results, long groups) fold the oldest steps, so fewer than `stepLimit` steps are left to undo. The history
+///   replays every commit since a step to undo it, so keeping every step undoable whatever else commits would mean
+///   keeping every commit: its memory would have no bound.
+///
+/// **Cost.** The state the history keeps shares its storage with the store's (copy-on-write): the store's next
+/// change to a part copies that part once, when the history starts or folds, never per commit. An undo or redo
+/// costs one copy of the state plus re-applying the commits kept; a step after an undo, one pass over them to drop
+/// the undone steps' commits.
 ///
 /// Put ``interceptor`` in the store's interceptors (after any that change items, so that it sees what the store
 /// applies), and give each store its own history.
 public final class UndoHistory<S: State>: Sendable {
-  /// The most steps kept.
+  /// The most steps kept: done (to undo) or undone (to redo); see "The two limits" above.
   public let stepLimit: Int
-  /// The most commits kept (steps and the commits between them).
+  /// The most commits kept since the oldest step: the steps' commits and the commits that are not steps, never the
+  /// history's own undos and redos; see "The two limits" above.
   public let commitLimit: Int
   /// The scope whose commits are steps; nil for the whole store.
   public let scope: ScopeID?
@@ -54,14 +82,15 @@ public final class UndoHistory<S: State>: Sendable {
   private let isUndoable: @Sendable (any Dispatchable) -> Bool
   /// The store followed.
   private let attached = AttachedStore()
-  private let buffer = Locked(UndoBuffer<S>())
+  private let buffer: Locked<UndoBuffer<S>>
 
   /// Creates a history.
   ///
   /// - Parameters:
   ///   - scope: The scope whose updaters are steps (`scopedStore.id`); nil (the default) for every updater.
-  ///   - stepLimit: The most steps kept (at least 1).
-  ///   - commitLimit: The most commits kept (at least `stepLimit`).
+  ///   - stepLimit: The most steps kept, done or undone (at least 1).
+  ///   - commitLimit: The most commits kept since the oldest step, the steps' and the others', not counting the
+  ///     history's own undos and redos (at least `stepLimit`).
   ///   - isUndoable: Whether an updater (as dispatched: the feature's own for a scope) is a step.
   public init(
     scope: ScopeID? = nil, stepLimit: Int = 100, commitLimit: Int = 10_000,
@@ -71,6 +100,7 @@ public final class UndoHistory<S: State>: Sendable {
     self.stepLimit = max(1, stepLimit)
     self.commitLimit = max(self.stepLimit, commitLimit)
     self.isUndoable = isUndoable
+    buffer = Locked(UndoBuffer(stepLimit: self.stepLimit, commitLimit: self.commitLimit))
   }
 
   /// Creates the history of the scope a store mounts at `keyPath` (`store.scope(keyPath, ...)`), before the store
@@ -117,9 +147,9 @@ public final class UndoHistory<S: State>: Sendable {
   }
 
   /// Whether there is a step to undo.
-  public var canUndo: Bool { buffer.withLock { $0.lastDone != nil } }
+  public var canUndo: Bool { buffer.withLock { $0.canUndo } }
   /// Whether there is a step to redo.
-  public var canRedo: Bool { buffer.withLock { !$0.redo.isEmpty } }
+  public var canRedo: Bool { buffer.withLock { $0.canRedo } }
 
   /// Undoes the latest step not undone, as a commit of an ``UndoCommand`` made when its turn comes: the state
   /// becomes the one replayed without that step.
@@ -192,21 +222,18 @@ public final class UndoHistory<S: State>: Sendable {
 
   /// Makes the undoable commits from now until ``endGroup()`` one step (groups nest: the outermost decides).
   public func beginGroup() {
-    buffer.withLock { $0.groupDepth += 1 }
+    buffer.withLock { $0.beginGroup() }
   }
 
   /// Ends the group ``beginGroup()`` began.
   public func endGroup() {
-    buffer.withLock { buffer in
-      buffer.groupDepth = max(0, buffer.groupDepth - 1)
-      if buffer.groupDepth == 0 { buffer.openGroup = nil }
-    }
+    buffer.withLock { $0.endGroup() }
   }
 
   /// Forgets every step: nothing can be undone or redone until the next one.
   public func clear() {
     let dropped = buffer.withLock { buffer -> UndoBuffer<S> in
-      var fresh = UndoBuffer<S>()
+      var fresh = UndoBuffer<S>(stepLimit: stepLimit, commitLimit: commitLimit)
       fresh.attached = buffer.attached
       fresh.base = buffer.replayed()
       fresh.nextStep = buffer.nextStep
@@ -242,36 +269,29 @@ public final class UndoHistory<S: State>: Sendable {
   private func record(_ item: any Dispatchable) {
     // Time travel goes away from live and comes back to it: no part of the history.
     guard let updater = item as? any AnyStateUpdater, !(item is TimeTravelCommand<S>) else { return }
-    // This history's own undos and redos are its bookkeeping (replays skip them); another history's are commits
-    // like any other (replayed as the state they set).
+    // This history's own undos and redos are its bookkeeping, not kept: its replays need nothing of them (the value
+    // one set is the history's replay at that point, which the next replay computes again), and keeping them
+    // would spend the limits on them. Another history's are commits like any other (replayed as the value they set).
     let base = (item as? any ScopedDispatchable)?.base ?? item
-    if let command = base as? any HistoryCommand, command.historyIdentity == ObjectIdentifier(self) {
-      // Kept as a marker, not the command: the command keeps the value it set, and a history of many undos
-      // would pin as many versions of the state.
-      return append(OwnCommandMarker(), isStep: false, isCommand: true)
-    }
+    if let command = base as? any HistoryCommand, command.historyIdentity == ObjectIdentifier(self) { return }
     let isStep: Bool
     if base is any HistoryCommand {
       isStep = false
     } else if let scope {
       guard let scoped = item as? any ScopedDispatchable, scoped.scope == scope else {
-        return append(updater, isStep: false, isCommand: false)
+        return append(updater, isStep: false)
       }
       isStep = isUndoable(scoped.base)
     } else {
       isStep = isUndoable(base)
     }
-    append(updater, isStep: isStep, isCommand: false)
+    append(updater, isStep: isStep)
   }
 
-  private func append(_ updater: any AnyStateUpdater, isStep: Bool, isCommand: Bool) {
-    let (stepLimit, commitLimit) = (self.stepLimit, self.commitLimit)
-    let dropped = buffer.withLock { buffer in
-      buffer.append(updater, isStep: isStep, isCommand: isCommand)
-      return buffer.fold(stepLimit: stepLimit, commitLimit: commitLimit)
-    }
-    // Folded updaters are released outside the lock.
-    withExtendedLifetime(dropped) {}
+  private func append(_ updater: any AnyStateUpdater, isStep: Bool) {
+    let released = buffer.withLock { $0.append(updater, isStep: isStep) }
+    // Folded and dropped updaters are released outside the lock.
+    withExtendedLifetime(released) {}
   }
 
   // MARK: - Undoing (inside the command's commit)
@@ -280,15 +300,9 @@ public final class UndoHistory<S: State>: Sendable {
   func apply(_ kind: UndoKind) -> S? {
     buffer.withLock { buffer in
       switch kind {
-      case .undo:
-        guard let step = buffer.lastDone else { return nil }
-        buffer.undone.insert(step)
-        buffer.redo.append(step)
-      case .redo:
-        guard let step = buffer.redo.popLast() else { return nil }
-        buffer.undone.remove(step)
+      case .undo: buffer.undo()
+      case .redo: buffer.redo()
       }
-      return buffer.replayed()
     }
   }
 }
@@ -300,23 +314,46 @@ public final class UndoHistory<S: State>: Sendable {
 /// The value it sets is kept in the command, so that replaying a recording that contains it (or another history's
 /// replay) sets the same value again, without touching the history. So a recording (or another history) that keeps
 /// many undos keeps as many versions of the state (or of the scope's slice), sharing their unchanged parts; the
-/// history that made the command keeps only a marker.
+/// history that made the command keeps nothing of it.
+///
+/// **In a log.** When its state is `Codable`, so is the command: it is written as its ``kind`` and the value it set
+/// (`null` if it changed nothing), and read back as a command that sets that value, which belongs to no history (a
+/// history that sees it commit, in a replay into a store it follows, takes it as another history's: a commit that
+/// sets a value, not a step). Register it like any updater, for the root and for each scope that has a history:
+///
+/// ```swift
+/// registry.register(UndoCommand<AppState>.self, as: "undo")
+/// registry.register(UndoCommand<Editor>.self, as: "editor.undo", at: \.editor)
+/// ```
 public struct UndoCommand<T: State>: StateUpdater, HistoryCommand {
   /// Whether it undoes or redoes.
   public let kind: UndoKind
-  let historyIdentity: ObjectIdentifier
+  /// The history that made it; nil for one read from a log.
+  let historyIdentity: ObjectIdentifier?
   /// Computes the new value when the command first commits: the history's replayed state, read at the place the
   /// command applies to; nil if there is nothing to undo or redo.
   private let compute: @Sendable (UndoKind) -> T?
-  /// The value set by the first commit, nil if it changed nothing.
-  private let result = Locked<T??>(nil)
-  /// Set by the commit if there was a step to undo or redo.
-  let outcome = AtomicFlag(false)
+  /// The value set by the first commit, nil if it changed nothing; `.none` until the command first commits.
+  private let result: Locked<T??>
+  /// Set by the commit if there was a step to undo or redo (or, for one read from a log, if it sets a value).
+  let outcome: AtomicFlag
 
   init<S: State>(kind: UndoKind, history: UndoHistory<S>, read: @escaping @Sendable (S) -> T?) {
     self.kind = kind
     historyIdentity = ObjectIdentifier(history)
     compute = { kind in history.apply(kind).flatMap(read) }
+    result = Locked(nil)
+    outcome = AtomicFlag(false)
+  }
+
+  /// A command that has committed already, setting `value` (nothing if nil): what a log reads.
+  init(kind: UndoKind, setting value: T?) {
+    self.kind = kind
+    historyIdentity = nil
+    // Never called: the result is known.
+    compute = { _ in value }
+    result = Locked(.some(value))
+    outcome = AtomicFlag(value != nil)
   }
 
   /// Replaces the state with the history's, if there is a step to undo or redo (or with the value this command
@@ -332,16 +369,52 @@ public struct UndoCommand<T: State>: StateUpdater, HistoryCommand {
     state = value
     outcome.set(true)
   }
+
+  /// What the command's first commit set: `.some(nil)` if it changed nothing, nil if it has not committed.
+  var committedValue: T?? {
+    result.withLock { $0 }
+  }
 }
 
-/// Where a history's own undo or redo stands among its entries: its replays skip it (its effect is the history's
-/// bookkeeping), so nothing of the command needs keeping.
-struct OwnCommandMarker: AnyStateUpdater {
-  func updatedState(currentState: any State) throws -> any State { currentState }
+extension UndoCommand: Codable where T: Codable {
+  private enum CodingKeys: String, CodingKey {
+    case kind
+    case value
+  }
+
+  /// Reads a command written by ``encode(to:)``: one that sets the value written (or nothing, for `null`), and
+  /// belongs to no history.
+  ///
+  /// - Throws: `DecodingError` if `kind` or `value` is missing or is not what it should be.
+  public init(from decoder: any Decoder) throws {
+    let container = try decoder.container(keyedBy: CodingKeys.self)
+    let kind = try container.decode(UndoKind.self, forKey: .kind)
+    let value = try container.decode(T?.self, forKey: .value)
+    self.init(kind: kind, setting: value)
+  }
+
+  /// Writes the command's ``kind`` and the value its commit set (`null` if it changed nothing).
+  ///
+  /// - Throws: `EncodingError.invalidValue` for a command that has not committed yet (an interceptor's, before
+  ///   the command's turn): the value it will set is not known until then.
+  public func encode(to encoder: any Encoder) throws {
+    guard let value = committedValue else {
+      throw EncodingError.invalidValue(
+        self,
+        EncodingError.Context(
+          codingPath: encoder.codingPath,
+          debugDescription:
+            "An UndoCommand can be encoded once it has committed: the value it sets is computed when its turn comes."
+        ))
+    }
+    var container = encoder.container(keyedBy: CodingKeys.self)
+    try container.encode(kind, forKey: .kind)
+    try container.encode(value, forKey: .value)
+  }
 }
 
 /// Which way an ``UndoCommand`` goes.
-public enum UndoKind: Sendable, Hashable {
+public enum UndoKind: String, Sendable, Hashable, Codable {
   /// Undo the latest step.
   case undo
   /// Redo the step undone last.
@@ -350,99 +423,179 @@ public enum UndoKind: Sendable, Hashable {
 
 /// An undo or redo of some history (whatever the state it applies to).
 protocol HistoryCommand {
-  var historyIdentity: ObjectIdentifier { get }
+  /// The history that made it; nil for one read from a log.
+  var historyIdentity: ObjectIdentifier? { get }
 }
 
-/// What an ``UndoHistory`` holds, under its lock.
+/// What an ``UndoHistory`` holds, under its lock: a plain value whose methods are the history's rules (the history
+/// only decides which commits are steps, and locks).
+///
+/// It keeps the commits since its oldest step (`entries`), each with the step it belongs to, and the state before
+/// them (`base`). The steps undone are always the latest ones kept (`undoneCount` of them): undo undoes the latest
+/// step done, redo the one undone last, and a new step drops the undone ones, which can then never be redone. Their
+/// commits go at once: no replay would apply them again, so they take no room among the limits.
 struct UndoBuffer<S: State> {
   struct Entry {
     let updater: any AnyStateUpdater
     /// The step it belongs to; nil for a commit that is not a step.
     let step: Int?
-    /// An undo or redo: its effect is the history's own bookkeeping, so replays skip it.
-    let isCommand: Bool
   }
 
+  /// A step kept, with the numbers of its first and last entries (counting every entry ever appended, dropped ones
+  /// included). Steps do not interleave: a step's entries all come before the next step's first.
+  struct Step {
+    let id: Int
+    let first: Int
+    var last: Int
+  }
+
+  /// The most steps kept: done, or undone and still redoable.
+  let stepLimit: Int
+  /// The most entries kept: the steps' commits and the commits that are not steps.
+  let commitLimit: Int
   var attached = false
   /// The state before the oldest entry kept (never the store's current state: keeping that would make the store
   /// copy what it changes next).
   var base: S?
   var entries = RingBuffer<Entry>()
-  /// The number of entries ever folded away: entry `n` (counting from the first commit) is `entries[n - folded]`.
-  var folded = 0
-  /// The steps kept, oldest first, with the numbers of their first and last entries.
-  var steps: [(id: Int, first: Int, last: Int)] = []
-  var undone: Set<Int> = []
-  /// Steps undone by undo, the last one undone last; cleared by a new step.
-  var redo: [Int] = []
+  /// The number of the oldest entry kept: entry `n` is `entries[n - firstNumber]`.
+  var firstNumber = 0
+  /// The steps kept, oldest first; their ids increase.
+  var steps: [Step] = []
+  /// How many of the latest steps are undone. Redo re-applies the earliest of them (the one undone last).
+  var undoneCount = 0
   var nextStep = 1
   var groupDepth = 0
   var openGroup: Int?
 
-  /// The latest step that is not undone.
-  var lastDone: Int? { steps.last { !undone.contains($0.id) }?.id }
+  init(stepLimit: Int, commitLimit: Int) {
+    self.stepLimit = max(1, stepLimit)
+    self.commitLimit = max(self.stepLimit, commitLimit)
+  }
 
-  mutating func append(_ updater: any AnyStateUpdater, isStep: Bool, isCommand: Bool) {
-    let number = folded + entries.count
+  var canUndo: Bool { undoneCount < steps.count }
+  var canRedo: Bool { undoneCount > 0 }
+
+  /// The id of the earliest step undone: the entries of it and of every later step are left out of replays.
+  private var firstUndone: Int? { undoneCount > 0 ? steps[steps.count - undoneCount].id : nil }
+
+  mutating func beginGroup() {
+    groupDepth += 1
+  }
+
+  mutating func endGroup() {
+    groupDepth = max(0, groupDepth - 1)
+    if groupDepth == 0 { openGroup = nil }
+  }
+
+  /// Takes in a commit, then folds what the limits leave no room for; returns the entries it let go, to release
+  /// after unlocking.
+  mutating func append(_ updater: any AnyStateUpdater, isStep: Bool) -> [Entry] {
+    var released: [Entry] = []
     var step: Int?
     if isStep {
-      // A group goes on while it is the latest step and not undone; after an undo, the next commit starts another.
-      if groupDepth > 0, let group = openGroup, steps.last?.id == group, !undone.contains(group) {
+      // A new step after an undo: what was undone can no longer be redone.
+      released = dropUndone()
+      let number = firstNumber + entries.count
+      // A group goes on while it is the latest step (and so not undone: those were just dropped).
+      if groupDepth > 0, let group = openGroup, steps.last?.id == group {
         step = group
         steps[steps.count - 1].last = number
       } else {
-        step = nextStep
+        let id = nextStep
         nextStep += 1
-        steps.append((step!, number, number))
-        if groupDepth > 0 { openGroup = step }
+        steps.append(Step(id: id, first: number, last: number))
+        step = id
+        if groupDepth > 0 { openGroup = id }
       }
-      // A new step after an undo: what was undone can no longer be redone (it stays undone).
-      redo.removeAll()
     }
-    entries.append(Entry(updater: updater, step: step, isCommand: isCommand))
+    entries.append(Entry(updater: updater, step: step))
+    released += fold()
+    return released
   }
 
-  /// Folds the oldest entries into `base` while more than `stepLimit` steps or `commitLimit` commits are kept (a
-  /// step is folded whole); returns them, to release after unlocking.
-  mutating func fold(stepLimit: Int, commitLimit: Int) -> [Entry] {
+  /// Undoes the latest step done; returns the state replayed without it, or nil if there is none.
+  mutating func undo() -> S? {
+    guard canUndo else { return nil }
+    undoneCount += 1
+    return replayed()
+  }
+
+  /// Redoes the step undone last; returns the state replayed with it, or nil if there is none.
+  mutating func redo() -> S? {
+    guard canRedo else { return nil }
+    undoneCount -= 1
+    return replayed()
+  }
+
+  /// Removes the undone steps and their entries (none of which a replay applies); returns the entries.
+  private mutating func dropUndone() -> [Entry] {
+    guard let firstUndone else { return [] }
+    // Every entry of an undone step comes at or after the first one's first entry; the commits there that are
+    // not steps stay, and are renumbered (no step kept refers to them).
+    let from = steps[steps.count - undoneCount].first - firstNumber
+    steps.removeLast(undoneCount)
+    undoneCount = 0
+    if let group = openGroup, group >= firstUndone { openGroup = nil }
+    var dropped: [Entry] = []
+    // Rotates the ring once: every entry is taken from the front and put back at the end, but the dropped ones.
+    for offset in 0..<entries.count {
+      guard let entry = entries.removeFirst() else { break }
+      if offset >= from, entry.step != nil {
+        dropped.append(entry)
+      } else {
+        entries.append(entry)
+      }
+    }
+    return dropped
+  }
+
+  /// Folds the oldest entries into `base` while more than `stepLimit` steps or `commitLimit` entries are kept (a
+  /// step is folded whole, with the entries between its first and last); returns them.
+  private mutating func fold() -> [Entry] {
     guard entries.count > commitLimit || steps.count > stepLimit else { return [] }
     // Everything before entry number `end` goes.
-    var end = folded + max(0, entries.count - commitLimit)
+    var end = firstNumber + max(0, entries.count - commitLimit)
     if steps.count > stepLimit { end = max(end, steps[steps.count - stepLimit - 1].last + 1) }
     // A step that begins before `end` goes whole (and the steps that begin before its end).
-    var dropped = 0
-    while dropped < steps.count, steps[dropped].first < end {
-      end = max(end, steps[dropped].last + 1)
-      dropped += 1
-    }
-    var removed: [Entry] = []
-    removed.reserveCapacity(end - folded)
-    while folded < end, let entry = entries.removeFirst() {
-      removed.append(entry)
+    var folded = 0
+    while folded < steps.count, steps[folded].first < end {
+      end = max(end, steps[folded].last + 1)
       folded += 1
+    }
+    let firstUndone = self.firstUndone
+    var removed: [Entry] = []
+    removed.reserveCapacity(end - firstNumber)
+    while firstNumber < end, let entry = entries.removeFirst() {
+      removed.append(entry)
+      firstNumber += 1
     }
     if var state = base {
       base = nil  // `state` is now the only reference: folding mutates it in place.
-      for entry in removed where !entry.isCommand && !(entry.step.map(undone.contains) ?? false) {
+      for entry in removed where !Self.isUndone(entry, firstUndone: firstUndone) {
         try? StoreCore<S, EmptySideEffectDependencyContainer>.applyErased(entry.updater, to: &state)
       }
       base = state
     }
-    for step in steps.prefix(dropped) {
-      undone.remove(step.id)
-      redo.removeAll { $0 == step.id }
-    }
-    steps.removeFirst(dropped)
+    // A folded step that was undone can no longer be redone.
+    steps.removeFirst(folded)
+    undoneCount = min(undoneCount, steps.count)
     if let group = openGroup, !steps.contains(where: { $0.id == group }) { openGroup = nil }
     return removed
   }
 
-  /// The state replayed from `base` over every entry except commands and undone steps.
+  private static func isUndone(_ entry: Entry, firstUndone: Int?) -> Bool {
+    guard let step = entry.step, let firstUndone else { return false }
+    return step >= firstUndone
+  }
+
+  /// The state replayed from `base` over every entry except the undone steps'.
   func replayed() -> S? {
     guard var state = base else { return nil }
+    let firstUndone = self.firstUndone
     for offset in 0..<entries.count {
       let entry = entries[offset]
-      guard !entry.isCommand, !(entry.step.map(undone.contains) ?? false) else { continue }
+      guard !Self.isUndone(entry, firstUndone: firstUndone) else { continue }
       // A commit that cannot be re-applied now (its element is gone) is skipped.
       try? StoreCore<S, EmptySideEffectDependencyContainer>.applyErased(entry.updater, to: &state)
     }

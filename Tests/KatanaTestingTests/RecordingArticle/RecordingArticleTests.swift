@@ -81,6 +81,31 @@ struct RecordingArticle {
     #expect(store.state.editor.text == "")
   }
 
+  @Test func undoLog() async throws {
+    let history = UndoHistory<AppState>()
+    let editorHistory = UndoHistory<AppState>(scope: \.editor)
+    let recorder = StoreRecorder<AppState>()
+    let store = Store<AppState, EmptySideEffectDependencyContainer>(
+      initialState: AppState(), interceptors: [history.interceptor, editorHistory.interceptor, recorder.interceptor])
+    let editor = store.scope(\.editor, dependencies: \.self)
+    try await store.dispatch(AddTodo(title: "Milk"))
+    try await history.undo(on: store)
+    try await editor.dispatch(TypeText(text: "Hi"))
+    try await editorHistory.undo(on: editor)
+    try await editorHistory.redo(on: editor)
+    var registry = ReplayRegistry<AppState>()
+    registry.register(AddTodo.self, as: "todos.add")
+    registry.register(TypeText.self, as: "editor.type", at: \.editor)
+    // ARTICLE-SNIPPET-BEGIN: undo-log
+    registry.register(UndoCommand<AppState>.self, as: "undo")  // the store's history
+    registry.register(UndoCommand<Editor>.self, as: "editor.undo", at: \.editor)  // the editor's, through its scope
+    // ARTICLE-SNIPPET-END: undo-log
+    let text = try RecordingLog.encode(recorder.recording(), registry: registry)
+    let recording = try RecordingLog.decode(text, registry: registry)
+    #expect(try recording.replayedState() == store.state)
+    #expect(store.state == AppState(todos: [], editor: Editor(text: "Hi")))
+  }
+
   @Test func timeTravel() async throws {
     let recorder = StoreRecorder<AppState>()
     let store = Store<AppState, EmptySideEffectDependencyContainer>(
