@@ -152,7 +152,7 @@ struct OracleRun {
         op: sent.op, target: sent.target, awaited: false, cancelled: sent.cancelled, result: result,
         entered: sent.entered, tick: journal.tick())
     }
-    for handle in world.sentEffects.current { _ = await handle.result }
+    for handle in world.sentEffects.current { _ = await handle.result() }
     for run in world.pendingRuns.current {
       let result = await run.handle.result
       var error: String?

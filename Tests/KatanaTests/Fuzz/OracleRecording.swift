@@ -30,7 +30,7 @@ struct OracleEmitWork: SideEffect {
   let outcomes: LockedValue<[Int: (end: Int, error: (any Error)?)]>
   let tick: @Sendable () -> Int
 
-  func sideEffect(_ context: SideEffectContext<OracleCell, EmptySideEffectDependencyContainer>) async throws {
+  func sideEffect(_ context: SideEffectContext<OracleCell, OracleDependencies>) async throws {
     for op in ops {
       do {
         try await context.emit(OracleOutput(op: op))

@@ -134,19 +134,31 @@ struct OracleRename: StateUpdater, OracleOperation {
   }
 }
 
-/// A side effect of the root that dispatches root updaters, possibly under an id.
+/// A side effect of the root that hands on root bumps, each its own way (``OracleWay``), possibly under an id.
 struct OracleRootWork: SideEffect {
   let nested: [Int]
+  let ways: [OracleWay]
   let runID: Int?
   let cancelInFlight: Bool
   let bodies: OracleBodies
+  /// Told what each operation's call did; nil for a nested one, whose outer call reports it.
+  var report: OracleReport?
 
-  func sideEffect(_ context: SideEffectContext<OracleState, EmptySideEffectDependencyContainer>) async throws {
+  func sideEffect(_ context: SideEffectContext<OracleState, OracleDependencies>) async throws {
+    FuzzCoverage.note(.contextGetState)
+    FuzzCoverage.note(.contextGetAnyState)
+    _ = (context.getState(), context.getAnyState())
     let body: @Sendable () async throws -> Void = {
       bodies.started.withLock { $0 += 1 }
       defer { bodies.finished.increment() }
-      for op in nested {
-        try await context.dispatch(OracleRootBump(op: op))
+      for (op, way) in zip(nested, ways) {
+        do {
+          try await context.hand(op, way, bodies: bodies)
+          report?(op, .success(()))
+        } catch {
+          report?(op, .failure(error))
+          throw error
+        }
       }
     }
     if let runID {
@@ -164,13 +176,26 @@ final class OracleBodies: Sendable {
   let finished = EventCounter()
 }
 
-/// A feature's side effect: dispatches its updaters through the context, which goes through the scope.
+/// A feature's side effect: hands on its updaters through the context (which goes through the scope), each its own
+/// way (``OracleWay``).
 struct OracleCellWork: SideEffect {
   let nested: [Int]
+  let ways: [OracleWay]
+  /// Told what each operation's call did; nil for a nested one, whose outer call reports it.
+  var report: OracleReport?
 
-  func sideEffect(_ context: SideEffectContext<OracleCell, EmptySideEffectDependencyContainer>) async throws {
-    for op in nested {
-      try await context.dispatch(OracleBumpCell(op: op))
+  func sideEffect(_ context: SideEffectContext<OracleCell, OracleDependencies>) async throws {
+    FuzzCoverage.note(.contextGetStateIfPresent)
+    FuzzCoverage.note(.contextGetState)
+    _ = (context.getStateIfPresent(), context.getState())
+    for (op, way) in zip(nested, ways) {
+      do {
+        try await context.hand(op, way)
+        report?(op, .success(()))
+      } catch {
+        report?(op, .failure(error))
+        throw error
+      }
     }
   }
 }
@@ -189,7 +214,7 @@ struct OracleMarkedRun<S: State>: SideEffect {
   let started: LockedValue<[Int: Int]>
   let tick: @Sendable () -> Int
 
-  func sideEffect(_ context: SideEffectContext<S, EmptySideEffectDependencyContainer>) async throws {
+  func sideEffect(_ context: SideEffectContext<S, OracleDependencies>) async throws {
     try await context.run(id: id) {
       let now = tick()
       started.withLock { $0[marker] = now }
@@ -202,5 +227,5 @@ struct OracleError: Error, Equatable {
   let op: Int
 }
 
-typealias OracleStore = Store<OracleState, EmptySideEffectDependencyContainer>
-typealias OracleScope = ScopedStore<OracleCell, EmptySideEffectDependencyContainer>
+typealias OracleStore = Store<OracleState, OracleDependencies>
+typealias OracleScope = ScopedStore<OracleCell, OracleDependencies>

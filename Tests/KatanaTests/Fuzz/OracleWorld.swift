@@ -35,6 +35,16 @@ struct OracleHandle: Sendable {
     result = { await handle.result.map { _ in () } }
     cancel = { handle.cancel() }
   }
+
+  /// The handle of a sent returning side effect that returns `op`: its value is checked, and reported.
+  init(returning handle: DispatchHandle<Int>, op: Int, report: @escaping OracleReport) {
+    result = {
+      let result = OracleWorld.checked(await handle.result, op: op)
+      report(op, result)
+      return result
+    }
+    cancel = { handle.cancel() }
+  }
 }
 
 /// A run started for a cancellation check, awaited at the end of the run.
@@ -53,8 +63,8 @@ final class OracleWorld: Sendable {
   let journal: OracleJournal
   let intercepted: Bool
   let scopes: [OracleSlice: OracleScope]
-  let emptyA: ScopedStore<OracleEmptyA, EmptySideEffectDependencyContainer>
-  let emptyB: ScopedStore<OracleEmptyB, EmptySideEffectDependencyContainer>
+  let emptyA: ScopedStore<OracleEmptyA, OracleDependencies>
+  let emptyB: ScopedStore<OracleEmptyB, OracleDependencies>
   /// The feature mounted with an output handler, which dispatches a root bump per output.
   let outputs: OracleScope
   /// The store's recorder, in runs that have one (time travel and drains need it).
@@ -64,7 +74,7 @@ final class OracleWorld: Sendable {
   let racers = LockedValue(0)
   let racersDone = EventCounter()
   /// Side effects sent from threads, awaited before the final shutdown so that nothing commits during it.
-  let sentEffects = LockedValue<[DispatchHandle<Void>]>([])
+  let sentEffects = LockedValue<[OracleHandle]>([])
   let pendingRuns = LockedValue<[OraclePendingRun]>([])
   /// How to unsubscribe each observer that can be removed, by observer number.
   let removers = LockedValue<[Int: @Sendable () -> Void]>([:])
@@ -282,38 +292,99 @@ final class OracleWorld: Sendable {
 
   // MARK: - Side effects and cancellation by id
 
+  /// A report of what each operation a side effect handed on did: recorded as an awaited dispatch (the way's call
+  /// returned once its commit was delivered), which a cancellation by id or a shutdown may have cancelled.
+  func reporter(_ what: String) -> OracleReport {
+    { [self] op, result in
+      record(op: op, target: what, awaited: true, cancelled: true, result: result, tick: journal.tick())
+    }
+  }
+
+  /// A side effect the seed picks, with its operations: at the root, through a feature's scope, or a returning one.
+  enum Effect {
+    case root(OracleRootWork)
+    case cell(OracleScope, OracleCellWork)
+    case returning(OracleScope?, OracleReturningWork)
+  }
+
+  func effect(op: Int, scopes choices: [OracleSlice], _ generator: inout SeededGenerator) -> Effect {
+    let nested = (1...Int(generator.next() % 2 + 1)).map { op + $0 }
+    let ways = nested.map { _ in OracleWay.pick(&generator) }
+    let waysText = ways.map { "\($0)" }.joined(separator: ", ")
+    switch generator.next() % 5 {
+    case 0, 1:
+      let runID = generator.next() % 2 == 0 ? Int(generator.next() % 3) : nil
+      return .root(
+        OracleRootWork(
+          nested: nested, ways: ways, runID: runID, cancelInFlight: generator.next() % 2 == 0, bodies: journal.bodies,
+          report: reporter("a root side effect's body (\(waysText))")))
+    case 2, 3:
+      let slice = choices[Int(generator.next() % UInt64(choices.count))]
+      return .cell(
+        scopes[slice]!,
+        OracleCellWork(nested: nested, ways: ways, report: reporter("\(slice)'s side effect's body (\(waysText))")))
+    default:
+      let scoped = generator.next() % 2 == 0
+      let slice = choices[Int(generator.next() % UInt64(choices.count))]
+      return .returning(
+        scoped ? scopes[slice]! : nil, OracleReturningWork(op: op + 1, scoped: scoped, how: Int(generator.next() % 3)))
+    }
+  }
+
   /// Sends a side effect from synchronous code (a thread), without waiting for it.
   func sendSideEffect(op: Int, _ generator: inout SeededGenerator) {
-    let nested = (1...Int(generator.next() % 2 + 1)).map { op + $0 }
-    if generator.next() % 2 == 0 {
-      let runID = generator.next() % 2 == 0 ? Int(generator.next() % 3) : nil
-      let handle = store.send(
-        OracleRootWork(
-          nested: nested, runID: runID, cancelInFlight: generator.next() % 2 == 0, bodies: journal.bodies))
-      sentEffects.withLock { $0.append(handle) }
-    } else {
-      let scope = scopes[[.feature, .inner, .child, .item(2)][Int(generator.next() % 4)]]!
-      let handle = scope.send(OracleCellWork(nested: nested))
-      sentEffects.withLock { $0.append(handle) }
+    switch effect(op: op, scopes: [.feature, .inner, .child, .item(2)], &generator) {
+    case .root(let work):
+      FuzzCoverage.note(.storeSendSideEffect)
+      sentEffects.withLock { $0.append(OracleHandle(store.send(work))) }
+    case .cell(let scope, let work):
+      FuzzCoverage.note(.scopeSendSideEffect)
+      sentEffects.withLock { $0.append(OracleHandle(scope.send(work))) }
+    case .returning(let scope, let work):
+      let handle = scope.map { $0.send(work) } ?? store.send(work)
+      FuzzCoverage.note(scope == nil ? .storeSendReturning : .scopeSendReturning)
+      sentEffects.withLock { $0.append(OracleHandle(returning: handle, op: work.op, report: reporter("\(work)"))) }
     }
   }
 
   func sideEffect(op: Int, _ generator: inout SeededGenerator, awaited: Bool) async {
-    let nested = (1...Int(generator.next() % 2 + 1)).map { op + $0 }
     let result: Result<Void, any Error>
-    if generator.next() % 2 == 0 {
-      let runID = generator.next() % 2 == 0 ? Int(generator.next() % 3) : nil
-      let work = OracleRootWork(
-        nested: nested, runID: runID, cancelInFlight: generator.next() % 2 == 0, bodies: journal.bodies)
+    switch effect(op: op, scopes: [.feature, .inner, .child, .item(1)], &generator) {
+    case .root(let work):
+      FuzzCoverage.note(awaited ? .storeDispatchSideEffect : .storeSendSideEffect)
       result = awaited ? await outcome { try await store.dispatch(work) } : await store.send(work).result
-    } else {
-      let scope = scopes[[.feature, .inner, .child, .item(1)][Int(generator.next() % 4)]]!
-      let work = OracleCellWork(nested: nested)
+    case .cell(let scope, let work):
+      FuzzCoverage.note(awaited ? .scopeDispatchSideEffect : .scopeSendSideEffect)
       result = awaited ? await outcome { try await scope.dispatch(work) } : await scope.send(work).result
+    case .returning(let scope, let work):
+      let returned: Result<Int, any Error>
+      if awaited {
+        FuzzCoverage.note(scope == nil ? .storeDispatchReturning : .scopeDispatchReturning)
+        do {
+          if let scope {
+            returned = .success(try await scope.dispatch(work))
+          } else {
+            returned = .success(try await store.dispatch(work))
+          }
+        } catch {
+          returned = .failure(error)
+        }
+      } else {
+        FuzzCoverage.note(scope == nil ? .storeSendReturning : .scopeSendReturning)
+        FuzzCoverage.note(.handleResult)
+        returned = await (scope.map { $0.send(work) } ?? store.send(work)).result
+      }
+      result = Self.checked(returned, op: work.op)
+      record(op: work.op, target: "\(work)", awaited: true, cancelled: true, result: result, tick: journal.tick())
     }
     if case .failure(let error) = result, !(error is CancellationError), !Self.isExpected(error, behaviour: .fail) {
       journal.problem("side effect op \(op): unexpected error \(error)")
     }
+  }
+
+  /// A returning side effect's outcome, its value checked: it returns its operation.
+  static func checked(_ returned: Result<Int, any Error>, op: Int) -> Result<Void, any Error> {
+    returned.flatMap { value in value == op ? .success(()) : .failure(OracleWrongValue(expected: op, got: value)) }
   }
 
   /// Sends a run under an id and, right after it, a cancel of that id: from the same place (the run never starts,
