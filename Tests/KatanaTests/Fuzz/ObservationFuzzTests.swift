@@ -54,6 +54,9 @@ struct OracleRun {
     // commit log exactly (checked every 7 commits on the way, and compared in full). Its runs travel in time too.
     let recorded = plainPath || (intercepted && generator.next() % 2 == 0)
     let recorder = recorded ? StoreRecorder<OracleState>(capacity: 1 << 20, checkpointInterval: 7) : nil
+    // In half the runs with a recorder, undo histories: the store's, and one of the session's scope.
+    let histories = recorded && generator.next() % 2 == 0 ? OracleHistories() : nil
+    if let histories { interceptors += histories.interceptors }
     if let recorder {
       FuzzCoverage.note(.recorderInterceptor)
       interceptors.append(recorder.interceptor)
@@ -76,7 +79,7 @@ struct OracleRun {
       store.core.withLock { $0.attach(tap) }
     }
     let world = OracleWorld(
-      seed: seed, store: store, journal: journal, intercepted: intercepted, recorder: recorder)
+      seed: seed, store: store, journal: journal, intercepted: intercepted, recorder: recorder, histories: histories)
     let header =
       "seed \(seed) (\(plainPath ? "forcesPlainPath" : "default paths"), "
       + "\(intercepted ? "with" : "no") interceptor, \(asyncStart ? "state initializer waits" : "Store(initialState:)"))"
@@ -135,6 +138,8 @@ struct OracleRun {
       shutDownMidRun: journal.shutDownMidRun.current)
     var failures = model.check(journal)
     failures += model.checkTimeTravel(kinds: kinds)
+    failures += model.checkUndo(
+      tapped: journal.tapped.current, histories: histories, sessionScope: world.sessionScope.id)
     if let recorder, !recorder.recording().commits.isEmpty || commits.count > 1 {
       failures += model.checkRecordings(journal.drained.current + [recorder.recording()], kinds: kinds)
     }
@@ -211,7 +216,7 @@ struct OracleRun {
         await world.store.shutdown()
       }
       // Before it opens the start-up gate, task 0 only subscribes (its dispatches would wait for the gate).
-      let roll = (open.map { step < $0.at } ?? false) ? 8 + generator.next() % 4 : generator.next() % 24
+      let roll = (open.map { step < $0.at } ?? false) ? 8 + generator.next() % 4 : generator.next() % 25
       switch roll {
       case 0..<5, 16, 17:
         await world.awaitedDispatch(op: op, &generator)
@@ -248,6 +253,10 @@ struct OracleRun {
         case 1: await world.returnOp()
         default: await world.drainOp()
         }
+      case 22:
+        await world.rootUndoOp(&generator)
+      case 23:
+        await world.undoSessionOp(op: op, &generator)
       default:
         await Task.yield()
       }

@@ -38,10 +38,12 @@ struct OracleState: State, Equatable, CustomStringConvertible {
   var items: [OracleCell] = []
   var emptyA = OracleEmptyA()
   var emptyB = OracleEmptyB()
+  /// The slice of the undo session (``OracleWorld/undoSessionOp(op:_:)``), which nothing else changes.
+  var session = OracleCell()
 
-  /// The number of commits since start-up.
+  /// The number of operations' commits since start-up (undos and moves in time set it back and forth).
   var version: Int {
-    seq + retired + feature.seq + outer.inner.seq + (child?.seq ?? 0) + items.reduce(0) { $0 + $1.seq }
+    seq + retired + feature.seq + outer.inner.seq + (child?.seq ?? 0) + items.reduce(0) { $0 + $1.seq } + session.seq
   }
 
   /// What the state initializer produces: unlike `OracleState()`, it has elements, and its feature differs from
@@ -51,7 +53,7 @@ struct OracleState: State, Equatable, CustomStringConvertible {
 
   var description: String {
     "v\(version) root \(seq)/op \(lastOp) feature \(feature) inner \(outer.inner) child \(child.map(\.description) ?? "nil") "
-      + "items \(items.map(\.description))"
+      + "items \(items.map(\.description)) session \(session)"
   }
 
   /// The operation that made the commit from `old` to `self` (negative: an interceptor's substitute), or nil if no
@@ -61,6 +63,7 @@ struct OracleState: State, Equatable, CustomStringConvertible {
     if feature.seq != old.feature.seq { return feature.lastOp }
     if outer.inner.seq != old.outer.inner.seq { return outer.inner.lastOp }
     if let child, let oldChild = old.child, child.seq != oldChild.seq { return child.lastOp }
+    if session.seq != old.session.seq { return session.lastOp }
     guard items.count == old.items.count else { return nil }
     for (element, oldElement) in zip(items, old.items) where element.seq != oldElement.seq {
       return element.lastOp
@@ -117,6 +120,17 @@ struct OracleToggleItem: StateUpdater, OracleOperation {
 /// A feature's updater: bumps the slice it is dispatched to.
 struct OracleBumpCell: StateUpdater, OracleOperation {
   let op: Int
+  func updateState(_ state: inout OracleCell) {
+    state.seq += 1
+    state.lastOp = op
+  }
+}
+
+/// A step of the undo session: bumps the session's slice. `group` tags the steps made inside one `beginGroup()` and
+/// `endGroup()` pair (nil: outside any), so that the plain twin of the history knows which steps are one.
+struct OracleSessionStep: StateUpdater, OracleOperation {
+  let op: Int
+  let group: Int?
   func updateState(_ state: inout OracleCell) {
     state.seq += 1
     state.lastOp = op

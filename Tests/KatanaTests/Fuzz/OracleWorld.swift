@@ -69,6 +69,10 @@ final class OracleWorld: Sendable {
   let outputs: OracleScope
   /// The store's recorder, in runs that have one (time travel and drains need it).
   let recorder: StoreRecorder<OracleState>?
+  /// The store's undo histories, in runs that have them.
+  let histories: OracleHistories?
+  /// The scope of the undo session's slice.
+  let sessionScope: OracleScope
   let sent = LockedValue<[OracleSent]>([])
   /// The threads `raceSubscription` started, and how many of them have finished.
   let racers = LockedValue(0)
@@ -88,13 +92,15 @@ final class OracleWorld: Sendable {
 
   init(
     seed: UInt64, store: OracleStore, journal: OracleJournal, intercepted: Bool,
-    recorder: StoreRecorder<OracleState>?
+    recorder: StoreRecorder<OracleState>?, histories: OracleHistories?
   ) {
     self.seed = seed
     self.store = store
     self.journal = journal
     self.intercepted = intercepted
     self.recorder = recorder
+    self.histories = histories
+    sessionScope = store.scope(\.session, dependencies: \.self)
     FuzzCoverage.note(.storeScopeFieldOutputs)
     outputs = store.scope(\.feature, dependencies: \.self) { (output: OracleOutput, app) in
       FuzzCoverage.note(.contextDispatchUpdater)

@@ -164,7 +164,7 @@ struct UndoHistoryTests {
     let history = UndoHistory<UndoDocState>(scope: ScopeIDs.body, stepLimit: stepLimit, commitLimit: commitLimit)
     let store = UndoStore(initialState: UndoDocState(), interceptors: [history.interceptor])
     let body = store.scope(\.body, dependencies: \.self)
-    var model = UndoModel(stepLimit: stepLimit, commitLimit: commitLimit)
+    var model = UndoModel(stepLimit: stepLimit, commitLimit: commitLimit, base: UndoDocState())
     var trace: [String] = ["limits \(stepLimit), \(commitLimit)"]
     for step in 0..<30 {
       let choice = generator.next() % 7
@@ -215,15 +215,18 @@ enum ScopeIDs {
 }
 
 /// The rules of ``UndoHistory``, written plainly: every commit kept with its step, the state replayed from the start,
-/// and the limits applied to an index into that list.
-struct UndoModel {
+/// and the limits applied to an index into that list. The observation fuzzer uses it as the plain twin of the histories
+/// it drives.
+struct UndoModel<Document> {
   struct Entry {
-    let apply: (inout UndoDocState) -> Void
+    let apply: (inout Document) -> Void
     let step: Int?
   }
 
   let stepLimit: Int
   let commitLimit: Int
+  /// The state before the first commit.
+  let base: Document
   /// Every commit but the history's own undos and redos, which are its bookkeeping.
   var entries: [Entry] = []
   /// The commits before this index are folded: their steps can no longer be undone or redone.
@@ -245,8 +248,14 @@ struct UndoModel {
   var canUndo: Bool { steps.contains { !undone.contains($0) } }
   var canRedo: Bool { !redoStack.isEmpty }
 
-  var state: UndoDocState {
-    var state = UndoDocState()
+  init(stepLimit: Int, commitLimit: Int, base: Document) {
+    self.stepLimit = stepLimit
+    self.commitLimit = commitLimit
+    self.base = base
+  }
+
+  var state: Document {
+    var state = base
     for entry in entries where !(entry.step.map(undone.contains) ?? false) { entry.apply(&state) }
     return state
   }
@@ -256,7 +265,7 @@ struct UndoModel {
     (oldest..<entries.count).filter { entries[$0].step.map { !dropped.contains($0) } ?? true }
   }
 
-  mutating func commit(isStep: Bool, _ apply: @escaping (inout UndoDocState) -> Void) {
+  mutating func commit(isStep: Bool, _ apply: @escaping (inout Document) -> Void) {
     var step: Int?
     if isStep {
       // A new step makes the undone steps final: they can never be redone, so they take no room.
@@ -623,7 +632,7 @@ struct UndoBufferTests {
     let commitLimit = stepLimit + Int(generator.next() % 6)
     var buffer = UndoBuffer<UndoDocState>(stepLimit: stepLimit, commitLimit: commitLimit)
     buffer.base = UndoDocState()
-    var model = UndoModel(stepLimit: stepLimit, commitLimit: commitLimit)
+    var model = UndoModel(stepLimit: stepLimit, commitLimit: commitLimit, base: UndoDocState())
     var trace: [String] = ["limits \(stepLimit), \(commitLimit)"]
     for operation in 0..<80 {
       let choice = generator.next() % 8
