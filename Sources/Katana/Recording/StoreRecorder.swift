@@ -301,8 +301,10 @@ struct RecorderBuffer<S: State> {
     if base == nil {
       hook?.needsBefore.set(false)
       guard let before else {
-        // Reset while this commit was being made: the recording starts after it.
+        // Reset while this commit was being made: the recording starts after it, and the next commit keeps its own
+        // number (numbers count every commit the recorder saw).
         base = after
+        nextSequence = commit.sequence + 1
         return dropped
       }
       base = before

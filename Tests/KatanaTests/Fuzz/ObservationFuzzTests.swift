@@ -49,6 +49,16 @@ struct OracleRun {
     configuration.forcesPlainPath = plainPath
     let gate = Gate()
     var interceptors = intercepted ? [OracleWorld.interceptor(journal: journal, seed: seed)] : []
+    // In a third of the runs with interceptors, Katana 6's observer interceptor, first: each trigger it sees handed on
+    // sends a reaction (`OracleTrigger`).
+    let observed = intercepted && generator.next() % 3 == 0
+    if observed {
+      FuzzCoverage.note(.observerInterceptorObserve)
+      interceptors.insert(ObserverInterceptor.observe([.onDispatch(OracleTrigger.self, [OracleReaction.self])]), at: 0)
+    }
+    // In a third of the runs, dispatch observers, each item checked to be seen once before and once after.
+    let watch = generator.next() % 3 == 0 ? OracleDispatchWatch() : nil
+    if let watch { configuration.dispatchObservers = watch.observers }
     // On the plain path (which has an interceptor anyway), and in half the runs that have interceptors, a recorder,
     // last, sees every commit: replayed, its recordings (drained during the run, and the last one) must reproduce the
     // commit log exactly (checked every 7 commits on the way, and compared in full). Its runs travel in time too.
@@ -61,15 +71,34 @@ struct OracleRun {
       FuzzCoverage.note(.recorderInterceptor)
       interceptors.append(recorder.interceptor)
     }
-    let store =
-      asyncStart
-      ? OracleStore(
-        interceptors: interceptors,
-        stateInitializer: {
-          await gate.waitIgnoringCancellation()
-          return .startUp
-        }, configuration: configuration)
-      : OracleStore(initialState: .startUp, interceptors: interceptors, configuration: configuration)
+    // Every initialiser: with a state initializer (its container built by the store, or by the app's function, which
+    // keeps the store's dispatch), or from a value (the container built by the store, or beforehand).
+    let store: OracleStore
+    let initializer: @Sendable () async throws -> OracleState = {
+      await gate.waitIgnoringCancellation()
+      return .startUp
+    }
+    switch (asyncStart, generator.next() % 2 == 0) {
+    case (true, true):
+      FuzzCoverage.note(.storeInitStateInitializer)
+      store = OracleStore(interceptors: interceptors, stateInitializer: initializer, configuration: configuration)
+    case (true, false):
+      FuzzCoverage.note(.storeInitDependenciesInitializer)
+      store = OracleStore(
+        interceptors: interceptors, stateInitializer: initializer,
+        dependenciesInitializer: { dispatch, getState in
+          OracleDependencies(dispatch: dispatch, getState: { getState() })
+        },
+        configuration: configuration)
+    case (false, true):
+      FuzzCoverage.note(.storeInitInitialState)
+      store = OracleStore(initialState: .startUp, interceptors: interceptors, configuration: configuration)
+    case (false, false):
+      FuzzCoverage.note(.storeInitInitialStateDependencies)
+      store = OracleStore(
+        initialState: .startUp, dependencies: OracleDependencies(), interceptors: interceptors,
+        configuration: configuration)
+    }
     // In runs with time travel, a tap on the store's commits (internal: it sees the moves, which recorders leave out)
     // tells which commits of the log are moves, undos and operations.
     if recorder != nil {
@@ -132,6 +161,8 @@ struct OracleRun {
       journal.problem("the store made \(committed) commits, the commit log has \(commits.count - 1)")
     }
     let kinds = journal.commitKinds(commits: commits)
+    if let watch { watch.check(journal: journal) }
+    if observed { OracleTrigger.check(commits: commits, kinds: kinds, journal: journal) }
     let shutdownVersion = OracleModel.settledVersion(commits: commits, kinds: kinds, journal: journal)
     let model = OracleModel(
       commits: commits, kinds: kinds, shutdownVersion: shutdownVersion, shutdownTick: journal.shutdownTick.current,
@@ -141,7 +172,8 @@ struct OracleRun {
     failures += model.checkUndo(
       tapped: journal.tapped.current, histories: histories, sessionScope: world.sessionScope.id)
     if let recorder, !recorder.recording().commits.isEmpty || commits.count > 1 {
-      failures += model.checkRecordings(journal.drained.current + [recorder.recording()], kinds: kinds)
+      failures += model.checkRecordings(
+        journal.drained.current + [recorder.recording()], kinds: kinds, resets: journal.resets.current)
     }
     return failures.isEmpty ? [] : ["\(header), \(commits.count - 1) commits:"] + failures
   }
@@ -210,6 +242,8 @@ struct OracleRun {
       let origin = "by task \(actor) at step \(step)"
       if let open, step == open.at { open.gate.open() }
       if step == shutdownAt {
+        FuzzCoverage.note(.storeWaitUntilReady)
+        FuzzCoverage.note(.storeShutdown)
         try? await world.store.waitUntilReady()
         world.journal.shutdownTick.withLock { $0 = $0 ?? world.journal.tick() }
         world.journal.shutDownMidRun.withLock { $0 = true }
@@ -234,13 +268,18 @@ struct OracleRun {
       case 11:
         let slices = OracleWorld.slices
         let slice = generator.next() % 3 == 0 ? nil : slices[Int(generator.next() % UInt64(slices.count))]
-        await world.makeObservableStore(slice: slice, origin: origin)
+        await world.makeObservableStore(slice: slice, origin: origin, op: op, acts: generator.next())
       case 12:
         world.unsubscribe(&generator)
       case 13:
         world.runCheck(marker: op, kind: generator.next())
       case 14:
-        world.store.cancel(id: Int(generator.next() % 3))
+        if generator.next() % 2 == 0 {
+          FuzzCoverage.note(.storeCancelID)
+          world.store.cancel(id: Int(generator.next() % 3))
+        } else {
+          _ = await world.store.send(OracleCancelRuns(id: Int(generator.next() % 3))).result
+        }
       case 15:
         await world.subscribeRacingProjection(&generator, op: op, origin: origin)
       case 19:
@@ -248,10 +287,11 @@ struct OracleRun {
       case 20:
         await world.emitOp(op: op, &generator)
       case 21:
-        switch generator.next() % 3 {
-        case 0: await world.travelOp(&generator)
-        case 1: await world.returnOp()
-        default: await world.drainOp()
+        switch generator.next() % 8 {
+        case 0, 1, 2: await world.travelOp(&generator)
+        case 3, 4: await world.returnOp()
+        case 5, 6: await world.drainOp()
+        default: world.resetOp()
         }
       case 22:
         await world.rootUndoOp(&generator)
@@ -287,10 +327,16 @@ struct OracleRun {
           case 8:
             world.sendSideEffect(op: op, &generator)
           case 9:
+            FuzzCoverage.note(.storeCancelID)
             world.store.cancel(id: Int(generator.next() % 3))
           default:
-            _ = world.store.state.version
-            _ = world.scopes[.item(Int(generator.next() % 6) + 1)]!.stateIfPresent
+            FuzzCoverage.note(.storeState)
+            FuzzCoverage.note(.storeIsReady)
+            FuzzCoverage.note(.scopeStateIfPresent)
+            FuzzCoverage.note(.scopeState)
+            _ = (world.store.state.version, world.store.isReady)
+            let scope = world.scopes[.item(Int(generator.next() % 6) + 1)]!
+            _ = (scope.stateIfPresent, scope.state)
           }
         }
         continuation.resume()
@@ -338,6 +384,18 @@ struct ObservationFuzzTests {
     print(
       "[oracle] forcesPlainPath \(forcesPlainPath): \(Self.seeds.count) schedules, \(operations) operations, "
         + "\(failed) failing, \(clock.now - start)")
+    // SPEC 8: every public way in (the manifest, which `.ci/check-fuzzer-entry-points` holds to the public API) is
+    // something this fuzzer did. Checked on full runs (a replayed seed does only what it does); each configuration's
+    // seeds are meant to do everything on their own (the other one, running concurrently, can only add).
+    if ProcessInfo.processInfo.environment["KATANA_ORACLE_SEED"] == nil {
+      let missing = FuzzCoverage.shared.unexercised()
+      print(
+        "[oracle] forcesPlainPath \(forcesPlainPath): \(FuzzEntryPoint.allCases.count - missing.count) of "
+          + "\(FuzzEntryPoint.allCases.count) public ways in exercised so far")
+      #expect(
+        missing.isEmpty,
+        "ways in that no operation of the fuzzer exercised: \(missing.map { "\($0) (\($0.rawValue))" })")
+    }
     #if KATANA_CONTENTION_COUNTERS
       // In the contention gate's build (`swift test -Xswiftc -DKATANA_CONTENTION_COUNTERS`): how much of the run
       // went through the store's contended path (a critical section that found the lock taken and waited).

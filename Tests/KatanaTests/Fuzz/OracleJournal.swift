@@ -278,8 +278,10 @@ final class OracleJournal: Sendable {
   /// The times the store may have been away from live: from a `travel` call to the end of the `returnToLive` that
   /// followed (nil while it has not returned).
   let awayWindows = LockedValue<[(from: Int, to: Int?, travelDone: Int?)]>([])
-  /// The recordings drained from the recorder during the run, in order.
+  /// The recordings drained from the recorder during the run.
   let drained = LockedValue<[Recording<OracleState>]>([])
+  /// The number of times the recorder was reset during the run.
+  let resets = LockedValue(0)
 
   /// Whether an item that entered the store's mailbox within `sent` may rightly have been refused as away from live:
   /// a travel was asked for before it had certainly entered, and was not over (brought back to live) before it was

@@ -91,7 +91,10 @@ extension OracleWorld {
     let outcomes = LockedValue<[Int: (end: Int, error: (any Error)?)]>([:])
     let work = OracleEmitWork(ops: ops, outcomes: outcomes, tick: { [journal] in journal.tick() })
     let awaited = generator.next() % 2 == 0
-    let result = awaited ? await outcome { try await outputs.dispatch(work) } : await outputs.send(work).result
+    // Through one of the features mounted with a handler (at a field, an optional field or an element; from the
+    // store or from a scope of it): the output does not touch the slice, which may be missing.
+    let feature = outputs[Int(generator.next() % UInt64(outputs.count))]
+    let result = awaited ? await outcome { try await feature.dispatch(work) } : await feature.send(work).result
     let end = journal.tick()
     for nested in ops {
       let what = "an output of the feature, whose handler dispatches a root bump"
@@ -167,6 +170,15 @@ extension OracleWorld {
     if error is StoreError || error is OracleError || error is TimeTravelError { return true }
     if case RecorderError.notInstalled = error { return true }
     return false
+  }
+
+  /// Forgets what the recorder holds: the commits since the last drain are lost to the check, the next recording
+  /// starts at the state before its first commit.
+  func resetOp() {
+    guard let recorder else { return }
+    FuzzCoverage.note(.recorderReset)
+    journal.resets.withLock { $0 += 1 }
+    recorder.reset()
   }
 
   /// A travel is asked for now: until a return asked for after it has completed, the store may be away.
@@ -269,41 +281,62 @@ extension OracleModel {
     }
   }
 
-  /// SPEC 4.10: the recordings drained during the run and the recorder's final one chain (each starts where the one
-  /// before ends) and replay, commit by commit, to the commit log (moves left out).
-  func checkRecordings(_ recordings: [Recording<OracleState>], kinds: [Int: OracleCommitKind]?) -> [String] {
-    // Drains run one at a time (each holds the store's turn) but their callers note them in any order: they are put
-    // back in commit order. One that took nothing (no commit since the one before) changes nothing.
-    let recordings = recordings.filter { !$0.commits.isEmpty }.sorted {
-      $0.commits[0].sequence < $1.commits[0].sequence
-    }
+  /// SPEC 4.10: every recording taken from the recorder (drained during the run, and its last one) replays, commit
+  /// by commit, to the commit log (moves left out), from the state the log had before its first commit. A recorded
+  /// commit's sequence number says where: commit `n` is the `n`th recorded commit of the run, whatever was drained or
+  /// reset in between; so a drain's recording must start where the one before ends, and a reset only loses commits.
+  /// `resets` is the number of resets made during the run: without any, the recordings must cover every commit.
+  func checkRecordings(_ recordings: [Recording<OracleState>], kinds: [Int: OracleCommitKind]?, resets: Int) -> [String]
+  {
     let expected = recordedStates(kinds: kinds)
-    var replayed: [OracleState] = []
-    var state = commits[0]
-    for (number, recording) in recordings.enumerated() {
-      if recording.initialState != state {
-        return [
-          "recording \(number + 1) of \(recordings.count) starts at \(recording.initialState), not where the one "
-            + "before ends (\(state))"
-        ]
+    var failures: [String] = []
+    var covered = 0
+    for recording in recordings where !recording.commits.isEmpty {
+      let first = recording.commits[0].sequence
+      let what = "the recording of commits \(first) to \(first + recording.commits.count - 1) (of \(expected.count))"
+      guard first >= 1, first - 1 + recording.commits.count <= expected.count else {
+        failures.append("\(what) numbers commits the commit log does not have")
+        continue
       }
+      let before = first == 1 ? commits[0] : expected[first - 2]
+      if recording.initialState != before {
+        failures.append("\(what) starts at \(recording.initialState), not at the log's \(before)")
+      }
+      covered += recording.commits.count
       do {
-        let states = try recording.replayedStates()
-        replayed += states
-        state = states.last ?? state
+        // Every form of replay, each checked against the others.
+        let states: [OracleState]
+        switch first % 3 {
+        case 0:
+          FuzzCoverage.note(.recordingReplayedStates)
+          states = try recording.replayedStates()
+        case 1:
+          FuzzCoverage.note(.recordingReplayedStatesEqual)
+          states = try recording.replayedStates(equal: ==)
+        default:
+          FuzzCoverage.note(.recordingReplayedStatesEqual)
+          states = try recording.replayedStates(equal: nil)
+        }
+        FuzzCoverage.note(.recordingReplayedState)
+        FuzzCoverage.note(.recordingReplayedStateEqual)
+        let last = try recording.replayedState()
+        let lastUnchecked = try recording.replayedState(equal: nil)
+        let logged = Array(expected[(first - 1)..<(first - 1 + recording.commits.count)])
+        if states != logged {
+          let index = zip(states, logged).enumerated().first { $0.element.0 != $0.element.1 }?.offset ?? 0
+          failures.append(
+            "\(what) replays to other states than the log's, from commit \(first + index): replayed \(states[index]), "
+              + "logged \(logged[index])")
+        } else if last != logged.last || lastUnchecked != logged.last {
+          failures.append("\(what)'s replayed final state is not its last replayed state")
+        }
       } catch {
-        return ["recording \(number + 1) of \(recordings.count) does not replay: \(error)"]
+        failures.append("\(what) does not replay: \(error)")
       }
     }
-    guard replayed != expected else { return [] }
-    let first =
-      zip(replayed, expected).enumerated().first { $0.element.0 != $0.element.1 }?.offset
-      ?? min(replayed.count, expected.count)
-    return [
-      "the \(recordings.count) recordings' \(replayed.count) commits replay to other states than the commit log's "
-        + "\(expected.count) recorded commits, from the \(first + 1)th: replayed "
-        + "\(first < replayed.count ? "\(replayed[first])" : "nothing"), logged "
-        + "\(first < expected.count ? "\(expected[first])" : "nothing")"
-    ]
+    if resets == 0, covered != expected.count {
+      failures.append("the recordings hold \(covered) commits; the commit log has \(expected.count) recorded commits")
+    }
+    return failures
   }
 }

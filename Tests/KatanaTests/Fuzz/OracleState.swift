@@ -176,6 +176,7 @@ struct OracleRootWork: SideEffect {
       }
     }
     if let runID {
+      FuzzCoverage.note(.anyContextRun)
       try await context.run(id: runID, cancelInFlight: cancelInFlight, operation: body)
     } else {
       try await body()
@@ -211,6 +212,15 @@ struct OracleCellWork: SideEffect {
         throw error
       }
     }
+  }
+}
+
+/// Cancels, from inside a side effect, the runs of the root's side effects under an id.
+struct OracleCancelRuns: SideEffect {
+  let id: Int
+  func sideEffect(_ context: SideEffectContext<OracleState, OracleDependencies>) async throws {
+    FuzzCoverage.note(.anyContextCancelID)
+    context.cancel(id: id)
   }
 }
 

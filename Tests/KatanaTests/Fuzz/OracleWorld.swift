@@ -27,13 +27,30 @@ struct OracleHandle: Sendable {
   let cancel: @Sendable () -> Void
 
   init(_ handle: DispatchHandle<Void>) {
-    result = { await handle.result }
-    cancel = { handle.cancel() }
+    result = {
+      FuzzCoverage.note(.handleResult)
+      return await handle.result
+    }
+    cancel = {
+      FuzzCoverage.note(.handleCancel)
+      handle.cancel()
+    }
   }
 
   init(_ handle: DispatchHandle<any Sendable>) {
-    result = { await handle.result.map { _ in () } }
-    cancel = { handle.cancel() }
+    result = {
+      FuzzCoverage.note(.handleValue)
+      do {
+        _ = try await handle.value
+        return .success(())
+      } catch {
+        return .failure(error)
+      }
+    }
+    cancel = {
+      FuzzCoverage.note(.handleCancel)
+      handle.cancel()
+    }
   }
 
   /// The handle of a sent returning side effect that returns `op`: its value is checked, and reported.
@@ -65,8 +82,12 @@ final class OracleWorld: Sendable {
   let scopes: [OracleSlice: OracleScope]
   let emptyA: ScopedStore<OracleEmptyA, OracleDependencies>
   let emptyB: ScopedStore<OracleEmptyB, OracleDependencies>
-  /// The feature mounted with an output handler, which dispatches a root bump per output.
-  let outputs: OracleScope
+  /// The features mounted with an output handler, which dispatches a root bump per output: at a field, an optional
+  /// field and an element, from the store and from a scope of its whole state.
+  let outputs: [OracleScope]
+  /// Other scopes of the same slices, mounted another way (through a scope of the whole state): `scope(for:op:)`
+  /// picks one of them or the main one.
+  let alternates: [OracleSlice: [OracleScope]]
   /// The store's recorder, in runs that have one (time travel and drains need it).
   let recorder: StoreRecorder<OracleState>?
   /// The store's undo histories, in runs that have them.
@@ -101,17 +122,46 @@ final class OracleWorld: Sendable {
     self.recorder = recorder
     self.histories = histories
     sessionScope = store.scope(\.session, dependencies: \.self)
-    FuzzCoverage.note(.storeScopeFieldOutputs)
-    outputs = store.scope(\.feature, dependencies: \.self) { (output: OracleOutput, app) in
+    let handler: FeatureOutputHandler<OracleOutput, OracleState, OracleDependencies> = { output, app in
       FuzzCoverage.note(.contextDispatchUpdater)
       try await app.dispatch(OracleRootBump(op: output.op))
     }
+    // A scope of the whole state, from which the same slices are mounted again.
+    let whole = store.scope(\.self, dependencies: \.self)
+    FuzzCoverage.note(.storeScopeFieldOutputs)
+    FuzzCoverage.note(.storeScopeOptionalOutputs)
+    FuzzCoverage.note(.storeScopeElementOutputs)
+    FuzzCoverage.note(.scopeScopeFieldOutputs)
+    FuzzCoverage.note(.scopeScopeOptionalOutputs)
+    FuzzCoverage.note(.scopeScopeElementOutputs)
+    outputs = [
+      store.scope(\.feature, dependencies: \.self, outputs: handler),
+      store.scope(\.child, dependencies: \.self, outputs: handler),
+      store.scope(\.items, id: 2, dependencies: \.self, outputs: handler),
+      whole.scope(\.feature, dependencies: \.self, outputs: handler),
+      whole.scope(\.child, dependencies: \.self, outputs: handler),
+      whole.scope(\.items, id: 3, dependencies: \.self, outputs: handler),
+    ]
+    FuzzCoverage.note(.storeScopeField)
+    FuzzCoverage.note(.storeScopeOptional)
+    FuzzCoverage.note(.storeScopeElement)
+    FuzzCoverage.note(.scopeScopeField)
+    FuzzCoverage.note(.scopeScopeOptional)
+    FuzzCoverage.note(.scopeScopeElement)
     var scopes: [OracleSlice: OracleScope] = [:]
+    var alternates: [OracleSlice: [OracleScope]] = [:]
     scopes[.feature] = store.scope(\.feature, dependencies: \.self)
+    alternates[.feature] = [whole.scope(\.feature, dependencies: \.self)]
     scopes[.inner] = store.scope(\.outer, dependencies: \.self).scope(\.inner, dependencies: \.self)
+    alternates[.inner] = [whole.scope(\.outer, dependencies: \.self).scope(\.inner, dependencies: \.self)]
     scopes[.child] = store.scope(\.child, dependencies: \.self)
-    for id in OracleSlice.itemIDs { scopes[.item(id)] = store.scope(\.items, id: id, dependencies: \.self) }
+    alternates[.child] = [whole.scope(\.child, dependencies: \.self)]
+    for id in OracleSlice.itemIDs {
+      scopes[.item(id)] = store.scope(\.items, id: id, dependencies: \.self)
+      alternates[.item(id)] = [whole.scope(\.items, id: id, dependencies: \.self)]
+    }
     self.scopes = scopes
+    self.alternates = alternates
     emptyA = store.scope(\.emptyA, dependencies: \.self)
     emptyB = store.scope(\.emptyB, dependencies: \.self)
   }
@@ -125,9 +175,17 @@ final class OracleWorld: Sendable {
 
   // MARK: - Updaters
 
+  /// The scope through which operation `op` reaches `slice`: the main one, or one mounted another way.
+  func scope(for slice: OracleSlice, op: Int) -> OracleScope {
+    let choices = [scopes[slice]!] + (alternates[slice] ?? [])
+    return choices[(op / 10) % choices.count]
+  }
+
   /// An updater for an operation, at the root or through a scope.
   enum Target {
     case rootBump(op: Int)
+    /// A root updater that Katana 6's observer interceptor (in runs that install it) reacts to.
+    case trigger(op: Int)
     case toggleChild(op: Int)
     case toggleItem(op: Int, id: Int)
     case bump(OracleSlice, op: Int)
@@ -136,7 +194,7 @@ final class OracleWorld: Sendable {
     /// Whether the updater is the root's (not a scope's).
     var isRoot: Bool {
       switch self {
-      case .rootBump, .toggleChild, .toggleItem: true
+      case .rootBump, .trigger, .toggleChild, .toggleItem: true
       case .bump, .rename: false
       }
     }
@@ -144,6 +202,7 @@ final class OracleWorld: Sendable {
     var name: String {
       switch self {
       case .rootBump: "root (OracleRootBump)"
+      case .trigger: "root (OracleTrigger)"
       case .toggleChild: "root (OracleToggleChild)"
       case .toggleItem(_, let id): "root (OracleToggleItem id \(id))"
       case .bump(let slice, _): "\(slice) (OracleBumpCell)"
@@ -155,7 +214,8 @@ final class OracleWorld: Sendable {
   func target(op: Int, _ generator: inout SeededGenerator) -> Target {
     let features = OracleFeatures.current
     switch generator.next() % 10 {
-    case 0, 1, 2: return .rootBump(op: op)
+    case 0, 1: return .rootBump(op: op)
+    case 2: return generator.next() % 2 == 0 ? .trigger(op: op) : .rootBump(op: op)
     case 3: return features.appearing ? .toggleChild(op: op) : .rootBump(op: op)
     case 4: return features.appearing ? .toggleItem(op: op, id: Int(generator.next() % 6) + 1) : .rootBump(op: op)
     case 5: return .bump(.feature, op: op)
@@ -173,43 +233,53 @@ final class OracleWorld: Sendable {
   /// Dispatches `target`'s updater, typed, or type-erased (`anyDispatch`: the same route, checked at run time).
   func dispatch(_ target: Target, erased: Bool) async throws {
     guard erased else {
+      FuzzCoverage.note(target.isRoot ? .storeDispatchUpdater : .scopeDispatchUpdater)
       switch target {
       case .rootBump(let op): try await store.dispatch(OracleRootBump(op: op))
+      case .trigger(let op): try await store.dispatch(OracleTrigger(op: op))
       case .toggleChild(let op): try await store.dispatch(OracleToggleChild(op: op))
       case .toggleItem(let op, let id): try await store.dispatch(OracleToggleItem(op: op, id: id))
-      case .bump(let slice, let op): try await scopes[slice]!.dispatch(OracleBumpCell(op: op))
-      case .rename(let slice, let op, let to): try await scopes[slice]!.dispatch(OracleRename(op: op, to: to))
+      case .bump(let slice, let op): try await scope(for: slice, op: op).dispatch(OracleBumpCell(op: op))
+      case .rename(let slice, let op, let to):
+        try await scope(for: slice, op: op).dispatch(OracleRename(op: op, to: to))
       }
       return
     }
     FuzzCoverage.note(target.isRoot ? .storeAnyDispatch : .scopeAnyDispatch)
     switch target {
     case .rootBump(let op): _ = try await store.anyDispatch(OracleRootBump(op: op))
+    case .trigger(let op): _ = try await store.anyDispatch(OracleTrigger(op: op))
     case .toggleChild(let op): _ = try await store.anyDispatch(OracleToggleChild(op: op))
     case .toggleItem(let op, let id): _ = try await store.anyDispatch(OracleToggleItem(op: op, id: id))
-    case .bump(let slice, let op): _ = try await scopes[slice]!.anyDispatch(OracleBumpCell(op: op))
-    case .rename(let slice, let op, let to): _ = try await scopes[slice]!.anyDispatch(OracleRename(op: op, to: to))
+    case .bump(let slice, let op): _ = try await scope(for: slice, op: op).anyDispatch(OracleBumpCell(op: op))
+    case .rename(let slice, let op, let to):
+      _ = try await scope(for: slice, op: op).anyDispatch(OracleRename(op: op, to: to))
     }
   }
 
   /// Sends `target`'s updater, typed, or type-erased (`anySend`, whose handle is the typed route's).
   func send(_ target: Target, erased: Bool) -> OracleHandle {
     guard erased else {
+      FuzzCoverage.note(target.isRoot ? .storeSendUpdater : .scopeSendUpdater)
       switch target {
       case .rootBump(let op): return OracleHandle(store.send(OracleRootBump(op: op)))
+      case .trigger(let op): return OracleHandle(store.send(OracleTrigger(op: op)))
       case .toggleChild(let op): return OracleHandle(store.send(OracleToggleChild(op: op)))
       case .toggleItem(let op, let id): return OracleHandle(store.send(OracleToggleItem(op: op, id: id)))
-      case .bump(let slice, let op): return OracleHandle(scopes[slice]!.send(OracleBumpCell(op: op)))
-      case .rename(let slice, let op, let to): return OracleHandle(scopes[slice]!.send(OracleRename(op: op, to: to)))
+      case .bump(let slice, let op): return OracleHandle(scope(for: slice, op: op).send(OracleBumpCell(op: op)))
+      case .rename(let slice, let op, let to):
+        return OracleHandle(scope(for: slice, op: op).send(OracleRename(op: op, to: to)))
       }
     }
     FuzzCoverage.note(target.isRoot ? .storeAnySend : .scopeAnySend)
     switch target {
     case .rootBump(let op): return OracleHandle(store.anySend(OracleRootBump(op: op)))
+    case .trigger(let op): return OracleHandle(store.anySend(OracleTrigger(op: op)))
     case .toggleChild(let op): return OracleHandle(store.anySend(OracleToggleChild(op: op)))
     case .toggleItem(let op, let id): return OracleHandle(store.anySend(OracleToggleItem(op: op, id: id)))
-    case .bump(let slice, let op): return OracleHandle(scopes[slice]!.anySend(OracleBumpCell(op: op)))
-    case .rename(let slice, let op, let to): return OracleHandle(scopes[slice]!.anySend(OracleRename(op: op, to: to)))
+    case .bump(let slice, let op): return OracleHandle(scope(for: slice, op: op).anySend(OracleBumpCell(op: op)))
+    case .rename(let slice, let op, let to):
+      return OracleHandle(scope(for: slice, op: op).anySend(OracleRename(op: op, to: to)))
     }
   }
 
@@ -410,12 +480,14 @@ final class OracleWorld: Sendable {
     switch kinds[Int(kind % UInt64(kinds.count))] {
     case 0:
       handle = store.send(OracleMarkedRun<OracleState>(id: id, marker: marker, started: started, tick: tick))
+      FuzzCoverage.note(.storeCancelID)
       store.cancel(id: id)
       description = "store.send(a run under id \(marker)), then store.cancel(id:)"
       mustNotStart = true
     case 1:
       let scope = scopes[.feature]!
       handle = scope.send(OracleMarkedRun<OracleCell>(id: id, marker: marker, started: started, tick: tick))
+      FuzzCoverage.note(.scopeCancelID)
       scope.cancel(id: id)
       description = "feature.send(a run under id \(marker)), then feature.cancel(id:)"
       mustNotStart = true
@@ -465,13 +537,37 @@ final class OracleWorld: Sendable {
     let log = journal.newObserver(kind: slice == nil ? .rootListener : .scopeListener, slice: slice, origin: origin)
     let a = position()
     let unsubscribe: StoreUnsubscribe
-    if let slice {
+    // One listener in three is the type-erased kind (`any State` before and after).
+    let erased = log.number % 3 == 2
+    if let slice, erased {
+      FuzzCoverage.note(.scopeAddAnyListener)
+      unsubscribe = scopes[slice]!.addAnyListener { old, new in
+        guard let old = old as? OracleCell, let new = new as? OracleCell else {
+          return journal.problem("\(log.title) got \(type(of: old)) and \(type(of: new)), not the slice")
+        }
+        journal.call(log, old: .cell(old), new: .cell(new), commit: "slice \(new)") {
+          spin(journal.listenerWork)
+        }
+      }
+    } else if let slice {
+      FuzzCoverage.note(.scopeAddListener)
       unsubscribe = scopes[slice]!.addListener { old, new in
         journal.call(log, old: .cell(old), new: .cell(new), commit: "slice \(new)") {
           spin(journal.listenerWork)
         }
       }
+    } else if erased {
+      FuzzCoverage.note(.storeAddAnyListener)
+      unsubscribe = store.addAnyListener { old, new in
+        guard let old = old as? OracleState, let new = new as? OracleState else {
+          return journal.problem("\(log.title) got \(type(of: old)) and \(type(of: new)), not the state")
+        }
+        journal.call(log, old: .state(old), new: .state(new), commit: "commit \(new.version)") {
+          spin(journal.listenerWork)
+        }
+      }
     } else {
+      FuzzCoverage.note(.storeAddListener)
       let nested = LockedValue(nests)
       unsubscribe = store.addListener { [weak self] old, new in
         journal.call(log, old: .state(old), new: .state(new), commit: "commit \(new.version)") {
@@ -502,10 +598,12 @@ final class OracleWorld: Sendable {
     if generator.next() % 2 == 0 { raceSubscription(to: slice, op: op) }
     switch generator.next() % 6 {
     case 0:
+      FuzzCoverage.note(.storeStates)
       await consume(store.states(buffering: buffering), kind: .rootStates, slice: nil, exact: exact, origin: origin) {
         (nil, .state($0))
       }
     case 1:
+      FuzzCoverage.note(.storeValues)
       if generator.next() % 2 == 0 {
         await consume(
           store.values(of: { $0.items.map(\.id) }, buffering: buffering), kind: .rootValues, slice: nil,
@@ -518,19 +616,23 @@ final class OracleWorld: Sendable {
         ) { (nil, .cell($0)) }
       }
     case 2:
+      FuzzCoverage.note(.storeChanges)
       await consume(
         store.changes(buffering: .bufferingNewest(1 << 20)), kind: .rootChanges, slice: nil, exact: true,
         origin: origin
       ) { (.state($0.old), .state($0.new)) }
     case 3:
+      FuzzCoverage.note(.scopeStates)
       await consume(scope.states(buffering: buffering), kind: .scopeStates, slice: slice, exact: exact, origin: origin)
       { (nil, .cell($0)) }
     case 4:
+      FuzzCoverage.note(.scopeValues)
       await consume(
         scope.values(of: Self.slowProjection(), buffering: buffering), kind: .scopeValues, slice: slice, exact: exact,
         origin: origin
       ) { (nil, .cell($0)) }
     default:
+      FuzzCoverage.note(.scopeChanges)
       await consume(
         scope.changes(buffering: .bufferingNewest(1 << 20)), kind: .scopeChanges, slice: slice, exact: true,
         origin: origin
@@ -594,7 +696,7 @@ final class OracleWorld: Sendable {
   }
 
   /// Creates an `ObservableStore` of the store or of a slice's scope, which the run reads at the end.
-  func makeObservableStore(slice: OracleSlice?, origin: String) async {
+  func makeObservableStore(slice: OracleSlice?, origin: String, op: Int, acts: UInt64) async {
     #if canImport(Observation)
       guard #available(macOS 14, iOS 17, tvOS 17, watchOS 10, *) else { return }
       let journal = journal
@@ -621,13 +723,16 @@ final class OracleWorld: Sendable {
       if let slice {
         let scope = scopes[slice]!
         let model = await MainActor.run {
+          FuzzCoverage.note(.observableInitScope)
           let model = ObservableStore(scope: scope)
           model.didApply = { state in log.applied(.cell(state), tick: journal.tick()) }
           model.didSubscribe = subscribed
           return model
         }
+        await MainActor.run { act(on: model, op: op, acts: acts, what: "\(slice)'s model") }
         finisher = {
           await MainActor.run { model.updates }?.value
+          FuzzCoverage.note(.observableState)
           let shown = await MainActor.run { model.state }
           log.finalShown.withLock { $0 = .cell(shown) }
         }
@@ -640,13 +745,16 @@ final class OracleWorld: Sendable {
       } else {
         let store = store
         let model = await MainActor.run {
+          FuzzCoverage.note(.observableInitStore)
           let model = ObservableStore(store: store)
           model.didApply = { state in log.applied(.state(state), tick: journal.tick()) }
           model.didSubscribe = subscribed
           return model
         }
+        await MainActor.run { act(on: model, op: op, acts: acts, what: "the store's model") }
         finisher = {
           await MainActor.run { model.updates }?.value
+          FuzzCoverage.note(.observableState)
           let shown = await MainActor.run { model.state }
           log.finalShown.withLock { $0 = .state(shown) }
         }
@@ -663,6 +771,124 @@ final class OracleWorld: Sendable {
       finishers.withLock { $0.append(finisher) }
     #endif
   }
+
+  #if canImport(Observation)
+    /// What a view does with its model: reads it, and sends through it, directly or through a binding.
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+    @MainActor
+    func act<S: State>(on model: ObservableStore<S, OracleDependencies>, op: Int, acts: UInt64, what: String) {
+      FuzzCoverage.note(.observableSubscript)
+      FuzzCoverage.note(.observableDynamicMember)
+      if let root = model as? ObservableStore<OracleState, OracleDependencies> {
+        _ = (root[\.lastOp], root.lastOp)
+      } else if let cell = model as? ObservableStore<OracleCell, OracleDependencies> {
+        _ = (cell[\.lastOp], cell.lastOp)
+      }
+      let isRoot = S.self == OracleState.self
+      let item: (bump: any StateUpdater, effect: any SideEffect, returning: OracleReturningWork) =
+        isRoot
+        ? (
+          OracleRootBump(op: op + 1),
+          OracleRootWork(
+            nested: [op + 2], ways: [.typed], runID: nil, cancelInFlight: false, bodies: journal.bodies,
+            report: reporter("\(what)'s side effect")),
+          OracleReturningWork(op: op + 3, scoped: false, how: 0)
+        )
+        : (
+          OracleBumpCell(op: op + 1),
+          OracleCellWork(nested: [op + 2], ways: [.typed], report: reporter("\(what)'s side effect")),
+          OracleReturningWork(op: op + 3, scoped: true, how: 0)
+        )
+      switch acts % 6 {
+      case 0:
+        break
+      case 1:
+        FuzzCoverage.note(.observableSendUpdater)
+        let before = journal.tick()
+        let handle = Self.send(item.bump, through: model)
+        let after = journal.tick()
+        sent.withLock {
+          $0.append(
+            OracleSent(
+              op: op + 1, target: "\(what)'s send", behaviour: behaviour(op + 1), entered: before...after,
+              cancelled: false, handle: handle))
+        }
+      case 2:
+        FuzzCoverage.note(.observableSendSideEffect)
+        sentEffects.withLock { $0.append(Self.send(item.effect, through: model)) }
+      case 3:
+        FuzzCoverage.note(.observableSendReturning)
+        let handle = model.send(item.returning)
+        sentEffects.withLock {
+          $0.append(OracleHandle(returning: handle, op: op + 3, report: reporter("\(what)'s returning side effect")))
+        }
+      case 4:
+        // The binding's setter sends and drops the handle: the commit must come at most once (checked as a send
+        // whose interceptor may call `next` from a task it does not await).
+        FuzzCoverage.note(.observableFieldBindingUpdater)
+        FuzzCoverage.note(.fieldBindingGet)
+        FuzzCoverage.note(.fieldBindingSet)
+        Self.setBinding(of: model, to: op + 4)
+        journal.dispatches.withLock {
+          $0.append(
+            OracleDispatchRecord(
+              op: op + 4, target: "\(what)'s binding", awaited: false, behaviour: .nextFromUnawaitedTask,
+              returnTick: journal.tick(), error: nil))
+        }
+      default:
+        FuzzCoverage.note(.observableFieldBindingSideEffect)
+        Self.setEffectBinding(
+          of: model, to: op + 5, bodies: journal.bodies, report: reporter("\(what)'s binding's side effect"))
+      }
+    }
+
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+    @MainActor
+    static func send<S: State>(_ item: any Dispatchable, through model: ObservableStore<S, OracleDependencies>)
+      -> OracleHandle
+    {
+      if let root = model as? ObservableStore<OracleState, OracleDependencies> {
+        if let bump = item as? OracleRootBump { return OracleHandle(root.send(bump)) }
+        if let work = item as? OracleRootWork { return OracleHandle(root.send(work)) }
+      }
+      if let cell = model as? ObservableStore<OracleCell, OracleDependencies> {
+        if let bump = item as? OracleBumpCell { return OracleHandle(cell.send(bump)) }
+        if let work = item as? OracleCellWork { return OracleHandle(cell.send(work)) }
+      }
+      return OracleHandle(DispatchHandle<Void>.failed(OracleSkipped()))
+    }
+
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+    @MainActor
+    static func setBinding<S: State>(of model: ObservableStore<S, OracleDependencies>, to op: Int) {
+      if let root = model as? ObservableStore<OracleState, OracleDependencies> {
+        let binding = root.fieldBinding(\.lastOp) { OracleRootBump(op: $0) }
+        _ = binding.get()
+        binding.set(op)
+      } else if let cell = model as? ObservableStore<OracleCell, OracleDependencies> {
+        let binding = cell.fieldBinding(\.lastOp) { OracleBumpCell(op: $0) }
+        _ = binding.get()
+        binding.set(op)
+      }
+    }
+
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+    @MainActor
+    static func setEffectBinding<S: State>(
+      of model: ObservableStore<S, OracleDependencies>, to op: Int, bodies: OracleBodies, report: @escaping OracleReport
+    ) {
+      if let root = model as? ObservableStore<OracleState, OracleDependencies> {
+        let binding = root.fieldBinding(\.lastOp) {
+          OracleRootWork(
+            nested: [$0], ways: [.typed], runID: nil, cancelInFlight: false, bodies: bodies, report: report)
+        }
+        binding.set(op)
+      } else if let cell = model as? ObservableStore<OracleCell, OracleDependencies> {
+        let binding = cell.fieldBinding(\.lastOp) { OracleCellWork(nested: [$0], ways: [.typed], report: report) }
+        binding.set(op)
+      }
+    }
+  #endif
 
   /// Removes an observer picked by `generator` (a listener, or a stream's consuming task).
   func unsubscribe(_ generator: inout SeededGenerator) {
