@@ -186,6 +186,18 @@ struct OracleModel {
       let buffered = log.modelBufferedAtSubscription.current.map { "\($0)" } ?? "-"
       let slice = log.modelSliceAtSubscription.current.map(\.description) ?? "nothing (missing)"
       text += "\n    states its subscription held then: \(buffered); showing right after: \(slice)"
+      // What the commit log says the model's view was, from before its window on: each change, and the kind of the
+      // commit that made it (in runs with a tap).
+      var changes: [String] = []
+      var last: OracleValue?? = nil
+      for index in max(0, a - 1)...latest {
+        let value = log.view(commits[index])
+        guard last.map({ $0 != value }) ?? true else { continue }
+        last = .some(value)
+        let kind = kinds?[index].map { " (\($0))" } ?? ""
+        changes.append("commit \(index)\(kind): \(value.map(\.description) ?? "missing")")
+      }
+      text += "\n    the commit log's view, from commit \(max(0, a - 1)): \(changes.prefix(12).joined(separator: "; "))"
       return text
     }
     let received = log.events.current.map { OracleExpected(version: 0, old: $0.old, new: $0.new) }
