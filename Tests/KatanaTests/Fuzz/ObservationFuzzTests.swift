@@ -71,6 +71,9 @@ struct OracleRun {
       FuzzCoverage.note(.recorderInterceptor)
       interceptors.append(recorder.interceptor)
     }
+    // Every store with interceptors also has the one that runs a hold's action while it holds the turn (first).
+    let holds = !interceptors.isEmpty || plainPath
+    if holds { interceptors.insert(OracleHold.interceptor, at: 0) }
     // Every initialiser: with a state initializer (its container built by the store, or by the app's function, which
     // keeps the store's dispatch), or from a value (the container built by the store, or beforehand).
     let store: OracleStore
@@ -108,7 +111,8 @@ struct OracleRun {
       store.core.withLock { $0.attach(tap) }
     }
     let world = OracleWorld(
-      seed: seed, store: store, journal: journal, intercepted: intercepted, recorder: recorder, histories: histories)
+      seed: seed, store: store, journal: journal, intercepted: intercepted, recorder: recorder, histories: histories,
+      hasHoldInterceptor: holds)
     let header =
       "seed \(seed) (\(plainPath ? "forcesPlainPath" : "default paths"), "
       + "\(intercepted ? "with" : "no") interceptor, \(asyncStart ? "state initializer waits" : "Store(initialState:)"))"
@@ -250,7 +254,7 @@ struct OracleRun {
         await world.store.shutdown()
       }
       // Before it opens the start-up gate, task 0 only subscribes (its dispatches would wait for the gate).
-      let roll = (open.map { step < $0.at } ?? false) ? 8 + generator.next() % 4 : generator.next() % 25
+      let roll = (open.map { step < $0.at } ?? false) ? 8 + generator.next() % 4 : generator.next() % 26
       switch roll {
       case 0..<5, 16, 17:
         await world.awaitedDispatch(op: op, &generator)
@@ -297,6 +301,8 @@ struct OracleRun {
         await world.rootUndoOp(&generator)
       case 23:
         await world.undoSessionOp(op: op, &generator)
+      case 24:
+        await world.holdOp(op: op, &generator)
       default:
         await Task.yield()
       }

@@ -226,6 +226,9 @@ struct OracleDispatchRecord: Sendable {
   let returnTick: Int
   /// nil: returned normally.
   let error: String?
+  /// A send cancelled while it was certainly queued (sent and cancelled while another updater held the turn): it is
+  /// withdrawn, so it must fail and commit nothing.
+  var mustBeWithdrawn = false
 }
 
 /// A run under an id, followed (in program order) by a cancel that must, or must not, reach it.

@@ -293,6 +293,12 @@ extension OracleModel {
         "\(dispatch.awaited ? "awaited dispatch" : "send") of op \(dispatch.op) to \(dispatch.target) "
         + "(interceptor: \(dispatch.behaviour.rawValue))"
       switch dispatch.behaviour {
+      case _ where dispatch.mustBeWithdrawn:
+        if !versions.isEmpty || dispatch.error == nil {
+          failures.append(
+            "\(what): cancelled while queued behind an updater holding the turn, but committed \(versions) and "
+              + "returned \(dispatch.error ?? "normally")")
+        }
       case .fail:
         if !versions.isEmpty || dispatch.error == nil {
           failures.append(

@@ -152,3 +152,66 @@ extension SideEffectContext where S == OracleCell, D == OracleDependencies {
     }
   }
 }
+
+/// A root updater whose interceptor (``OracleHold/interceptor``) runs `action` while it holds the store's turn: what
+/// the action sends then is certainly queued behind it.
+struct OracleHold: StateUpdater {
+  let op: Int
+  let action: @Sendable () async -> Void
+  func updateState(_ state: inout OracleState) {
+    state.seq += 1
+    state.lastOp = op
+  }
+
+  /// Runs a hold's action while its updater holds the turn; passes everything on.
+  static let interceptor: StoreInterceptor = { _ in
+    { next in
+      { item in
+        if let hold = item as? OracleHold { await hold.action() }
+        try await next(item)
+      }
+    }
+  }
+}
+
+extension OracleWorld {
+  /// Dispatches an ``OracleHold`` whose action, while it holds the turn, sends an updater (typed or erased, at the root
+  /// or through a scope, mounted one way or another) and then either cancels it (it is queued: it must be withdrawn,
+  /// never committed) or waits for it (the holder waits for what waits behind it: `StoreError.deadlock`, not a hang).
+  func holdOp(op: Int, _ generator: inout SeededGenerator) async {
+    guard hasHoldInterceptor else { return }
+    let target = target(op: op + 1, &generator)
+    let erased = generator.next() % 2 == 0
+    let waits = generator.next() % 3 == 0
+    let hold = OracleHold(op: op) { [self] in
+      let before = journal.tick()
+      let handle = send(target, erased: erased)
+      let after = journal.tick()
+      let what = target.name + (erased ? " (erased)" : "")
+      if waits {
+        // Awaited from the task that holds the turn, it could only be handled after the turn is released.
+        let result = await handle.result()
+        guard case .failure(StoreError.deadlock) = result else {
+          return journal.problem("op \(op + 1) to \(what), awaited by the holder of the turn, gave \(result)")
+        }
+        sent.withLock {
+          $0.append(
+            OracleSent(
+              op: op + 1, target: what + ", awaited by the holder of the turn", behaviour: behaviour(op + 1),
+              entered: before...after, cancelled: false, handle: handle))
+        }
+        return
+      }
+      handle.cancel()
+      let result = await handle.result()
+      var error: String?
+      if case .failure(let failure) = result { error = String(describing: failure) }
+      var record = OracleDispatchRecord(
+        op: op + 1, target: what + ", sent and cancelled while another updater held the turn", awaited: false,
+        behaviour: behaviour(op + 1), returnTick: journal.tick(), error: error)
+      record.mustBeWithdrawn = true
+      journal.dispatches.withLock { $0.append(record) }
+    }
+    _ = await outcome { try await store.dispatch(hold) }
+  }
+}

@@ -88,6 +88,8 @@ final class OracleWorld: Sendable {
   /// Other scopes of the same slices, mounted another way (through a scope of the whole state): `scope(for:op:)`
   /// picks one of them or the main one.
   let alternates: [OracleSlice: [OracleScope]]
+  /// Whether the store has ``OracleHold``'s interceptor (runs with interceptors do).
+  let hasHoldInterceptor: Bool
   /// The store's recorder, in runs that have one (time travel and drains need it).
   let recorder: StoreRecorder<OracleState>?
   /// The store's undo histories, in runs that have them.
@@ -113,8 +115,9 @@ final class OracleWorld: Sendable {
 
   init(
     seed: UInt64, store: OracleStore, journal: OracleJournal, intercepted: Bool,
-    recorder: StoreRecorder<OracleState>?, histories: OracleHistories?
+    recorder: StoreRecorder<OracleState>?, histories: OracleHistories?, hasHoldInterceptor: Bool
   ) {
+    self.hasHoldInterceptor = hasHoldInterceptor
     self.seed = seed
     self.store = store
     self.journal = journal
