@@ -203,7 +203,12 @@ extension OracleWorld {
         return
       }
       handle.cancel()
-      let result = await handle.result()
+      // Withdrawn, it has failed already: waiting here (the holder of the turn) for one that was not would never end.
+      guard let result = handle.peek() else {
+        return journal.problem(
+          "op \(op + 1) to \(what), sent and cancelled while another updater held the turn, was not withdrawn: its "
+            + "handle has not completed")
+      }
       var error: String?
       if case .failure(let failure) = result { error = String(describing: failure) }
       var record = OracleDispatchRecord(

@@ -25,8 +25,11 @@ struct OracleSent: Sendable {
 struct OracleHandle: Sendable {
   let result: @Sendable () async -> Result<Void, any Error>
   let cancel: @Sendable () -> Void
+  /// The outcome if the item has been handled already; nil if it has not (without waiting).
+  let peek: @Sendable () -> Result<Void, any Error>?
 
   init(_ handle: DispatchHandle<Void>) {
+    peek = { Self.peek(handle) }
     result = {
       FuzzCoverage.note(.handleResult)
       return await handle.result
@@ -38,6 +41,7 @@ struct OracleHandle: Sendable {
   }
 
   init(_ handle: DispatchHandle<any Sendable>) {
+    peek = { Self.peek(handle) }
     result = {
       FuzzCoverage.note(.handleValue)
       do {
@@ -54,7 +58,16 @@ struct OracleHandle: Sendable {
   }
 
   /// The handle of a sent returning side effect that returns `op`: its value is checked, and reported.
+  /// The outcome of `handle` if it has completed, read without waiting.
+  static func peek<Value>(_ handle: DispatchHandle<Value>) -> Result<Void, any Error>? {
+    let outcome = LockedValue<Result<Void, any Error>?>(nil)
+    // Called at once, on this thread, if the handle has completed.
+    handle.whenComplete { result in outcome.withLock { $0 = result.map { _ in () } } }
+    return outcome.withLock { $0 }
+  }
+
   init(returning handle: DispatchHandle<Int>, op: Int, report: @escaping OracleReport) {
+    peek = { Self.peek(handle) }
     result = {
       let result = OracleWorld.checked(await handle.result, op: op)
       report(op, result)
