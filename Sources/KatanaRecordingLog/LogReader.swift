@@ -83,10 +83,7 @@ struct LogReader<S: State & Codable> {
         }
         place.lastCommitChecked = true
       case .effect:
-        if let last = place.lastCommit, !place.lastCommitChecked {
-          throw .malformedLine(
-            line: number, reason: "a side effect right after commit \(last), which its check must follow first")
-        }
+        // After an unchecked commit, this is the log's last commit: the log's end says so.
         effects.append(try decode(EffectLine.self, line).recordedEffect)
         place.inEffects = true
       }

@@ -133,11 +133,11 @@ struct RecordingLogUntrustedInputTests {
     var beyond = lines
     beyond.insert(try editingLine(lines[checkpoints[0]]) { $0["checkpoint"] = 99 }, at: checkpoints[0] + 1)
     #expect(malformedLineNumber(logText(beyond), registry: logRegistry()) == checkpoints[0] + 2)
-    // A side effect among the commits.
+    // A side effect among the commits: the commit after it is out of place.
     let effect = try firstLine(of: "effect", in: lines)
     var early = lines
     early.insert(lines[effect], at: 2)
-    #expect(malformedLineNumber(logText(early), registry: logRegistry()) == 3)
+    #expect(malformedLineNumber(logText(early), registry: logRegistry()) == 4)
   }
 
   /// Bug 11: nothing after the last checkpoint was checked, so a changed last commit replayed to a wrong state.
