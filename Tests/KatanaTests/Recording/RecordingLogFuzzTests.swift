@@ -122,6 +122,10 @@ func logFuzzSeeds() async throws -> [LogFuzzSeed] {
   let second = withFixedTimes(try await recorder.drain(store))
   seeds.append(
     LogFuzzSeed(
+      "continuing", try RecordingLog.encode(second, registry: logRegistry(), continuing: true),
+      recording: second, initialState: try first.replayedState()))
+  seeds.append(
+    LogFuzzSeed(
       "continuing, digests",
       try RecordingLog.encode(second, registry: logRegistry(), continuing: true, digest: fullLogDigest),
       recording: second, initialState: try first.replayedState(), digest: fullLogDigest))
@@ -140,8 +144,8 @@ struct LogMutator {
   ]
   /// The numbers at the edges of what a log's fields take.
   static let boundaries = [
-    "9223372036854775807", "9223372036854775806", "-9223372036854775808", "-1", "0", "1e30",
-    "1.7976931348623157e308", "1e15",
+    "9223372036854775807", "9223372036854775807", "9223372036854775806", "-9223372036854775808", "-1", "0",
+    "1e30", "1.7976931348623157e308", "1e15",
   ]
   /// Values of another type, or deeper than a decoder takes.
   static let values = [
@@ -279,7 +283,7 @@ struct LogMutator {
   mutating func mutate(_ bytes: [UInt8]) -> (name: String, bytes: [UInt8]) {
     var bytes = bytes
     guard !bytes.isEmpty else { return ("junk into an empty log", Array("{}\n".utf8)) }
-    switch int(16) {
+    switch int(17) {
     case 0:
       let index = int(bytes.count)
       bytes[index] ^= UInt8(1 << int(8))
@@ -313,13 +317,17 @@ struct LogMutator {
       let index = int(lines.count + 1)
       lines.insert(line, at: index)
       return ("a line moved to \(index + 1)", Self.joined(lines))
-    case 8:
-      // A field's value, the field picked by name (so that a header's rare fields come up as often as any).
+    case 8, 16:
+      // A field's value set to a boundary, the field picked by name (half the time among the log's own numeric
+      // fields: the header's rare `continues` comes up as often as any), in its first line (the first commit's
+      // number is the one no previous commit bounds) or any.
       let keys = Self.keyPositions(bytes)
-      let names = Set(keys.map { String(decoding: bytes[($0.0 + 1)..<($0.1 - 2)], as: UTF8.self) }).sorted()
+      var names = Set(keys.map { String(decoding: bytes[($0.0 + 1)..<($0.1 - 2)], as: UTF8.self) })
+      if int(2) == 0 { names.formIntersection(LogKeyNames.numeric) }
       guard !names.isEmpty else { return ("no key", bytes) }
-      let name = pick(names)
-      let (_, start) = pick(keys.filter { String(decoding: bytes[($0.0 + 1)..<($0.1 - 2)], as: UTF8.self) == name })
+      let name = pick(names.sorted())
+      let named = keys.filter { String(decoding: bytes[($0.0 + 1)..<($0.1 - 2)], as: UTF8.self) == name }
+      let (_, start) = int(2) == 0 ? named[0] : pick(named)
       guard let end = Self.valueEnd(bytes, from: start), end >= start else { return ("no value", bytes) }
       let number = pick(Self.boundaries)
       bytes.replaceSubrange(start..<end, with: Array(number.utf8))
@@ -393,6 +401,7 @@ struct LogMutator {
 
 /// The keys a log's lines have.
 enum LogKeyNames {
+  static let numeric: Set = ["version", "continues", "commit", "time", "cause", "checkpoint", "effect", "start", "end"]
   static let all = [
     "format", "version", "stateType", "initialState", "continues", "commit", "time", "type", "scope", "element",
     "updater", "registered", "cause", "checkpoint", "state", "digest", "effect", "start", "end", "outcome", "error",
@@ -445,7 +454,7 @@ enum LogFuzzOutcome: CustomStringConvertible {
 
 @Suite("Recording log fuzzer: mutations of real logs, read and replayed in-process", .timeLimit(.minutes(5)))
 struct RecordingLogFuzzTests {
-  /// Inputs per run: 4,000 in CI (more with `KATANA_SOAK`), or the one `KATANA_LOG_FUZZ_SEED` names.
+  /// Inputs per run: 4,000 in CI (times `KATANA_SOAK`), or the one `KATANA_LOG_FUZZ_SEED` names.
   static var inputs: [UInt64] {
     if let value = ProcessInfo.processInfo.environment["KATANA_LOG_FUZZ_SEED"], let seed = UInt64(value) {
       return [seed]
@@ -522,6 +531,9 @@ struct RecordingLogFuzzTests {
       default: Issue.record("\(seed.name): the log as written gives \(outcome)")
       }
     }
+    // `KATANA_LOG_FUZZ_TRACE=1`: each input's seed and mutations before it is read (a trap stops the process
+    // before any issue is reported).
+    let trace = ProcessInfo.processInfo.environment["KATANA_LOG_FUZZ_TRACE"] != nil
     var kinds: [String: Int] = [:]
     var failures = 0
     var slowest = (duration: Duration.zero, seed: UInt64(0))
@@ -552,6 +564,11 @@ struct RecordingLogFuzzTests {
       while same < bytes.count, same < seed.bytes.count, bytes[same] == seed.bytes[same] { same += 1 }
       let firstChanged = 1 + seed.newlines.prefix { $0 < same }.count
 
+      if trace {
+        // On standard error, unbuffered: the line of an input that traps is written before the trap.
+        FileHandle.standardError.write(
+          Data("[log-fuzz] input \(input): \(seed.name); \(names.joined(separator: ", "))\n".utf8))
+      }
       let began = clock.now
       let outcome = Self.read(bytes, seed: seed, asText: mutator.int(2) == 0, withDigest: withDigest)
       let took = clock.now - began
