@@ -84,11 +84,23 @@ func logFuzzSeeds() async throws -> [LogFuzzSeed] {
   let v1 = plain.replacingOccurrences(
     of: #""stateType":"KatanaTests.LogAppState","version":2"#, with: #""stateType":"LogAppState","version":1"#)
   seeds.append(LogFuzzSeed("version 1", v1, recording: session))
-  // A version-1 log as most were written: no check after the last commit. Every reading of it is refused.
-  var unverified = logLines(v1)
-  let lastCheck = try #require(unverified.lastIndex { $0.hasPrefix(#"{"checkpoint""#) })
-  unverified.remove(at: lastCheck)
-  seeds.append(LogFuzzSeed("version 1, not ending verified", logText(unverified), recording: session, replays: false))
+  // A version-1 log as most were written: fewer commits than the recorder's checkpoint interval, so no checkpoint at
+  // all, and no check after the last commit. Every reading of it is refused; a reader that took it would replay
+  // any change to it.
+  let recorder1 = StoreRecorder<LogAppState>()
+  let store1 = LogStore(initialState: LogAppState(total: 7), interceptors: [recorder1.interceptor])
+  try await store1.dispatch(LogAdd(amount: 4))
+  try await store1.scope(\.notes, dependencies: \.self).dispatch(LogWrite(line: "v"))
+  try await store1.dispatch(LogAdd(amount: 2))
+  let version1 = withFixedTimes(recorder1.recording())
+  var unverified = logLines(
+    try RecordingLog.encode(version1, registry: logRegistry()).replacingOccurrences(
+      of: #""stateType":"KatanaTests.LogAppState","version":2"#, with: #""stateType":"LogAppState","version":1"#))
+  #expect(unverified.last?.hasPrefix(#"{"checkpoint":3,"#) == true)
+  unverified.removeLast()
+  seeds.append(
+    LogFuzzSeed(
+      "version 1, not ending verified", logText(unverified), recording: version1, replays: false))
   let unregistered = withFixedTimes(try await recordLogSession(includeUnregistered: true).1)
   seeds.append(
     LogFuzzSeed(
