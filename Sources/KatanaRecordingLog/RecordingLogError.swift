@@ -43,8 +43,8 @@ public enum RecordingLogError: Error, CustomStringConvertible {
     case .newerVersion(let found, let supported):
       "The log has version \(found); this package reads versions up to \(supported)."
     case .wrongStateType(let expected, let found):
-      "The log records a store of \(found), not \(expected). If it is the same state type under another name, "
-        + "create the registry with ReplayRegistry(stateType: \"\(found)\")."
+      "The log records a store of \(found), not \(expected). If it is the same state type under another name (the "
+        + "type was renamed or moved), create the registry with ReplayRegistry(stateType: \"\(found)\")."
     case .truncatedLine(let line): "Line \(line), the last one, is cut off."
     case .malformedLine(let line, let reason): "Line \(line): \(reason)."
     case .missingInitialState(let after):

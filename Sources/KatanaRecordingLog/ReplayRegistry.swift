@@ -42,7 +42,7 @@ public struct ReplayRegistry<S: State>: Sendable {
 
   /// The state type's name in a log's header: a log is read only by a registry of the same name (a log of
   /// another state type, even one with the same short name, is refused with
-  /// `RecordingLogError.wrongStateType(expected:found:)`).
+  /// ``RecordingLogError/wrongStateType(expected:found:)``).
   public let stateType: String
 
   /// Creates an empty registry that names the state type by its module-qualified name

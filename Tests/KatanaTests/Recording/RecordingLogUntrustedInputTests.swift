@@ -187,3 +187,140 @@ struct RecordingLogUntrustedInputTests {
     #expect(try RecordingLog.decode(again, registry: logRegistry(), digest: digest).replayedState() == store.state)
   }
 }
+
+@Suite("Recording log: hostile input", .timeLimit(.minutes(1)))
+struct RecordingLogHostileInputTests {
+  /// The error reading `lines` gives, as the case and the line it names.
+  func outcome(_ lines: [String], digest: (@Sendable (LogAppState) -> String)? = nil) -> String {
+    outcome(Data(logText(lines).utf8), digest: digest)
+  }
+
+  func outcome(_ data: Data, digest: (@Sendable (LogAppState) -> String)? = nil) -> String {
+    do {
+      _ = try RecordingLog.decode(data, registry: logRegistry(), digest: digest)
+      return "read"
+    } catch {
+      switch error {
+      case .malformedLine(let line, _): return "malformedLine \(line)"
+      case .truncatedLine(let line): return "truncatedLine \(line)"
+      case .missingDigestFunction(let line): return "missingDigestFunction \(line)"
+      case .unverifiedEnd(let last): return "unverifiedEnd \(last)"
+      default: return "\(error)"
+      }
+    }
+  }
+
+  @Test func deepNestingHugeValuesAndBytesThatAreNotUTF8_areMalformedLines() async throws {
+    let (_, recording) = try await recordLogSession()
+    let lines = logLines(try RecordingLog.encode(recording, registry: logRegistry()))
+    #expect(outcome(lines) == "read")
+    // Nested 100,000 deep (Foundation's decoder stops at 512 levels), a number of a million digits, a 4 MB string.
+    let deep = String(repeating: "[", count: 100_000) + String(repeating: "]", count: 100_000)
+    #expect(outcome([lines[0], #"{"commit":1,"updater":\#(deep)}"#] + lines.dropFirst(2)) == "malformedLine 2")
+    let digits = String(repeating: "9", count: 1_000_000)
+    #expect(outcome([lines[0], #"{"commit":\#(digits)}"#] + lines.dropFirst(2)) == "malformedLine 2")
+    let long = try editingLine(lines[1]) { $0["type"] = String(repeating: "x", count: 4_000_000) }
+    // Read as a name the registry does not know: replay stops there.
+    #expect(outcome([lines[0], long] + lines.dropFirst(2)) == "read")
+    // A byte that is not UTF-8, inside a string and between tokens.
+    let name = try #require(lines[1].range(of: #""type":""#)).upperBound
+    let inString = lines[0].utf8.count + 1 + lines[1].utf8.distance(from: lines[1].startIndex, to: name)
+    for index in [inString, lines[0].utf8.count + 1] {
+      var bytes = Array(logText(lines).utf8)
+      bytes[index] = 0xFF
+      #expect(outcome(Data(bytes)) == "malformedLine 2")
+    }
+    // A UTF-8 byte order mark before the header is no part of it.
+    #expect(outcome(Data([0xEF, 0xBB, 0xBF] + Array(logText(lines).utf8))) == "read")
+  }
+
+  @Test func linesOfTwoKinds_aSecondHeader_negativeNumbers_andBlankLines_areMalformedLines() async throws {
+    let (_, recording) = try await recordLogSession()
+    let lines = logLines(try RecordingLog.encode(recording, registry: logRegistry()))
+    func replacing(_ index: Int, with line: String) -> [String] {
+      var copy = lines
+      copy[index] = line
+      return copy
+    }
+    #expect(outcome(replacing(1, with: try editingLine(lines[1]) { $0["checkpoint"] = 1 })) == "malformedLine 2")
+    #expect(outcome(Array(lines.prefix(3)) + [lines[0]] + lines.dropFirst(3)) == "malformedLine 4")
+    #expect(outcome(replacing(1, with: try editingLine(lines[1]) { $0["commit"] = -1 })) == "malformedLine 2")
+    #expect(outcome(replacing(1, with: try editingLine(lines[1]) { $0["commit"] = 0 })) == "malformedLine 2")
+    #expect(outcome(replacing(1, with: try editingLine(lines[1]) { $0["time"] = -0.5 })) == "malformedLine 2")
+    #expect(outcome(replacing(1, with: try editingLine(lines[1]) { $0["cause"] = 0 })) == "malformedLine 2")
+    let effect = try firstLine(of: "effect", in: lines)
+    #expect(
+      outcome(replacing(effect, with: try editingLine(lines[effect]) { $0["outcome"] = "exploded" }))
+        == "malformedLine \(effect + 1)")
+    #expect(outcome(Array(lines.prefix(2)) + [""] + lines.dropFirst(2)) == "malformedLine 3")
+    // A checkpoint with both its state and a digest.
+    let checkpoint = try #require(lines.firstIndex { $0.hasPrefix(#"{"checkpoint""#) })
+    #expect(
+      outcome(replacing(checkpoint, with: try editingLine(lines[checkpoint]) { $0["digest"] = "x" }))
+        == "malformedLine \(checkpoint + 1)")
+    // A header with both its state and a pointer, and a pointer below 0.
+    #expect(outcome(replacing(0, with: try editingLine(lines[0]) { $0["continues"] = 0 })) == "malformedLine 1")
+    let pointer = try editingLine(lines[0]) { object in
+      object["initialState"] = nil
+      object["continues"] = -1
+    }
+    #expect(outcome([pointer] + lines.dropFirst()) == "malformedLine 1")
+  }
+
+  @Test func aStateTypeName_isStable_andCanBeTheAppsOwn() async throws {
+    #expect(ReplayRegistry<LogAppState>().stateType == "KatanaTests.LogAppState")
+    #expect(ReplayRegistry<LogFeatureA.Counter>().stateType == "KatanaTests.LogFeatureA.Counter")
+    // A private type's name has no part that changes from one run to the next.
+    #expect(ReplayRegistry<PrivateLogState>().stateType == "KatanaTests.PrivateLogState")
+    // A name of the app's own reads the logs written under it, whatever the type is called now.
+    let (store, recording) = try await recordLogSession()
+    var named = ReplayRegistry<LogAppState>(stateType: "app.state")
+    named.register(LogAdd.self, as: "add")
+    named.register(LogOpenDraft.self, as: "draft.open")
+    named.register(LogWrite.self, as: "notes.write", at: \.notes)
+    named.register(LogWrite.self, as: "draft.write", at: \.draft)
+    named.register(LogWrite.self, as: "archive.write", at: \.archive.notes)
+    named.register(LogPost.self, as: "rooms.post", onElementsOf: \.rooms)
+    let text = try RecordingLog.encode(recording, registry: named)
+    #expect(text.hasPrefix("{") && logLines(text)[0].contains(#""stateType":"app.state""#))
+    #expect(try RecordingLog.decode(text, registry: named).replayedState() == store.state)
+    #expect {
+      try RecordingLog.decode(text, registry: logRegistry())
+    } throws: { error in
+      guard case RecordingLogError.wrongStateType("KatanaTests.LogAppState", "app.state") = error else { return false }
+      return true
+    }
+  }
+
+  @Test func writing_refusesARecordingNoReaderWouldTake_andOneItCannotEndVerified() throws {
+    let add = { (sequence: Int) in RecordedCommit(sequence: sequence, time: .zero, updater: LogAdd(amount: 1)) }
+    for commits in [
+      [add(0)], [add(1), add(3)], [RecordedCommit(sequence: 1, time: .seconds(-1), updater: LogAdd(amount: 1))],
+    ] {
+      #expect {
+        try RecordingLog.encode(Recording(initialState: LogAppState(), commits: commits), registry: logRegistry())
+      } throws: { error in
+        guard case RecordingLogError.invalidRecording = error else { return false }
+        return true
+      }
+    }
+    // The last commit cannot be replayed to write the state after it (an item that is no state updater).
+    let recording = Recording(
+      initialState: LogAppState(),
+      commits: [add(1), RecordedCommit(sequence: 2, time: .zero, updater: LogAddTwice())])
+    #expect {
+      try RecordingLog.encode(recording, registry: logRegistry())
+    } throws: { error in
+      guard case RecordingLogError.finalStateNotReplayable(2, .notReplayable(2, _)) = error else { return false }
+      return true
+    }
+    // With a checkpoint there, it is written as it is.
+    let kept = Recording(
+      initialState: LogAppState(), commits: recording.commits,
+      checkpoints: [Recording.Checkpoint(sequence: 2, state: LogAppState(total: 1))])
+    #expect(
+      try logLines(RecordingLog.encode(kept, registry: logRegistry())).last?.hasPrefix(#"{"checkpoint":2,"#) == true)
+  }
+}
+
+private struct PrivateLogState: State {}
