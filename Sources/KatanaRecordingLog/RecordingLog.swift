@@ -56,7 +56,8 @@ import Katana
 /// Lines are split on the byte `\n`; a `\r` before it is dropped (CRLF line ends read as LF ones), as is a UTF-8
 /// byte order mark at the start; an empty line is refused. Replay then checks every state the log gives
 /// (`Recording.replayedState()`): a log that was changed reads, and replays only up to the first check that
-/// disagrees. An updater of a type the registry does not know is read as a stand-in at which replay stops with
+/// disagrees (`Recording.replay(into:)` checks none: replay a log from outside with `replayedState()` first). An
+/// updater of a type the registry does not know is read as a stand-in at which replay stops with
 /// `ReplayError/unknownType(sequence:typeName:)`. What a registered updater's own `Decodable` accepts, and what it
 /// does when replayed, is the app's code.
 ///
