@@ -1,7 +1,9 @@
+import Foundation
 import Katana
 
 /// The state updaters an app declares replayable from a log, each under a stable name: the name is what a log
-/// writes, so renaming or moving a type does not break the logs already written.
+/// writes, so renaming or moving a type does not break the logs already written. The state type has a stable name
+/// too (``stateType``): a log names the state type it records, and is read only by a registry of that name.
 ///
 /// ```swift
 /// var registry = ReplayRegistry<AppState>()
@@ -16,6 +18,10 @@ import Katana
 /// `store.scope(\.shop, ...).scope(\.cart, ...)` are the same): register it once per place it is mounted at. A
 /// later registration under a name already used, or for a type and place already registered, replaces the earlier
 /// one.
+///
+/// ```swift
+/// let registry = ReplayRegistry<AppState>(stateType: "myapp.state")  // survives renaming or moving AppState
+/// ```
 public struct ReplayRegistry<S: State>: Sendable {
   /// How one registered type is written and read.
   struct Entry: Sendable {
@@ -34,8 +40,39 @@ public struct ReplayRegistry<S: State>: Sendable {
 
   private(set) var byName: [String: Entry] = [:]
 
-  /// Creates an empty registry.
-  public init() {}
+  /// The state type's name in a log's header: a log is read only by a registry of the same name (a log of
+  /// another state type, even one with the same short name, is refused with
+  /// ``RecordingLogError/wrongStateType(expected:found:)``).
+  public let stateType: String
+
+  /// Creates an empty registry that names the state type by its module-qualified name
+  /// (``defaultStateTypeName``).
+  ///
+  /// - Important: That name changes if the type is renamed or moved to another module or namespace, and logs
+  ///   written before are then refused: name it yourself with ``init(stateType:)`` to keep them readable.
+  public init() {
+    stateType = Self.defaultStateTypeName
+  }
+
+  /// Creates an empty registry that names the state type `stateType` in the logs it writes and reads: a name of
+  /// your own that stays when the type is renamed or moved (`"myapp.state"`, say).
+  public init(stateType: String) {
+    self.stateType = stateType
+  }
+
+  /// The state type's module-qualified name (`String(reflecting:)`, `"MyApp.AppState"`), without the parts that
+  /// change from one run to the next: a private or local type's `(unknown context at $…)` is left out, so such a
+  /// type is named by its module and its own name (give two of them of the same name names of your own).
+  public static var defaultStateTypeName: String {
+    var name = String(reflecting: S.self)
+    while let context = name.range(of: "(unknown context at $") {
+      guard let close = name[context.upperBound...].firstIndex(of: ")") else { break }
+      var end = name.index(after: close)
+      if end < name.endIndex, name[end] == "." { end = name.index(after: end) }
+      name.removeSubrange(context.lowerBound..<end)
+    }
+    return name
+  }
 
   /// Registers a state updater of the root state under `name`.
   public mutating func register<U: StateUpdater & Codable>(_ type: U.Type, as name: String) where U.StateType == S {

@@ -34,7 +34,8 @@ struct LogPost: StateUpdater, Codable {
 
 struct LogAdd: StateUpdater, Codable, Equatable {
   let amount: Int
-  func updateState(_ state: inout LogAppState) { state.total += amount }
+  // Wrapping: the log fuzzer replays any amount a mutated log gives, and a trap here would be the fixture's.
+  func updateState(_ state: inout LogAppState) { state.total &+= amount }
 }
 
 struct LogOpenDraft: StateUpdater, Codable {
@@ -97,16 +98,18 @@ struct RecordingLogTests {
     let (store, recording) = try await recordLogSession()
     let text = try RecordingLog.encode(recording, registry: logRegistry())
     let lines = text.split(separator: "\n")
-    // The header, 9 commits, 4 checkpoints (every second commit), one side effect.
-    #expect(lines.count == 15)
-    #expect(lines[0].contains(#""format":"katana.recording""#) && lines[0].contains(#""version":1"#))
+    // The header, 9 commits, 4 checkpoints (every second commit) and the final one (after commit 9), one side
+    // effect.
+    #expect(lines.count == 16)
+    #expect(lines[0].contains(#""format":"katana.recording""#) && lines[0].contains(#""version":2"#))
+    #expect(lines[0].contains(#""stateType":"KatanaTests.LogAppState""#))
     #expect(lines[2].contains(#""scope":"LogAppState.notes""#) && lines[2].contains(#""type":"notes.write""#))
 
     let read = try RecordingLog.decode(text, registry: logRegistry())
     #expect(read.initialState == recording.initialState)
     #expect(read.commits.map(\.sequence) == recording.commits.map(\.sequence))
     #expect(read.commits.map(\.cause) == recording.commits.map(\.cause))
-    #expect(read.checkpoints.map(\.sequence) == [2, 4, 6, 8])
+    #expect(read.checkpoints.map(\.sequence) == [2, 4, 6, 8, 9])
     #expect(text.contains(#""element":"b""#) && text.contains(#""scope":"LogAppState.rooms[id: _]""#))
     #expect(read.commits.map(\.scope) == recording.commits.map(\.scope))
     #expect(try read.replayedStates() == recording.replayedStates())
@@ -170,6 +173,10 @@ struct RecordingLogTests {
         case .malformedLine(let line, let reason): return "malformedLine \(line) \(reason)"
         case .encodingFailed: return "encodingFailed"
         case .missingInitialState(let after): return "missingInitialState \(after)"
+        case .unverifiedEnd(let lastCommit): return "unverifiedEnd \(lastCommit)"
+        case .missingDigestFunction(let line): return "missingDigestFunction \(line)"
+        case .invalidRecording: return "invalidRecording"
+        case .finalStateNotReplayable: return "finalStateNotReplayable"
         }
       }
     }
@@ -181,8 +188,18 @@ struct RecordingLogTests {
     #expect(read(lines) == "no error")
     #expect(read([], newline: false) == "empty")
     #expect(read(replacing(0, "katana.recording", "something.else")) == "notARecording something.else")
-    #expect(read(replacing(0, #""version":1"#, #""version":2"#)) == "newerVersion 2 1")
-    #expect(read(replacing(0, #""stateType":"LogAppState""#, #""stateType":"X""#)) == "wrongStateType LogAppState X")
+    #expect(read(replacing(0, #""version":2"#, #""version":3"#)) == "newerVersion 3 2")
+    #expect(read(replacing(0, #""version":2"#, #""version":0"#)).hasPrefix("malformedLine 1 version 0"))
+    #expect(
+      read(replacing(0, #""stateType":"KatanaTests.LogAppState""#, #""stateType":"X""#))
+        == "wrongStateType KatanaTests.LogAppState X")
+    // A version-1 log named the state type by its short name.
+    #expect(
+      read(replacing(0, #""version":2}"#, #""version":1}"#)) == "wrongStateType LogAppState KatanaTests.LogAppState")
+    #expect(
+      read(
+        replacing(0, #""stateType":"KatanaTests.LogAppState","version":2"#, #""stateType":"LogAppState","version":1"#))
+        == "no error")
 
     var cut = lines
     cut[cut.count - 1] = String(cut[cut.count - 1].prefix(20))
@@ -250,10 +267,10 @@ struct RecordingLogTests {
     }
     let text = try RecordingLog.encode(recording, registry: logRegistry(), digest: digest)
     let checkpointLines = text.split(separator: "\n").filter { $0.hasPrefix(#"{"checkpoint""#) }
-    #expect(checkpointLines.count == 4 && checkpointLines.allSatisfy { $0.contains(#""digest":"total="#) })
+    #expect(checkpointLines.count == 5 && checkpointLines.allSatisfy { $0.contains(#""digest":"total="#) })
     #expect(!checkpointLines.contains { $0.contains(#""state""#) })
     let read = try RecordingLog.decode(text, registry: logRegistry(), digest: digest)
-    #expect(read.checkpoints.isEmpty && read.digests.map(\.sequence) == [2, 4, 6, 8])
+    #expect(read.checkpoints.isEmpty && read.digests.map(\.sequence) == [2, 4, 6, 8, 9])
     #expect(try read.replayedState() == store.state)
 
     // A digest that does not match what replay produces: the first checkpoint reports it, nothing past it.
@@ -265,8 +282,13 @@ struct RecordingLogTests {
       guard case ReplayError.diverged(2, let expected, let replayed) = error else { return false }
       return expected.contains("total=15") && replayed.contains("total=16")
     }
-    // Read without the function, the digests are kept and not checked.
-    #expect(try RecordingLog.decode(tampered, registry: logRegistry()).replayedState().total == store.state.total + 1)
+    // Without the function nothing would check the log: refused at its first digest.
+    #expect {
+      try RecordingLog.decode(tampered, registry: logRegistry())
+    } throws: { error in
+      guard case RecordingLogError.missingDigestFunction(let line) = error else { return false }
+      return line == 1 + (text.split(separator: "\n").firstIndex { $0.hasPrefix(#"{"checkpoint""#) } ?? -1)
+    }
   }
 
   @Test func replayIntoAStoreAtAnotherState_appliesNothing() async throws {

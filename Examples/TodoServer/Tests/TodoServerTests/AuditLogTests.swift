@@ -58,12 +58,14 @@ struct AuditLogTests {
         #expect(rebuilt.states.map(\.commit) == Array(1...rebuilt.states.count))
         #expect(await auditLog.writtenCommits == rebuilt.states.count)
 
-        // The same log replayed into a fresh store, through the store's own replay.
-        let first = try RecordingLog.decode(entries[0].log, registry: AuditLog.registry)
+        // The same log replayed into a fresh store, through the store's own replay (a log with digests is read
+        // with their function: without it nothing would check the log, and it is refused).
+        let first = try RecordingLog.decode(entries[0].log, registry: AuditLog.registry, digest: AuditLog.digest(of:))
         let fresh = Store<TodoState, EmptySideEffectDependencyContainer>(initialState: first.initialState)
         var state = first.initialState
         for entry in entries {
-          let recording = try RecordingLog.decode(entry.log, registry: AuditLog.registry, initialState: state)
+          let recording = try RecordingLog.decode(
+            entry.log, registry: AuditLog.registry, initialState: state, digest: AuditLog.digest(of:))
           try await recording.replay(into: fresh)
           state = fresh.state
         }
@@ -216,7 +218,8 @@ struct PostgresAuditLogTests {
         }
         // The second instance started from the first one's state.
         let second = try await database.auditLog(session: sessions[1])
-        let start = try RecordingLog.decode(try #require(second.first).log, registry: AuditLog.registry)
+        let start = try RecordingLog.decode(
+          try #require(second.first).log, registry: AuditLog.registry, digest: AuditLog.digest(of:))
         #expect(start.initialState == finalStates[0])
       }
       #expect(finalStates[1].todos.count == 12)
