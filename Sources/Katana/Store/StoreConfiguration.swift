@@ -31,6 +31,12 @@ public struct StoreConfiguration: Sendable {
   /// sleeping. Only the enqueue slow path reads it.
   var onMailboxEnqueue: (@Sendable (_ waitingCount: Int) -> Void)?
 
+  /// Test hook: called on the committing thread between a commit's critical section and its delivery (for a commit
+  /// that has observers or commit hooks to deliver to), while the committing dispatch holds the turn, outside the
+  /// lock. The observation fuzzer registers observers there, in the window a second critical section would leave
+  /// open: one registered then must not get that commit (SPEC 4.6).
+  var afterCommit: (@Sendable () -> Void)?
+
   /// Whether the store counts its in-flight work (awaited dispatches, sent items, store-owned tasks) so
   /// that the package's test store can wait until nothing is left. Off by default: it costs two lock
   /// acquisitions per dispatch.

@@ -266,8 +266,10 @@ final class OracleJournal: Sendable {
   let observers = LockedValue<[OracleObserverLog]>([])
   let dispatches = LockedValue<[OracleDispatchRecord]>([])
   let runChecks = LockedValue<[OracleRunCheck]>([])
-  /// The tick at which each marked run's operation started.
+  /// The tick at which each marked run's operation started, and at which its side effect began (before it asked to
+  /// run under its id).
   let started = LockedValue<[Int: Int]>([:])
+  let began = LockedValue<[Int: Int]>([:])
   /// The listener calls running now, by observer number, and the commit each is for.
   private let running = LockedValue<[Int: String]>([:])
   let shutdownTick = LockedValue<Int?>(nil)

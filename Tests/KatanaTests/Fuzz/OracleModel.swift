@@ -350,12 +350,16 @@ extension OracleModel {
     for check in journal.runChecks.current {
       let startTick = started[check.marker]
       let didStart = startTick != nil
-      // The sent item may run ahead of the canceller and start its operation before the cancel is called (the
-      // cancel then cancels it where it runs); once the cancel has returned, it never starts.
-      if check.mustNotStart, let startTick, startTick > check.cancelledTick {
+      // The sent item may run ahead of the canceller and register its run before the cancel is called (the cancel
+      // then cancels it where it runs, or it starts before the cancel reaches it: its operation then notes a tick
+      // as late as the thread running it is preempted). A side effect that began once the cancel had returned asks
+      // to run under an id the cancellation already reached: it never starts.
+      if check.mustNotStart, let startTick, let began = journal.began.current[check.marker],
+        began > check.cancelledTick
+      {
         failures.append(
-          "\(check.description): the run started after the cancel returned (tick \(startTick) > "
-            + "\(check.cancelledTick); its handle: "
+          "\(check.description): the run's side effect began after the cancel returned (tick \(began) > "
+            + "\(check.cancelledTick)), and its operation started (tick \(startTick)); its handle: "
             + "\(check.error ?? "success"); store shut down at tick \(shutdown.map(String.init) ?? "-"), sent at tick "
             + "\(check.sentTick))")
       }

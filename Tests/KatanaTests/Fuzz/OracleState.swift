@@ -236,9 +236,13 @@ struct OracleMarkedRun<S: State>: SideEffect {
   let marker: Int
   /// The tick at which each marked run's operation started.
   let started: LockedValue<[Int: Int]>
+  /// The tick at which each marked run's side effect began, before it asked to run under its id.
+  let began: LockedValue<[Int: Int]>
   let tick: @Sendable () -> Int
 
   func sideEffect(_ context: SideEffectContext<S, OracleDependencies>) async throws {
+    let now = tick()
+    began.withLock { $0[marker] = now }
     try await context.run(id: id) {
       let now = tick()
       started.withLock { $0[marker] = now }

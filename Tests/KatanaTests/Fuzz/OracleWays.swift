@@ -191,6 +191,8 @@ extension OracleWorld {
       if waits {
         // Awaited from the task that holds the turn, it could only be handled after the turn is released.
         let result = await handle.result()
+        // A deadlock error, or the store's when it shut down meanwhile.
+        if case .failure(StoreError.storeShutDown) = result { return }
         guard case .failure(StoreError.deadlock) = result else {
           return journal.problem("op \(op + 1) to \(what), awaited by the holder of the turn, gave \(result)")
         }

@@ -103,6 +103,8 @@ final class OracleWorld: Sendable {
   let alternates: [OracleSlice: [OracleScope]]
   /// Whether the store has ``OracleHold``'s interceptor (runs with interceptors do).
   let hasHoldInterceptor: Bool
+  /// Whether the run has no commit log (and no listener at all): see ``OracleJournal/localFailures(finalState:)``.
+  let unlogged: Bool
   /// The store's recorder, in runs that have one (time travel and drains need it).
   let recorder: StoreRecorder<OracleState>?
   /// The store's undo histories, in runs that have them.
@@ -121,6 +123,8 @@ final class OracleWorld: Sendable {
   /// The tasks consuming streams, and the functions that read what each `ObservableStore` ends showing.
   let consumers = LockedValue<[Task<Void, Never>]>([])
   let finishers = LockedValue<[@Sendable () async -> Void]>([])
+  /// The calls of ``registerInCommitWindow()`` so far.
+  let windowRegistrations = LockedValue(0)
   /// Record, just before the fence, whether each `ObservableStore` still follows the store (for failure messages).
   let followingProbes = LockedValue<[@Sendable () async -> Void]>([])
 
@@ -128,9 +132,10 @@ final class OracleWorld: Sendable {
 
   init(
     seed: UInt64, store: OracleStore, journal: OracleJournal, intercepted: Bool,
-    recorder: StoreRecorder<OracleState>?, histories: OracleHistories?, hasHoldInterceptor: Bool
+    recorder: StoreRecorder<OracleState>?, histories: OracleHistories?, hasHoldInterceptor: Bool, unlogged: Bool
   ) {
     self.hasHoldInterceptor = hasHoldInterceptor
+    self.unlogged = unlogged
     self.seed = seed
     self.store = store
     self.journal = journal
@@ -484,6 +489,7 @@ final class OracleWorld: Sendable {
   func runCheck(marker: Int, kind: UInt64) {
     let id = OracleRunID(value: marker)
     let started = journal.started
+    let began = journal.began
     let tick: @Sendable () -> Int = { [journal] in journal.tick() }
     let sentTick = journal.tick()
     let readiness = store.isReady ? "" : " (sent before the store was ready)"
@@ -495,20 +501,20 @@ final class OracleWorld: Sendable {
     guard !kinds.isEmpty else { return }
     switch kinds[Int(kind % UInt64(kinds.count))] {
     case 0:
-      handle = store.send(OracleMarkedRun<OracleState>(id: id, marker: marker, started: started, tick: tick))
+      handle = store.send(OracleMarkedRun<OracleState>(id: id, marker: marker, started: started, began: began, tick: tick))
       FuzzCoverage.note(.storeCancelID)
       store.cancel(id: id)
       description = "store.send(a run under id \(marker)), then store.cancel(id:)"
       mustNotStart = true
     case 1:
       let scope = scopes[.feature]!
-      handle = scope.send(OracleMarkedRun<OracleCell>(id: id, marker: marker, started: started, tick: tick))
+      handle = scope.send(OracleMarkedRun<OracleCell>(id: id, marker: marker, started: started, began: began, tick: tick))
       FuzzCoverage.note(.scopeCancelID)
       scope.cancel(id: id)
       description = "feature.send(a run under id \(marker)), then feature.cancel(id:)"
       mustNotStart = true
     default:
-      handle = emptyA.send(OracleMarkedRun<OracleEmptyA>(id: id, marker: marker, started: started, tick: tick))
+      handle = emptyA.send(OracleMarkedRun<OracleEmptyA>(id: id, marker: marker, started: started, began: began, tick: tick))
       emptyB.cancel(id: id)
       description =
         "emptyA.send(a run under id \(marker)), then emptyB.cancel(id:) (scope ids \(emptyA.id) and \(emptyB.id))"
@@ -531,8 +537,15 @@ final class OracleWorld: Sendable {
     racers.withLock { $0 += 1 }
     Thread { [self] in
       defer { racersDone.increment() }
+      // An element is renamed back and forth through its own scope (every rename reaches beyond the scope's place)
+      // when renames are on; other slices are bumped.
+      var element = slice
       for nested in 5...9 {
-        let target = Target.bump(slice, op: op + nested)
+        var target = Target.bump(slice, op: op + nested)
+        if case .item(let id) = element, OracleFeatures.current.renames, nested % 2 == 1 {
+          target = .rename(element, op: op + nested, to: OracleSlice.renamed(id))
+          element = .item(OracleSlice.renamed(id))
+        }
         let before = journal.tick()
         let handle = send(target, erased: false)
         let after = journal.tick()
@@ -654,6 +667,47 @@ final class OracleWorld: Sendable {
         origin: origin
       ) { (.cell($0.old), .cell($0.new)) }
     }
+  }
+
+  /// Registers an observer in the window between a commit's critical section and its delivery (called from the store's
+  /// `afterCommit` test hook, on the committing thread, for one commit in sixteen, at most twelve times a run): the
+  /// state it starts with already has the commit, which it must not get again (a subscriber registered after a
+  /// commit is never delivered it). An exact stream of the whole state, or of an element's slice (renamed elements
+  /// widen their commits to every subscriber), through the registration streams use.
+  func registerInCommitWindow() {
+    let count = windowRegistrations.withLock { count -> Int in
+      count += 1
+      return count
+    }
+    guard count % 16 == 0, count / 16 <= 12 else { return }
+    let a = position()
+    let unsubscribe: @Sendable () -> Void
+    let log: OracleObserverLog
+    if count / 16 % 2 == 0 {
+      log = journal.newObserver(
+        kind: .rootStates, slice: nil, exact: true, origin: "between a commit and its delivery (commit \(a))")
+      let push: @Sendable (OracleState) -> Void = { [journal] state in
+        let tick = journal.tick()
+        log.events.withLock { $0.append(OracleEvent(start: tick, end: tick, old: nil, new: .state(state))) }
+      }
+      unsubscribe =
+        store.core.observe(
+          location: nil, needsOldState: false, start: .underLock(push), receive: { _, new in push(new) },
+          startupState: push, finish: {}) ?? {}
+    } else {
+      let slice = OracleSlice.item(count / 32 % 6 + 1)
+      log = journal.newObserver(
+        kind: .scopeStates, slice: slice, exact: true, origin: "between a commit and its delivery (commit \(a))")
+      let memory = SliceMemory<OracleCell>()
+      let push: @Sendable (OracleCell?) -> Void = { [journal] slice in
+        guard let new = memory.newValue(slice) else { return }
+        let tick = journal.tick()
+        log.events.withLock { $0.append(OracleEvent(start: tick, end: tick, old: nil, new: .cell(new))) }
+      }
+      unsubscribe = scopes[slice]!.core.observe(initial: push, receive: push, startupState: push, finish: {})
+    }
+    log.window.withLock { $0 = (a, position()) }
+    removers.withLock { $0[log.number] = unsubscribe }
   }
 
   /// Subscribes a projection of a slice while a thread sends updaters of it: a commit racing the subscription.

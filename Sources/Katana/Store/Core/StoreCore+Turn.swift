@@ -24,7 +24,7 @@ extension StoreCore {
     switch outcome {
     case .applied?: return true
     case .deliver(let commit)?:
-      commit.deliver()
+      deliver(commit)
       releaseTurn()
       return true
     case nil, .needsItem?, .declined?, .nothingToCommit?: return false
@@ -43,7 +43,7 @@ extension StoreCore {
         return true
       }
     }
-    if case .deliver(let commit) = outcome { commit.deliver() }
+    if case .deliver(let commit) = outcome { deliver(commit) }
   }
 
   /// The slow path of an updater dispatch: takes the turn (waiting for it if needed), applies the updater
@@ -338,7 +338,7 @@ extension StoreCore {
     resumption?.perform()
     switch try result.get() {
     case .deliver(let commit):
-      commit.deliver()
+      deliver(commit)
       exitNext(frame)
     case .declined:
       try handleSubstitute(item, frame: frame)
@@ -386,7 +386,7 @@ extension StoreCore {
           return true
         }
       }
-      if case .deliver(let commit) = outcome { commit.deliver() }
+      if case .deliver(let commit) = outcome { deliver(commit) }
     }
   }
 }

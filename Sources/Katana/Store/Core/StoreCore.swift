@@ -70,6 +70,8 @@ final class StoreCore<S: FeatureState, D: SideEffectDependencyContainer>: @unche
   @usableFromInline let sideEffectRunner: (any SideEffectRunner)?
   /// ``StoreConfiguration/dispatchObservers``, fixed at initialisation; nil when there are none.
   @usableFromInline let dispatchObservers: DispatchObservers?
+  /// `StoreConfiguration.afterCommit`, fixed at initialisation (a test hook; nil in every other store).
+  @usableFromInline let afterCommit: (@Sendable () -> Void)?
 
   @usableFromInline init(initialState: S, hasInterceptors: Bool, configuration: StoreConfiguration) {
     let awayFlag = AtomicFlag()
@@ -81,6 +83,14 @@ final class StoreCore<S: FeatureState, D: SideEffectDependencyContainer>: @unche
     self.tracksActivity = configuration.tracksActivity
     self.sideEffectRunner = configuration.sideEffectRunner
     self.dispatchObservers = DispatchObservers.make(configuration.dispatchObservers, owner: owner)
+    self.afterCommit = configuration.afterCommit
+  }
+
+  /// Delivers a commit, which the calling dispatch made and holds the turn for: the one place commits are delivered.
+  @inlinable @inline(__always)
+  func deliver(_ commit: Commit<S>) {
+    if let afterCommit { afterCommit() }
+    commit.deliver()
   }
 
   /// Runs a side-effect body, through the configured runner if there is one.
