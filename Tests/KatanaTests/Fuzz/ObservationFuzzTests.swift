@@ -338,7 +338,8 @@ struct OracleRun {
           switch generator.next() % 12 {
           case 0, 1, 2, 3:
             world.sendUpdater(op: op, &generator)
-          case 4, 5 where world.unlogged:
+          case 4,
+            5 where world.unlogged:
             world.sendUpdater(op: op, &generator)
           case 4:
             world.addListener(slice: nil, origin: origin, nests: generator.next() % 2 == 0)

@@ -501,20 +501,23 @@ final class OracleWorld: Sendable {
     guard !kinds.isEmpty else { return }
     switch kinds[Int(kind % UInt64(kinds.count))] {
     case 0:
-      handle = store.send(OracleMarkedRun<OracleState>(id: id, marker: marker, started: started, began: began, tick: tick))
+      handle = store.send(
+        OracleMarkedRun<OracleState>(id: id, marker: marker, started: started, began: began, tick: tick))
       FuzzCoverage.note(.storeCancelID)
       store.cancel(id: id)
       description = "store.send(a run under id \(marker)), then store.cancel(id:)"
       mustNotStart = true
     case 1:
       let scope = scopes[.feature]!
-      handle = scope.send(OracleMarkedRun<OracleCell>(id: id, marker: marker, started: started, began: began, tick: tick))
+      handle = scope.send(
+        OracleMarkedRun<OracleCell>(id: id, marker: marker, started: started, began: began, tick: tick))
       FuzzCoverage.note(.scopeCancelID)
       scope.cancel(id: id)
       description = "feature.send(a run under id \(marker)), then feature.cancel(id:)"
       mustNotStart = true
     default:
-      handle = emptyA.send(OracleMarkedRun<OracleEmptyA>(id: id, marker: marker, started: started, began: began, tick: tick))
+      handle = emptyA.send(
+        OracleMarkedRun<OracleEmptyA>(id: id, marker: marker, started: started, began: began, tick: tick))
       emptyB.cancel(id: id)
       description =
         "emptyA.send(a run under id \(marker)), then emptyB.cancel(id:) (scope ids \(emptyA.id) and \(emptyB.id))"
@@ -615,6 +618,8 @@ final class OracleWorld: Sendable {
       }
     }
     log.window.withLock { $0 = (a, position()) }
+    // A registration that may have come after shutdown gets nothing.
+    log.afterShutdown.withLock { $0 = journal.shutdownTick.current != nil }
     removers.withLock { $0[log.number] = unsubscribe }
   }
 
@@ -679,23 +684,36 @@ final class OracleWorld: Sendable {
       count += 1
       return count
     }
-    guard count % 16 == 0, count / 16 <= 12 else { return }
+    // In runs without a commit log, where the path of commits nobody observes runs, every other window, more often.
+    let every = unlogged ? 2 : 16
+    guard count % every == 0, count / every <= (unlogged ? 48 : 12) else { return }
     let a = position()
     let unsubscribe: @Sendable () -> Void
     let log: OracleObserverLog
-    if count / 16 % 2 == 0 {
+    if count / every % 2 == 0 {
       log = journal.newObserver(
         kind: .rootStates, slice: nil, exact: true, origin: "between a commit and its delivery (commit \(a))")
+      // It leaves after its second value (from inside that delivery): an observer of the whole state is concerned by
+      // every commit, and while one is there no commit takes the path of a commit nobody observes.
+      let leave = LockedValue<(@Sendable () -> Void)?>(nil)
       let push: @Sendable (OracleState) -> Void = { [journal] state in
         let tick = journal.tick()
-        log.events.withLock { $0.append(OracleEvent(start: tick, end: tick, old: nil, new: .state(state))) }
+        let count = log.events.withLock { events -> Int in
+          events.append(OracleEvent(start: tick, end: tick, old: nil, new: .state(state)))
+          return events.count
+        }
+        if count == 2, let remove = leave.withLock({ $0 }) {
+          log.unsubscribedAt.withLock { $0 = journal.tick() }
+          remove()
+        }
       }
       unsubscribe =
         store.core.observe(
           location: nil, needsOldState: false, start: .underLock(push), receive: { _, new in push(new) },
           startupState: push, finish: {}) ?? {}
+      leave.withLock { $0 = unsubscribe }
     } else {
-      let slice = OracleSlice.item(count / 32 % 6 + 1)
+      let slice = OracleSlice.item(count / every / 2 % 6 + 1)
       log = journal.newObserver(
         kind: .scopeStates, slice: slice, exact: true, origin: "between a commit and its delivery (commit \(a))")
       let memory = SliceMemory<OracleCell>()
@@ -707,6 +725,8 @@ final class OracleWorld: Sendable {
       unsubscribe = scopes[slice]!.core.observe(initial: push, receive: push, startupState: push, finish: {})
     }
     log.window.withLock { $0 = (a, position()) }
+    // A registration that may have come after shutdown gets nothing.
+    log.afterShutdown.withLock { $0 = journal.shutdownTick.current != nil }
     removers.withLock { $0[log.number] = unsubscribe }
   }
 
