@@ -305,3 +305,39 @@ private struct CaptureContext: SideEffect {
     self.context.withLock { $0 = context }
   }
 }
+
+#if canImport(Observation)
+  /// Dismisses the presented cart.
+  private struct FeatDismissPresented: StateUpdater {
+    func updateState(_ state: inout FeatAppState) { state.presented = nil }
+  }
+
+  /// The observation fuzzer's open report of issues 26 to 32, settled.
+  @Suite("ObservableStore subscribes as it is made (the fuzzer's open report)", .timeLimit(.minutes(1)))
+  @MainActor
+  struct ObservableStoreSubscriptionTests {
+    /// A model of a scope made while its slice changes, and goes missing, before the model's first turn on the main
+    /// actor ends on the slice's last value, not on the one it was made with. Before (5 of 5 fuzzer reports, the
+    /// commit log's view in each showing this order; and this test on eac7298) the model subscribed from its task,
+    /// on that first turn: the slice was missing by then, nothing came, and the model kept its first value, older
+    /// than the slice's last one.
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+    @Test func aModelMadeWhileItsSliceChangesAndGoesMissing_endsOnTheSlicesLastValue() async throws {
+      let store = FeatStore(initialState: FeatAppState(presented: FeatCartState(items: [1])))
+      let presented = store.scope(\.presented, dependencies: \.cart)
+      let model = ObservableStore(scope: presented)
+      // Applied on this thread, before the model's task first runs (this job does not suspend in between).
+      _ = presented.send(FeatAddToCart(value: 2))
+      _ = store.send(FeatDismissPresented())
+      #expect(store.state.presented == nil)
+      let ended = await withFailsafe(seconds: 30) {
+        await MainActor.run {}
+        await store.shutdown()
+        await model.updates?.value
+        return true
+      }
+      #expect(ended == true)
+      #expect(model.state == FeatCartState(items: [1, 2]))
+    }
+  }
+#endif

@@ -9,18 +9,30 @@ import Testing
 
 // MARK: - Fixtures
 
-/// Blocks the first read made while armed, on whatever thread makes it, until released.
+/// Blocks the first read made while armed (after the reads it was armed to let through), on whatever thread makes
+/// it, until released.
 final class ReadGate: Sendable {
-  private let armed = AtomicFlag()
+  /// The reads to let through before blocking one; nil while disarmed.
+  private let readsToLetThrough = LockedValue<Int?>(nil)
   private let entered = DispatchSemaphore(value: 0)
   private let released = DispatchSemaphore(value: 0)
 
-  func arm() { armed.set(true) }
+  func arm(lettingThrough reads: Int = 0) { readsToLetThrough.withLock { $0 = reads } }
+
+  func disarm() { readsToLetThrough.withLock { $0 = nil } }
 
   /// Called by the getter: blocks once, if armed.
   func pass() {
-    guard armed.isSet else { return }
-    armed.set(false)
+    let blocks = readsToLetThrough.withLock { reads -> Bool in
+      guard let left = reads else { return false }
+      if left > 0 {
+        reads = left - 1
+        return false
+      }
+      reads = nil
+      return true
+    }
+    guard blocks else { return }
     entered.signal()
     released.wait()
   }

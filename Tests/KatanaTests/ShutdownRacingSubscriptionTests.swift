@@ -17,9 +17,10 @@ import Testing
 @Suite("Shutdown racing a subscription", .timeLimit(.minutes(1)))
 struct ShutdownRacingSubscriptionTests {
   #if canImport(Observation)
-    /// An `ObservableStore` whose task subscribed before shutdown applies the latest state it was delivered before
-    /// shutdown (its subscription keeps only the latest), then stops following: it does not keep the state it was
-    /// created with. Its subscription runs on the main actor, which the gate blocks until the store has shut down.
+    /// An `ObservableStore` whose subscription (made as the model is) was registered before shutdown applies the
+    /// latest state it was delivered before shutdown (its subscription keeps only the latest), then stops following:
+    /// it does not keep the state it was created with. The subscription's first read of the slice, on the main actor
+    /// in the model's initialiser, is held in the gate while the store commits and shuts down.
     @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
     @Test func observableStore_shutDownWhileSubscribing_appliesWhatItWasDelivered() async throws {
       let gate = ReadGate()
@@ -27,19 +28,26 @@ struct ShutdownRacingSubscriptionTests {
       try await store.waitUntilReady()
       let scope = store.scope(\.gatedSlice, dependencies: \.self)
       let applied = Recorder<Int>()
-      // The model reads the slice unarmed; its task, which runs after this turn of the main actor, is gated.
-      let model = await MainActor.run {
+      // The model reads the slice once for its first state, then subscribes: that read goes through, the
+      // subscription's first one is held.
+      gate.arm(lettingThrough: 1)
+      let made = Task { @MainActor in
         let model = ObservableStore(scope: scope)
         model.didApply = { applied.append($0.value) }
-        gate.arm()
         return model
       }
-      // Whatever happens below, the main actor is not left blocked.
-      defer { gate.release() }
-      #expect(await waitFor(onThread { _ = gate.waitUntilEntered() }))
+      let entered = LockedValue(false)
+      #expect(await waitFor(onThread { entered.withLock { $0 = gate.waitUntilEntered() } }))
+      guard entered.withLock({ $0 }) else {
+        // The model read the slice some other number of times: nothing is held, and the commit below must not be.
+        gate.disarm()
+        Issue.record("the model's subscription never read the slice through the gate")
+        return
+      }
       try await store.dispatch(SetGatedValue(value: 2))
       await store.shutdown()
       gate.release()
+      let model = await made.value
       #expect(await ends(await MainActor.run { model.updates }))
       #expect(applied.values.last == 2)
       #expect(await MainActor.run { model.untrackedState } == GatedSlice(value: 2))

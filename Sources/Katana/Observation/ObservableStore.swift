@@ -31,11 +31,11 @@
   /// `Equatable` and unchanged.
   ///
   /// ## Updates
-  /// The model keeps the latest state it applied and reads it synchronously. It waits for the store to be
-  /// ready, then applies committed states on the main actor, in commit order, from one task it owns. Its
-  /// subscription keeps only the latest state not yet applied, so it may skip intermediate states, never
-  /// goes back to an older one, and always ends up showing the store's latest state. Until the store is
-  /// ready the model shows `S()`.
+  /// The model keeps the latest state it applied and reads it synchronously. It subscribes as it is made, waits for
+  /// the store to be ready, then applies committed states on the main actor, in commit order, from one task it owns.
+  /// Its subscription keeps only the latest state not yet applied, so it may skip intermediate states, never goes
+  /// back to an older one, and always ends up showing the store's latest state (of a scope: the slice's latest
+  /// value, or the last one it had before it went missing). Until the store is ready the model shows `S()`.
   ///
   /// ## Lifetime
   /// The model keeps the store alive. Its task does not keep the model alive: releasing the model cancels
@@ -76,9 +76,8 @@
     /// Called with each state the model receives, after applying it (or finding it unchanged). Internal:
     /// tests record and wait on it.
     var didApply: ((S) -> Void)?
-    /// Test hook: called on the main actor once the model's task has subscribed to the source's states (or
-    /// found it shut down), before the first state arrives, with the number of states its subscription holds then
-    /// (1 once the first one is in; the fuzzer's reports tell with it whether a silent model was handed nothing).
+    /// Test hook: called on the main actor once the model's task has found the store ready (or shut down), before it
+    /// applies the first state, with the number of states its subscription (made as the model was) holds then.
     var didSubscribe: ((_ buffered: Int) -> Void)?
     /// Waits of the package's test helpers (`waitUntilShows` in KatanaTesting): resumed after each state the
     /// model applies, when its task ends, and by ``wakeApplyWaiters()``.
@@ -86,8 +85,8 @@
 
     /// Creates a model that shows `store`'s state and sends to it.
     ///
-    /// The model starts with the store's current state, and follows its commits from the next turn of the
-    /// main actor on.
+    /// The model starts with the store's current state and follows every commit from here on; it applies them on
+    /// the main actor, from its next turn there.
     public convenience init(store: Store<S, D>) {
       self.init(source: store)
     }
@@ -108,25 +107,30 @@
     init(source: some ObservableStoreSource<S, D>) {
       self.source = source
       self.stateIsUnchanged = Self.equality(\S.self)
-      // Read first, subscribe second: the subscription starts at this state or a newer one (see
-      // ObservableStoreSource), so the model never shows an older state after a newer one.
+      // Read first, subscribe second, both here: the subscription starts at this state or a newer one (see
+      // ObservableStoreSource), so the model never shows an older state after a newer one, and it holds the commits
+      // made before the model's task first runs (the latest of them), so the model misses none of them. (Subscribed
+      // from its task instead, a model made while its slice changed and then went missing kept the slice it was
+      // made with: the observation fuzzer's open report of issues 26 to 32.)
       self.current = source.state
-      let states = source.states(buffering: .latest)
-      // The task holds the model weakly, and the source only until the task ends: releasing the model
-      // cancels it, which ends the wait for readiness or the stream (whose subscription is then removed).
+      let subscription = source.states(buffering: .latest).subscribe()
+      // The task holds the model weakly, and the source only until the task ends: releasing the model cancels it,
+      // which ends the wait for readiness or the subscription, which is then removed.
       updates = Task { [weak self, source] in
         defer {
+          subscription.cancel()
           self?.updatesEnded = true
           self?.wakeApplyWaiters()
         }
         do {
           try await source.waitUntilReady()
+        } catch StoreError.storeShutDown {
+          // Shut down before the model's first turn: it applies what its subscription held, which then ends.
         } catch {
-          return  // start-up failed, the store shut down, or the model was released
+          return  // start-up failed, or the model was released
         }
-        var iterator = states.makeAsyncIterator()
-        self?.didSubscribe?(iterator.bufferedCount)
-        while let state = await iterator.next() {
+        self?.didSubscribe?(subscription.bufferedCount)
+        while let state = await subscription.next() {
           guard let self else { return }
           self.apply(state)
         }

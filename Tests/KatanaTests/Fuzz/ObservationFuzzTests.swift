@@ -4,8 +4,15 @@
 // removed, re-inserted and renamed through their own scope; side effects, runs under ids and cancels; observers of
 // every kind added and removed at random points, some from inside listeners; interceptors that suspend, throw,
 // substitute, or call `next` from another task, awaited or not; an asynchronous start-up; a shutdown at a random
-// point). A root listener registered before anything else records the commit log; `OracleModel` derives from it what
-// every observer must have received and when every awaited dispatch may return, and the run checks it all.
+// point) and, since issue 32, every other public way in (SPEC 8): every store initialiser, erased dispatches and
+// sends, dependency containers' and side effects' dispatches, holds that wait on or cancel their own sends, a
+// recorder with replay, drain, reset and time travel, undo histories of the store and of a scope, Katana 6's observer
+// interceptor, dispatch observers, `ObservableStore` sends and bindings, and observers registered between a commit's
+// critical section and its delivery (the `afterCommit` test hook). A root listener registered before anything else
+// records the commit log (runs without one check each observer on its own, OracleLocalChecks); `OracleModel` derives
+// from it what every observer must have received and when every awaited dispatch may return, and the run checks it
+// all. `FuzzEntryPoints.swift` names each public way in with the operation that takes it; full runs check that every
+// one was taken, and `.ci/check-fuzzer-entry-points` holds the list to the public API.
 //
 // Each seed runs twice: with the default configuration, and with `forcesPlainPath` (no apply-at-once fast path, no
 // commit filter), both against the same model. The seed picks every operation; it is printed with any failure, and
@@ -338,8 +345,7 @@ struct OracleRun {
           switch generator.next() % 12 {
           case 0, 1, 2, 3:
             world.sendUpdater(op: op, &generator)
-          case 4,
-            5 where world.unlogged:
+          case 4 where world.unlogged, 5 where world.unlogged:
             world.sendUpdater(op: op, &generator)
           case 4:
             world.addListener(slice: nil, origin: origin, nests: generator.next() % 2 == 0)

@@ -88,19 +88,21 @@ struct OracleModel {
     let received = events.map { OracleExpected(version: 0, old: $0.old, new: $0.new) }
     if log.kind.isObservableStore {
       let expected = values(log, from: k)
-      // The model first shows the source's `state`: the default slice where it is missing.
-      let fallback: OracleValue = log.slice == nil ? .state(state(at: k)) : .cell(OracleCell())
-      let shown = log.finalShown.current
-      // Shut down before its first turn on the main actor, it keeps the state it read when it was made, which
-      // may be older than the window's start (the window brackets its subscription, made on that turn).
-      if shutDownMidRun, log.events.current.isEmpty,
-        (-1...max(k, latest)).contains(where: { shown == (log.view(state(at: $0)) ?? fallback) })
-      {
-        return nil
+      // The model first shows the source's `state`, read just before it subscribes (so at `k` or a little before,
+      // within its window): the default slice where it is missing.
+      let low = max(-1, min(log.window.current.a, k))
+      let fallbacks = (low...k).map {
+        log.view(state(at: $0)) ?? (log.slice == nil ? .state(state(at: $0)) : .cell(OracleCell()))
       }
-      for end in max(k, shutdownVersion)...max(k, latest)
-      where shown == (expected.last { $0.version <= end }?.new ?? fallback) {
-        return nil
+      let shown = log.finalShown.current
+      // The model subscribes as it is made (the window brackets that), so it misses no commit from there on: it
+      // ends on the last value its subscription got, shut down mid-run or not.
+      for end in max(k, shutdownVersion)...max(k, latest) {
+        if let last = expected.last(where: { $0.version <= end })?.new {
+          if shown == last { return nil }
+        } else if let shown, fallbacks.contains(shown) {
+          return nil
+        }
       }
       return expected
     }

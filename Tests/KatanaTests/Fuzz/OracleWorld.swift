@@ -794,20 +794,18 @@ final class OracleWorld: Sendable {
         kind: slice == nil ? .observableRoot : .observableScope, slice: slice, origin: origin)
       let a = position()
       log.window.withLock { $0 = (a, a) }
-      // The model subscribes in a task it starts on the main actor, once the store is ready: the window extends to
-      // where it says it did.
-      // What the model's task found when it subscribed: the commit, the number of states its subscription held
-      // (the first value is pushed as it registers), and the slice then (read right after, outside the lock).
+      // The model subscribes as it is made, on the main actor: the window brackets that (its task reports, for
+      // failure messages, what it found when it first ran).
+      // What the model's task found when it first ran: the commit, the number of states its subscription held, and
+      // the slice then.
       let read: @Sendable () -> OracleValue? = { [self] in
         if let slice { return scopes[slice]!.stateIfPresent.map(OracleValue.cell) }
         return .state(store.state)
       }
       let subscribed: @Sendable (Int) -> Void = { [self] buffered in
-        let b = position()
-        log.modelSubscribedAt.withLock { $0 = b }
+        log.modelSubscribedAt.withLock { $0 = position() }
         log.modelBufferedAtSubscription.withLock { $0 = buffered }
         log.modelSliceAtSubscription.withLock { $0 = read() }
-        log.window.withLock { $0 = (a, max($0.1, b)) }
       }
       let finisher: @Sendable () async -> Void
       if let slice {
