@@ -362,7 +362,7 @@ enum CommitOutcome<S: FeatureState> {
 /// An item that moves the store in time (``TimeTravelCommand``): the commit transition applies it itself.
 @usableFromInline
 protocol TimeTravelMove {
-  /// Moves `core` to the recorded state, or back to live; see ``CoreState/travel(to:)``.
+  /// Moves `core` to the recorded state, or back to live; see ``CoreState/travel(to:item:)``.
   ///
   /// - Throws: ``StoreError/wrongStateType(expected:actual:)`` if the recorded state is not of `core`'s type.
   func callAsFunction<S: FeatureState, D: SideEffectDependencyContainer>(_ core: inout CoreState<S, D>) throws
