@@ -52,5 +52,32 @@ struct ShutdownRacingSubscriptionTests {
       #expect(applied.values.last == 2)
       #expect(await MainActor.run { model.untrackedState } == GatedSlice(value: 2))
     }
+
+    /// A model made as the store shuts down (it read the state, then the store committed and shut down before the
+    /// model subscribed) shows the state the store shut down with, not the older one it read. Forced: the model's
+    /// first read of the slice is held in the gate while the store commits and shuts down. Before (the observation
+    /// fuzzer, once in 20 runs of the suite; and this test) the model kept the state it read.
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+    @Test func observableStore_madeAsTheStoreShutsDown_showsTheStateItShutDownWith() async throws {
+      let gate = ReadGate()
+      let store = GatedStore(initialState: GatedRoot(slice: GatedSlice(value: 1), gate: gate))
+      try await store.waitUntilReady()
+      let scope = store.scope(\.gatedSlice, dependencies: \.self)
+      gate.arm()
+      let made = Task { @MainActor in ObservableStore(scope: scope) }
+      let entered = LockedValue(false)
+      #expect(await waitFor(onThread { entered.withLock { $0 = gate.waitUntilEntered() } }))
+      guard entered.withLock({ $0 }) else {
+        gate.disarm()
+        Issue.record("the model never read the slice through the gate")
+        return
+      }
+      try await store.dispatch(SetGatedValue(value: 2))
+      await store.shutdown()
+      gate.release()
+      let model = await made.value
+      #expect(await ends(await MainActor.run { model.updates }))
+      #expect(await MainActor.run { model.untrackedState } == GatedSlice(value: 2))
+    }
   #endif
 }

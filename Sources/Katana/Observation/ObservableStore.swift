@@ -40,7 +40,7 @@
   /// ## Lifetime
   /// The model keeps the store alive. Its task does not keep the model alive: releasing the model cancels
   /// the task, which unsubscribes from the store. When the store shuts down the task ends, and the model
-  /// keeps the last state it applied.
+  /// keeps the last state it applied (made as the store shuts down, it shows the state the store shut down with).
   ///
   /// - Important: The model keeps the state it shows, as a listener does, so an update that mutates a large
   ///   collection copies it once. Observe a large state through ``Store/values(of:buffering:)`` instead.
@@ -114,6 +114,9 @@
       // made with: the observation fuzzer's open report of issues 26 to 32.)
       self.current = source.state
       let subscription = source.states(buffering: .latest).subscribe()
+      // Subscribed after the store shut down (since the read above, or before it): nothing will come, and the store
+      // may have committed after that read, so the model shows the state it shut down with.
+      if subscription.isExhausted { self.current = source.state }
       // The task holds the model weakly, and the source only until the task ends: releasing the model cancels it,
       // which ends the wait for readiness or the subscription, which is then removed.
       updates = Task { [weak self, source] in

@@ -132,6 +132,12 @@ final class StreamBuffer<Element: Sendable>: @unchecked Sendable {  // Sendable:
   var bufferedCount: Int {
     state.withLock { $0.elements.count }
   }
+
+  /// Whether the buffer is finished and empty: nothing will ever come out of it (the subscription was made after
+  /// the store shut down, or everything it held was taken).
+  var isExhausted: Bool {
+    state.withLock { $0.isFinished && $0.elements.isEmpty }
+  }
 }
 
 extension Locked: WaiterLock {
