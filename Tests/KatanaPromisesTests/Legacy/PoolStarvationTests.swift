@@ -32,7 +32,7 @@ struct PoolStarvationTests {
     // Every side effect waits at the barrier until all 32 are running, so all of them block at the same time.
     let barrier = ThreadBarrier(parties: Self.count, timeout: Self.blockingFailsafe)
     let promises = dispatchBlockingSideEffects(to: store, nested: nested, barrier: barrier)
-    _ = try await watchdog(all(promises), seconds: 2 * Self.blockingFailsafe).value
+    _ = try await watchdog(all(promises), seconds: Self.settlingFailsafe).value
     #expect(Set(store.state.log) == Set((0..<Self.count).map { "\($0)" }))
     #expect(store.state.log.count == Self.count)
   }
@@ -61,7 +61,9 @@ struct PoolStarvationTests {
     let store = CounterStore(interceptors: [], stateInitializer: { CounterState() })
     let promises = dispatchBlockingSideEffects(to: store, nested: .stateUpdater, barrier: nil)
     for promise in promises {
-      await #expect(throws: PromiseError.invalidContext) { try await watchdog(promise, seconds: 10).value }
+      await #expect(throws: PromiseError.invalidContext) {
+        try await watchdog(promise, seconds: Self.settlingFailsafe).value
+      }
     }
     try await store.dispatch(AddLog(entry: "after"))
     #expect(store.state.log.last == "after")
@@ -70,6 +72,12 @@ struct PoolStarvationTests {
   /// How long a blocked thread waits before failing: short, so that 16 rounds of 2 blocked pool threads (a
   /// regression) still end within the suite's time limit.
   static let blockingFailsafe: TimeInterval = 3
+
+  /// How long a test waits, without blocking a thread, for its 32 dispatches to settle. Alone they settle within
+  /// 0.1 s; under the thread sanitizer, in a full run (the fuzzers' threads busy on both cores), the store's tasks
+  /// waited up to 8.5 s for a pool thread, and a failsafe of 10 s failed 2 runs in 4. Within the suite's time
+  /// limit, and longer than 16 rounds of `blockingFailsafe` (a regression that starves the pool).
+  static let settlingFailsafe: TimeInterval = 55
 }
 
 /// Dispatches ``PoolStarvationTests/count`` legacy side effects that (after the barrier, if any) block on a
