@@ -165,6 +165,15 @@ struct Observers<S: FeatureState> {
   @inlinable
   var isEmpty: Bool { listeners.isEmpty && subscribers.isEmpty }
 
+  /// Whether a commit made through the scope of `filter` concerns no observer at all (no listener, and no stream
+  /// subscriber at the scope's place).
+  @inlinable
+  func concernNobody(_ filter: ScopeCommitFilter) -> Bool {
+    guard listeners.isEmpty else { return false }
+    if filter.version != version { refresh(filter) }
+    return filter.concerned.isEmpty
+  }
+
   /// The stream subscribers a commit made through the scope of `filter` concerns, and whether one of them
   /// needs the state before the change.
   @inlinable
@@ -251,7 +260,7 @@ struct Observers<S: FeatureState> {
 
 /// A committed change, delivered after the store's lock is released, while the committing dispatch holds the
 /// turn: to the commit hooks first (recorders and undo histories, in the order they were attached), then to the
-/// listeners, then to the stream subscribers. Made by ``CoreState/commit(_:touching:_:)`` only.
+/// listeners, then to the stream subscribers. Made by ``CoreState/commit(_:touching:delivering:_:)`` only.
 @usableFromInline
 struct Commit<S: FeatureState> {
   @usableFromInline let old: S?

@@ -1,5 +1,5 @@
 /// How a store hands each commit to a ``StoreRecorder`` or an ``UndoHistory``: whichever path made it, the one commit
-/// transition (``CoreState/commit(_:touching:_:)``) takes the hooks' share, and the commit's delivery calls them, in
+/// transition (``CoreState/commit(_:touching:delivering:_:)``) takes the hooks' share, and the commit's delivery calls them, in
 /// commit order, while the committing updater holds the store's turn, outside the store's lock. Moves in time are
 /// handed to no hook.
 @usableFromInline

@@ -368,15 +368,13 @@ public struct TimeTravelCommand<S: State>: StateUpdater {
 
 extension TimeTravelCommand: TimeTravelMove {
   @usableFromInline func callAsFunction<T: FeatureState, D: SideEffectDependencyContainer>(
-    _ core: inout CoreState<T, D>
-  ) throws
-    -> CommitOutcome<T>
-  {
-    guard let target else { return core.travel(to: nil, item: self) }
+    _ core: inout CoreState<T, D>, delivering delivery: inout Commit<T>?
+  ) throws -> CommitOutcome {
+    guard let target else { return core.travel(to: nil, item: self, delivering: &delivery) }
     guard let typed = target as? T else {
       throw StoreError.wrongStateType(expected: String(reflecting: T.self), actual: String(reflecting: S.self))
     }
-    return core.travel(to: typed, item: self)
+    return core.travel(to: typed, item: self, delivering: &delivery)
   }
 }
 

@@ -3,8 +3,9 @@ extension StoreCore {
 
   /// The fast path of an updater dispatch: applies `mutate` right away if the store is ready and nothing is ahead
   /// in the mailbox, delivers the change, and returns true. One critical section, and no ``Commit`` at all when the
-  /// commit concerns nobody (``CoreState/quiet``); with a delivery to make, the turn is taken in that critical
-  /// section and released once the delivery is done, so that deliveries never overlap.
+  /// commit concerns nobody (``CoreState/commitIfQuiet(touching:widened:_:)``); otherwise the whole commit is made
+  /// in a second critical section (the first changed nothing). With a delivery to make, the turn is taken in the
+  /// commit's critical section and released once the delivery is done, so that deliveries never overlap.
   ///
   /// Returns false, having changed nothing, if the caller must take the plain path: the store is busy (or not
   /// running), or the commit needs its item (commit hooks, a refusal to decide), which a fast path does not build.
@@ -12,23 +13,64 @@ extension StoreCore {
   /// - Parameter filter: The observers a commit through a scope concerns (nil: every observer).
   @inlinable @inline(__always)
   func applyIfIdle(touching filter: ScopeCommitFilter?, _ mutate: (inout S) throws -> Void) throws -> Bool {
-    let outcome = try withLockRunningUpdater { core -> CommitOutcome<S>? in
-      guard core.canTakeTurnNow else { return nil }
-      let outcome = try core.commit(nil, touching: filter) { state in
+    var widened: [StateSubscriber<S>] = []
+    let quietly = try withLockRunningUpdater { core -> Bool? in
+      guard core.canTakeTurnNow else { return false }
+      let outcome = try core.commitIfQuiet(touching: filter, widened: &widened) { state in
         try mutate(&state)
         return true
       }
-      if case .deliver = outcome { core.mailbox.takeTurn(holder: nil) }
-      return outcome
+      switch outcome {
+      case nil: return nil
+      case .applied?: return true
+      case .deliver?:
+        core.mailbox.takeTurn(holder: nil)
+        return true
+      case .declined?, .needsItem?, .nothingToCommit?: return false
+      }
     }
-    switch outcome {
-    case .applied?: return true
-    case .deliver(let commit)?:
-      deliver(commit)
+    if !widened.isEmpty { deliverWidened(to: widened) }
+    guard let quietly else { return try applyNoticedIfIdle(touching: filter, mutate) }
+    return quietly
+  }
+
+  /// Delivers the state to `subscribers`, the stream subscribers a commit that reached beyond its scope's place
+  /// was registered with (chosen in its critical section), then releases the turn its caller took there: until
+  /// then no commit can come, so the state read here is that commit's.
+  @inlinable @inline(never)
+  func deliverWidened(to subscribers: [StateSubscriber<S>]) {
+    let state = withLock { $0.state }
+    deliver(Commit(old: nil, new: state, listeners: [], subscribers: subscribers, record: nil))
+    releaseTurn()
+  }
+
+  /// ``applyIfIdle(touching:_:)`` for a commit that someone is concerned by: the whole commit transition, in one
+  /// critical section. Kept out of line, so that the hot path above handles no ``Commit``.
+  @inlinable @inline(never)
+  func applyNoticedIfIdle(touching filter: ScopeCommitFilter?, _ mutate: (inout S) throws -> Void) throws -> Bool {
+    // The commit comes out through a captured variable (see ``CoreState/commit(_:touching:delivering:_:)``).
+    var delivery: Commit<S>?
+    let applied = try withLockRunningUpdater { core -> Bool in
+      guard core.canTakeTurnNow else { return false }
+      switch try core.commit(
+        nil, touching: filter, delivering: &delivery,
+        { state in
+          try mutate(&state)
+          return true
+        })
+      {
+      case .applied: return true
+      case .deliver:
+        core.mailbox.takeTurn(holder: nil)
+        return true
+      case .needsItem, .declined, .nothingToCommit: return false
+      }
+    }
+    if let delivery {
+      deliver(delivery)
       releaseTurn()
-      return true
-    case nil, .needsItem?, .declined?, .nothingToCommit?: return false
     }
+    return applied
   }
 
   /// Commits `mutate`, the change of `item`, while the calling dispatch holds the turn, and delivers it.
@@ -37,13 +79,14 @@ extension StoreCore {
   @usableFromInline func commitHoldingTurn(
     _ item: any Dispatchable, touching filter: ScopeCommitFilter? = nil, _ mutate: (inout S) throws -> Void
   ) throws {
-    let outcome = try withLockRunningUpdater { core in
-      try core.commit(item, touching: filter) { state in
+    var delivery: Commit<S>?
+    try withLockRunningUpdater { core in
+      _ = try core.commit(item, touching: filter, delivering: &delivery) { state in
         try mutate(&state)
         return true
       }
     }
-    if case .deliver(let commit) = outcome { deliver(commit) }
+    if let delivery { deliver(delivery) }
   }
 
   /// The slow path of an updater dispatch: takes the turn (waiting for it if needed), applies the updater
@@ -324,11 +367,14 @@ extension StoreCore {
   @inlinable
   func handleInUpdaterChain(_ item: any Dispatchable, frame: UpdaterFrame<S>) throws {
     // The call enters and commits in one critical section; without a delivery to make it ends there too.
+    var delivery: Commit<S>?
     let (result, resumption) = try withLockRunningUpdater {
-      core -> (Result<CommitOutcome<S>, any Error>, Resumption<CoreState<S, D>.Waiter>?) in
+      core -> (Result<CommitOutcome, any Error>, Resumption<CoreState<S, D>.Waiter>?) in
       try core.enterNext(item, frame: frame)
       let result = Result {
-        try core.commit(item, touching: nil) { state in frame.applyIfDispatchedType(item, &state) }
+        try core.commit(item, touching: nil, delivering: &delivery) { state in
+          frame.applyIfDispatchedType(item, &state)
+        }
       }
       switch result {
       case .success(.deliver), .success(.declined): return (result, nil)
@@ -337,8 +383,8 @@ extension StoreCore {
     }
     resumption?.perform()
     switch try result.get() {
-    case .deliver(let commit):
-      deliver(commit)
+    case .deliver:
+      if let delivery { deliver(delivery) }
       exitNext(frame)
     case .declined:
       try handleSubstitute(item, frame: frame)
@@ -379,14 +425,15 @@ extension StoreCore {
     case .sideEffect:
       withLock { _ in frame.redirects.append(item) }
     case .updater(let updater):
-      let outcome = try withLockRunningUpdater { core in
+      var delivery: Commit<S>?
+      try withLockRunningUpdater { core in
         guard core.isInNext(frame) else { throw StoreError.nextCalledOutOfScope(typeName(of: item)) }
-        return try core.commit(item, touching: nil) { state in
+        _ = try core.commit(item, touching: nil, delivering: &delivery) { state in
           try Self.applyErased(updater, to: &state)
           return true
         }
       }
-      if case .deliver(let commit) = outcome { deliver(commit) }
+      if let delivery { deliver(delivery) }
     }
   }
 }

@@ -20,7 +20,7 @@
 ///   awaited in the mailbox (``dispatchUpdaterWaitingForTurn(_:frame:apply:depth:)``), or sent as a job
 ///   (``enqueueUpdater(_:apply:frame:)``; a type-erased send's handle reads the same job's storage). Whatever the
 ///   route, and whoever makes the commit (the interceptor chain's final `next`, a replay, a move in time, an undo), it
-///   goes through the one commit transition, ``CoreState/commit(_:touching:_:)``, which refuses what the store
+///   goes through the one commit transition, ``CoreState/commit(_:touching:delivering:_:)``, which refuses what the store
 ///   refuses, mutates, and takes the observers' and the commit hooks' share in one critical section; the caller
 ///   delivers what it returns after unlocking, while holding the turn.
 /// - what the store does is decided by pure state machines kept in ``CoreState`` (``Lifecycle``,
