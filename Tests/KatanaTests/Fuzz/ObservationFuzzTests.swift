@@ -20,8 +20,9 @@
 // machine's). `KATANA_SOAK=<factor>` runs more seeds.
 //
 // Budget per CI run: 2 configurations x 128 seeds x (3 tasks + 2 threads) x 40 operations = 51,200 operations (plus
-// the updaters sent by threads that race subscriptions), measured with every seed run: about 8 s of wall time in a
-// debug build and 37 s under the thread sanitizer on 2 cores; a failing run stops after three failing seeds.
+// the updaters sent by threads that race subscriptions), measured with every seed run: about 20 s of wall time per
+// configuration in a debug build and 70 s under the thread sanitizer on 2 cores (the two run at once, beside the rest
+// of the suite); a failing run stops after three failing seeds.
 import Foundation
 import KatanaTestSupport
 import Testing
