@@ -510,6 +510,8 @@ struct UndoBuffer<S: State> {
       }
     }
     entries.append(Entry(updater: updater, step: step))
+    // Appending to an empty array would allocate a second buffer: the usual case (nothing dropped) takes fold's.
+    if released.isEmpty { return fold() }
     released += fold()
     return released
   }
