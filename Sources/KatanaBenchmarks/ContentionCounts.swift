@@ -38,9 +38,9 @@ enum ContentionCounting {
             try await countDispatch(tasks: tasks)
           })
       }
-      // With a listener a dispatch takes two critical sections (the commit, which takes the turn for the delivery, and
-      // the release of the turn; see `applyIfIdle`): counted without contention,
-      // where the count is exact.
+      // With a listener a dispatch takes three critical sections (one that finds the commit has observers and
+      // changes nothing, the commit, which takes the turn for the delivery, and the release of the turn; see
+      // `applyIfIdle`): counted without contention, where the count is exact.
       cases.append(
         try await median("awaited dispatch with a listener, 1 task") {
           try await countDispatch(tasks: 1, listening: true)
