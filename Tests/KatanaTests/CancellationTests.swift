@@ -109,6 +109,33 @@ struct CancellationTests {
     #expect(store.state.log == ["first", "third"])
   }
 
+  /// An item that `cancel()` finds not started has failed when `cancel()` returns, wherever it is: here sent to an idle
+  /// store with an interceptor, so that it is handed to a task of its own at once (not queued) and has not run yet. (The
+  /// fuzzer met the same hole as a shutdown racing the cancel of a queued item: the shutdown took it out of the mailbox
+  /// and failed it only after unlocking.) Its handle must not stay pending until that task runs: a holder of the turn
+  /// waiting for it then would be told it deadlocks, and a `whenComplete` reader would see nothing.
+  @Test(arguments: [false, true])
+  func anItemCancelledBeforeItStarts_hasFailedWhenCancelReturns(sideEffect: Bool) async throws {
+    let store = try await makeReadyStore(interceptors: [recordingInterceptor("pass", into: Recorder<String>())])
+    var pendingAfterCancel = 0
+    var cancelled = 0
+    for _ in 0..<500 {
+      let handle = sideEffect ? store.send(Script { _ in }) : store.send(Increment())
+      handle.cancel()
+      let outcome = LockedValue<Result<Void, any Error>?>(nil)
+      // Called at once, on this thread, if the handle has completed.
+      handle.whenComplete { result in outcome.withLock { $0 = result } }
+      let completedAtCancel = outcome.withLock { $0 } != nil
+      // An item that started before the cancel runs to its end; one that did not must have failed already.
+      if case .failure = await handle.result {
+        cancelled += 1
+        if !completedAtCancel { pendingAfterCancel += 1 }
+      }
+    }
+    #expect(pendingAfterCancel == 0, "of \(cancelled) items withdrawn by their cancel")
+    #expect(cancelled > 0)
+  }
+
   @Test func cancellingTheHandleOfARunningSideEffect_cancelsIt() async throws {
     let store = try await makeReadyStore()
     let started = Gate()

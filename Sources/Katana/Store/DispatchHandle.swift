@@ -68,9 +68,9 @@ public struct DispatchHandle<Value: Sendable>: @unchecked Sendable {
 
   /// Cancels the item.
   ///
-  /// An item that has not started is withdrawn (never handled) and the handle fails with
-  /// `CancellationError`. A running side effect is cancelled cooperatively. A state updater that has
-  /// started completes.
+  /// An item that has not started is withdrawn (never handled) and the handle has failed with
+  /// `CancellationError` by the time `cancel()` returns. A running side effect is cancelled cooperatively. A
+  /// state updater that has started completes.
   public func cancel() {
     switch outcome {
     case .pending(let storage): storage.cancel()
@@ -159,6 +159,10 @@ protocol HandleCompletion: AnyObject {
   /// Records that the job starts, and returns true; returns false, after failing the handle with
   /// `CancellationError`, if the handle was cancelled first.
   func markStarted() -> Bool
+  /// Fails the handle with `CancellationError` if it was cancelled before its job started: that job never will
+  /// (``markStarted()`` refuses it), wherever it is (queued, handed to a task that has not run it yet, or being
+  /// failed by a shutdown that closed the mailbox).
+  func failIfCancelledBeforeStart()
 }
 
 /// The completion state behind a ``DispatchHandle``: a result set once, whoever waits for it, and the job
@@ -238,6 +242,13 @@ final class HandleStorage<Value: Sendable>: LockedBuffer<HandleStorage<Value>.St
       complete(.failure(CancellationError()))
     }
     return !cancelled
+  }
+
+  @usableFromInline func failIfCancelledBeforeStart() {
+    let neverStarts = withLock { $0.cancelRequested && !$0.started }
+    if neverStarts {
+      complete(.failure(CancellationError()))
+    }
   }
 
   @inlinable

@@ -249,6 +249,12 @@ extension StoreCore {
     }
     withdrawn?.fail(CancellationError())
     task?.cancel()
+    // Not in the mailbox and not started: handed to a task that has not run it yet, or taken out by a shutdown that
+    // fails it once it has unlocked. It never starts (its handle is marked cancelled): its handle fails now, so that
+    // it has failed when `cancel()` returns, as for a withdrawn item. (The later failure changes nothing.)
+    if withdrawn == nil {
+      job.handle.failIfCancelledBeforeStart()
+    }
   }
 
   /// A sent job has finished (run, withdrawn or failed): it no longer counts as in-flight work, and
