@@ -23,31 +23,15 @@ struct ShutdownRacingSubscriptionTests {
     /// in the model's initialiser, is held in the gate while the store commits and shuts down.
     @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
     @Test func observableStore_shutDownWhileSubscribing_appliesWhatItWasDelivered() async throws {
-      let gate = ReadGate()
-      let store = GatedStore(initialState: GatedRoot(slice: GatedSlice(value: 1), gate: gate))
-      try await store.waitUntilReady()
-      let scope = store.scope(\.gatedSlice, dependencies: \.self)
       let applied = Recorder<Int>()
       // The model reads the slice once for its first state, then subscribes: that read goes through, the
       // subscription's first one is held.
-      gate.arm(lettingThrough: 1)
-      let made = Task { @MainActor in
+      let model = try await makeModelAsTheStoreShutsDown(lettingThrough: 1) { scope in
         let model = ObservableStore(scope: scope)
         model.didApply = { applied.append($0.value) }
         return model
       }
-      let entered = LockedValue(false)
-      #expect(await waitFor(onThread { entered.withLock { $0 = gate.waitUntilEntered() } }))
-      guard entered.withLock({ $0 }) else {
-        // The model read the slice some other number of times: nothing is held, and the commit below must not be.
-        gate.disarm()
-        Issue.record("the model's subscription never read the slice through the gate")
-        return
-      }
-      try await store.dispatch(SetGatedValue(value: 2))
-      await store.shutdown()
-      gate.release()
-      let model = await made.value
+      guard let model else { return }
       #expect(await ends(await MainActor.run { model.updates }))
       #expect(applied.values.last == 2)
       #expect(await MainActor.run { model.untrackedState } == GatedSlice(value: 2))
@@ -59,25 +43,39 @@ struct ShutdownRacingSubscriptionTests {
     /// fuzzer, once in 20 runs of the suite; and this test) the model kept the state it read.
     @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
     @Test func observableStore_madeAsTheStoreShutsDown_showsTheStateItShutDownWith() async throws {
+      let model = try await makeModelAsTheStoreShutsDown(lettingThrough: 0) { ObservableStore(scope: $0) }
+      guard let model else { return }
+      #expect(await ends(await MainActor.run { model.updates }))
+      #expect(await MainActor.run { model.untrackedState } == GatedSlice(value: 2))
+    }
+
+    /// Makes a model of a gated slice (value 1) with `make`, on the main actor, and holds its read of the slice that
+    /// comes after the first `reads` in the gate while the store commits value 2 and shuts down; then lets it through
+    /// and returns the model. Nil, with an issue recorded, if the model never read the slice through the gate.
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+    func makeModelAsTheStoreShutsDown(
+      lettingThrough reads: Int,
+      _ make: @escaping @MainActor @Sendable (ScopedStore<GatedSlice, EmptySideEffectDependencyContainer>) ->
+        ObservableStore<GatedSlice, EmptySideEffectDependencyContainer>
+    ) async throws -> ObservableStore<GatedSlice, EmptySideEffectDependencyContainer>? {
       let gate = ReadGate()
       let store = GatedStore(initialState: GatedRoot(slice: GatedSlice(value: 1), gate: gate))
       try await store.waitUntilReady()
       let scope = store.scope(\.gatedSlice, dependencies: \.self)
-      gate.arm()
-      let made = Task { @MainActor in ObservableStore(scope: scope) }
+      gate.arm(lettingThrough: reads)
+      let made = Task { @MainActor in make(scope) }
       let entered = LockedValue(false)
       #expect(await waitFor(onThread { entered.withLock { $0 = gate.waitUntilEntered() } }))
       guard entered.withLock({ $0 }) else {
+        // The model read the slice some other number of times: nothing is held, and the commit must not be.
         gate.disarm()
         Issue.record("the model never read the slice through the gate")
-        return
+        return nil
       }
       try await store.dispatch(SetGatedValue(value: 2))
       await store.shutdown()
       gate.release()
-      let model = await made.value
-      #expect(await ends(await MainActor.run { model.updates }))
-      #expect(await MainActor.run { model.untrackedState } == GatedSlice(value: 2))
+      return await made.value
     }
   #endif
 }

@@ -279,6 +279,14 @@ struct Commit<S: FeatureState> {
     self.record = record
   }
 
+  /// The commit of a change through a scope that reached beyond the scope's place (an element renamed through its
+  /// own scope) and concerns nobody else: `state`, the state after it, for every stream subscriber, `subscribers`,
+  /// read in the commit's critical section.
+  @inlinable
+  static func widened(_ state: S, to subscribers: [StateSubscriber<S>]) -> Commit {
+    Commit(old: nil, new: state, listeners: [], subscribers: subscribers, record: nil)
+  }
+
   /// Hands the commit to the hooks, calls the listeners still subscribed, in registration order, then feeds the
   /// stream subscribers.
   @inlinable

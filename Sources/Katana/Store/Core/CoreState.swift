@@ -108,7 +108,7 @@ struct CoreState<S: FeatureState, D: SideEffectDependencyContainer> {
     var widened: [StateSubscriber<S>] = []
     if let outcome = try commitIfQuiet(touching: filter, widened: &widened, mutate) {
       if case .deliver = outcome {
-        delivery = Commit(old: nil, new: state, listeners: [], subscribers: widened, record: nil)
+        delivery = .widened(state, to: widened)
       }
       return outcome
     }

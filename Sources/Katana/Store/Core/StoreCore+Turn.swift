@@ -40,7 +40,7 @@ extension StoreCore {
   @inlinable @inline(never)
   func deliverWidened(to subscribers: [StateSubscriber<S>]) {
     let state = withLock { $0.state }
-    deliver(Commit(old: nil, new: state, listeners: [], subscribers: subscribers, record: nil))
+    deliver(.widened(state, to: subscribers))
     releaseTurn()
   }
 
