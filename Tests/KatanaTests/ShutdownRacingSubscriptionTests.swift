@@ -55,7 +55,8 @@ struct ShutdownRacingSubscriptionTests {
     @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
     func makeModelAsTheStoreShutsDown(
       lettingThrough reads: Int,
-      _ make: @escaping @MainActor @Sendable (ScopedStore<GatedSlice, EmptySideEffectDependencyContainer>) ->
+      _ make:
+        @escaping @MainActor @Sendable (ScopedStore<GatedSlice, EmptySideEffectDependencyContainer>) ->
         ObservableStore<GatedSlice, EmptySideEffectDependencyContainer>
     ) async throws -> ObservableStore<GatedSlice, EmptySideEffectDependencyContainer>? {
       let gate = ReadGate()
