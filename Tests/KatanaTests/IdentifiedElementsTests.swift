@@ -1,3 +1,4 @@
+import Foundation
 import Katana
 import Testing
 
@@ -48,5 +49,31 @@ struct IdentifiedElementsTests {
         #expect(moved.map(\.id) == expected, "offsets \(offsets) to \(destination)")
       }
     }
+  }
+
+  /// `remove(atOffsets:)` against a plain model, on every subset of offsets of a five-element array, with offsets out
+  /// of range and repeated ones mixed in.
+  @Test func removeAtOffsets_removesExactlyTheElementsAtThoseOffsets() {
+    let ids = Array(0..<5)
+    for mask in 0..<(1 << ids.count) {
+      let offsets = ids.filter { mask & (1 << $0) != 0 }
+      var removed = ids.map { IdentifiedRow(id: $0) }
+      removed.remove(atOffsets: offsets + offsets.prefix(1) + [-1, 5, 99])
+      #expect(removed.map(\.id) == ids.filter { !offsets.contains($0) }, "offsets \(offsets)")
+    }
+  }
+
+  /// What SwiftUI's `onMove` and `onDelete` hand over, Foundation's `IndexSet`, goes in as it is (and so do ranges),
+  /// without `Katana` importing Foundation.
+  @Test func offsets_takeAnIndexSetOrARange() {
+    var rows = self.rows
+    rows.move(fromOffsets: IndexSet([0, 2]), toOffset: 2)
+    #expect(rows.map(\.id) == [2, 1, 3])
+    rows.move(fromOffsets: 1..<3, toOffset: 0)
+    #expect(rows.map(\.id) == [1, 3, 2])
+    rows.remove(atOffsets: IndexSet(integer: 1))
+    #expect(rows.map(\.id) == [1, 2])
+    rows.remove(atOffsets: 0...1)
+    #expect(rows.isEmpty)
   }
 }

@@ -475,6 +475,36 @@
     func updateState(_ state: inout ShopAppState) { state.other.counter += 1 }
   }
 
+  /// A row with `let id` and no `init()`: a ``FeatureState`` that is not a ``State``.
+  struct ListRow: FeatureState, Identifiable, Equatable {
+    let id: Int
+    var title: String
+    var taps = 0
+  }
+
+  struct ListState: State, Equatable {
+    var rows: [ListRow] = []
+    var sheet: ListRow?
+
+    static let twoRows = ListState(rows: [ListRow(id: 1, title: "one"), ListRow(id: 2, title: "two")])
+  }
+
+  struct TapRow: StateUpdater {
+    func updateState(_ state: inout ListRow) { state.taps += 1 }
+  }
+
+  struct RetitleRow: StateUpdater {
+    let title: String
+    func updateState(_ state: inout ListRow) { state.title = title }
+  }
+
+  struct RemoveRow: StateUpdater {
+    let id: Int
+    func updateState(_ state: inout ListState) { state.rows.removeAll { $0.id == id } }
+  }
+
+  typealias ListStore = Store<ListState, EmptySideEffectDependencyContainer>
+
   @Suite("ObservableStore of a scope: tracks the feature's fields, sends through the scope", .timeLimit(.minutes(1)))
   @MainActor
   struct ObservableStoreScopeTests {
@@ -507,6 +537,69 @@
       #expect(model.counter == 0)
       try await store.dispatch(PresentSheet())
       #expect(await waitUntil(model) { $0.counter == 9 })
+    }
+
+    /// A row whose state has no `init()` gets a model (issue 33): it shows the row, sends through the row's scope, and
+    /// its field bindings read and set the row's fields.
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+    @Test func scopeModel_ofAFeatureStateWithoutInit_showsAndSendsThroughItsScope() async throws {
+      let store = ListStore(initialState: .twoRows)
+      try await store.waitUntilReady()
+      let model = try #require(ObservableStore(scope: store.scope(\.rows, id: 2, dependencies: \.self)))
+      #expect(model.title == "two")
+      let taps = track { _ = model.taps }
+      model.send(TapRow())
+      #expect(await waitUntil(model) { $0.taps == 1 })
+      #expect(taps.count == 1)
+      let title = model.fieldBinding(\.title) { RetitleRow(title: $0) }
+      title.set("deux")
+      #expect(await waitUntil(model) { $0.title == "deux" })
+      #expect(title.get() == "deux")
+      #expect(store.state.rows.map(\.title) == ["one", "deux"])
+    }
+
+    /// Missing when the model would be made (a removed row, a nil child, a store not ready yet), a slice without
+    /// `init()` gives no model: there is nothing to show.
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+    @Test func scopeModel_ofAFeatureStateWithoutInit_isNilWhileItsSliceIsMissing() async throws {
+      let gate = Gate()
+      let starting = ListStore(stateInitializer: {
+        await gate.wait()
+        return .twoRows
+      })
+      // Before start-up the store's state is a placeholder, `ListState()`, without the rows.
+      #expect(ObservableStore(scope: starting.scope(\.rows, id: 1, dependencies: \.self)) == nil)
+      gate.open()
+      try await starting.waitUntilReady()
+      #expect(ObservableStore(scope: starting.scope(\.rows, id: 1, dependencies: \.self)) != nil)
+      #expect(ObservableStore(scope: starting.scope(\.rows, id: 9, dependencies: \.self)) == nil)
+      #expect(ObservableStore(scope: starting.scope(\.sheet, dependencies: \.self)) == nil)
+    }
+
+    /// A row's model whose row is removed keeps showing the row as it was last seen, as a model of a `State` slice
+    /// does; what it sends then fails with the scope's error.
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+    @Test func scopeModel_ofAFeatureStateWithoutInit_keepsTheRowItLastSaw_whenItIsRemoved() async throws {
+      let store = ListStore(initialState: .twoRows)
+      try await store.waitUntilReady()
+      let model = try #require(ObservableStore(scope: store.scope(\.rows, id: 1, dependencies: \.self)))
+      model.send(RetitleRow(title: "uno"))
+      #expect(await waitUntil(model) { $0.title == "uno" })
+      try await store.dispatch(RemoveRow(id: 1))
+      try await store.dispatch(RemoveRow(id: 2))
+      #expect(model.state == ListRow(id: 1, title: "uno"))
+      #expect(model.isFollowing)
+      await #expect(throws: ScopeError.self) { try await model.send(TapRow()).value }
+    }
+
+    /// A feature state that is a `State` keeps the plain initialiser, which shows `S()` while the slice is missing.
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+    @Test func scopeModel_ofAState_keepsThePlainInitialiser() async throws {
+      let store = Store<ShopAppState, EmptySideEffectDependencyContainer>(initialState: ShopAppState())
+      // Not optional: the initialiser for a `State` is chosen.
+      let model: ObservableStore<ShopState, EmptySideEffectDependencyContainer> = ObservableStore(
+        scope: store.scope(\.sheet, dependencies: \.self))
+      #expect(model.state == ShopState())
     }
 
     /// A model made right after a store built from a value shows that value at once (bug 11).

@@ -42,12 +42,12 @@ extension Array where Element: Identifiable {
 
   /// Moves the elements at `offsets` so that they stand, in their order, before the element that was at
   /// `destination` (the array's length: at the end), as SwiftUI's `onMove` reports a drag. Offsets out of range
-  /// are ignored. O(n).
+  /// are ignored, and so are repeated ones. O(n + k) for k offsets.
   ///
-  /// The offsets are an array, so that this never competes with SwiftUI's own `move(fromOffsets:toOffset:)`,
-  /// which takes the `IndexSet` that `onMove` gives: with SwiftUI imported, an `IndexSet` goes to SwiftUI's, which
-  /// does the same.
-  public mutating func move(fromOffsets offsets: [Int], toOffset destination: Int) {
+  /// `offsets` is any sequence of offsets: the `IndexSet` that `onMove` gives (Foundation's, which this module
+  /// does not import), an array or a range. Where SwiftUI is imported, SwiftUI's own `move(fromOffsets:toOffset:)`,
+  /// which takes an `IndexSet` and does the same, is the one chosen for an `IndexSet`.
+  public mutating func move(fromOffsets offsets: some Sequence<Int>, toOffset destination: Int) {
     let moving = Set(offsets.filter { indices.contains($0) })
     guard !moving.isEmpty else { return }
     let target = Swift.min(Swift.max(destination, 0), count)
@@ -64,5 +64,22 @@ extension Array where Element: Identifiable {
       }
     }
     self = before + moved + after
+  }
+
+  /// Removes the elements at `offsets`, as SwiftUI's `onDelete` reports a swipe. Offsets out of range are ignored,
+  /// and so are repeated ones. O(n + k) for k offsets.
+  ///
+  /// `offsets` is any sequence of offsets: the `IndexSet` that `onDelete` gives (Foundation's, which this module
+  /// does not import), an array or a range. Where SwiftUI is imported, SwiftUI's own `remove(atOffsets:)`, which
+  /// takes an `IndexSet` and does the same, is the one chosen for an `IndexSet`.
+  public mutating func remove(atOffsets offsets: some Sequence<Int>) {
+    let removing = Set(offsets.filter { indices.contains($0) })
+    guard !removing.isEmpty else { return }
+    var kept: [Element] = []
+    kept.reserveCapacity(count - removing.count)
+    for (offset, element) in enumerated() where !removing.contains(offset) {
+      kept.append(element)
+    }
+    self = kept
   }
 }

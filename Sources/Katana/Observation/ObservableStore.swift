@@ -35,7 +35,23 @@
   /// the store to be ready, then applies committed states on the main actor, in commit order, from one task it owns.
   /// Its subscription keeps only the latest state not yet applied, so it may skip intermediate states, never goes
   /// back to an older one, and always ends up showing the store's latest state (of a scope: the slice's latest
-  /// value, or the last one it had before it went missing). Until the store is ready the model shows `S()`.
+  /// value, or the last one it had before it went missing). Until the store is ready, a model of the store shows
+  /// `S()`.
+  ///
+  /// ## Features without `init()`
+  /// A feature state needs no `init()` (``FeatureState``): a row with `let id` and no default gets a model too.
+  /// Its scope's initialiser is failable: it returns nil if the slice is missing when the model is made (the row was
+  /// removed, the store is not ready yet), since the model would have nothing to show.
+  ///
+  /// ```swift
+  /// if let row = ObservableStore(scope: store.scope(\.todos, id: todo.id, dependencies: \.self)) {
+  ///   TodoRow(model: row)
+  /// }
+  /// ```
+  ///
+  /// For a feature state that is a ``State``, the plain initialiser is the one chosen (it shows `S()` while the
+  /// slice is missing), except where the result is an optional: `let model: ObservableStore<Row, D>? = ...` calls the
+  /// failable one.
   ///
   /// ## Lifetime
   /// The model keeps the store alive. Its task does not keep the model alive: releasing the model cancels
@@ -49,7 +65,7 @@
   ///   over state fields of the same name; read such a field with `model[\.state]`.
   @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
   @MainActor @dynamicMemberLookup
-  public final class ObservableStore<S: State, D: SideEffectDependencyContainer>: Observable {
+  public final class ObservableStore<S: FeatureState, D: SideEffectDependencyContainer>: Observable {
     /// What the registrar knows about one tracked key path of the state.
     private struct Field {
       /// The key path of the model that stands for the state's key path in the registrar.
@@ -87,8 +103,8 @@
     ///
     /// The model starts with the store's current state and follows every commit from here on; it applies them on
     /// the main actor, from its next turn there.
-    public convenience init(store: Store<S, D>) {
-      self.init(source: store)
+    public convenience init(store: Store<S, D>) where S: State {
+      self.init(source: store, initial: store.state)
     }
 
     /// Creates a model that shows a feature's slice and sends through its scope (see
@@ -99,24 +115,42 @@
     /// ```
     ///
     /// The model follows the commits that change the slice. While the scope's element or optional child is
-    /// missing, it keeps showing the slice as it was last seen.
-    public convenience init(scope: ScopedStore<S, D>) {
-      self.init(source: scope)
+    /// missing, it keeps showing the slice as it was last seen; missing when the model is made, it shows `S()`.
+    public convenience init(scope: ScopedStore<S, D>) where S: State {
+      self.init(source: scope, initial: scope.state)
     }
 
-    init(source: some ObservableStoreSource<S, D>) {
+    /// Creates a model that shows a feature's slice and sends through its scope, for a feature state without
+    /// `init()`; nil if the slice is missing now (the scope's element was removed or its optional child is nil, or
+    /// the store is not ready yet).
+    ///
+    /// ```swift
+    /// guard let row = ObservableStore(scope: store.scope(\.todos, id: id, dependencies: \.self)) else { return }
+    /// ```
+    ///
+    /// The model follows the commits that change the slice. While the slice is missing later, it keeps showing the
+    /// slice as it was last seen.
+    public convenience init?(scope: ScopedStore<S, D>) {
+      guard let initial = scope.stateIfPresent else { return nil }
+      self.init(source: scope, initial: initial)
+    }
+
+    /// - Parameter initial: The state the source has now, read by the caller: the model shows it until it applies a
+    ///   committed one.
+    init(source: some ObservableStoreSource<S, D>, initial: S) {
       self.source = source
       self.stateIsUnchanged = Self.equality(\S.self)
-      // Read first, subscribe second, both here: the subscription starts at this state or a newer one (see
-      // ObservableStoreSource), so the model never shows an older state after a newer one, and it holds the commits
-      // made before the model's task first runs (the latest of them), so the model misses none of them. (Subscribed
-      // from its task instead, a model made while its slice changed and then went missing kept the slice it was
-      // made with: the observation fuzzer's open report of issues 26 to 32.)
-      self.current = source.state
+      // Read first (the caller read `initial`), subscribe second, both here: the subscription starts at this state or
+      // a newer one (see ObservableStoreSource), so the model never shows an older state after a newer one, and it
+      // holds the commits made before the model's task first runs (the latest of them), so the model misses none of
+      // them. (Subscribed from its task instead, a model made while its slice changed and then went missing kept the
+      // slice it was made with: the observation fuzzer's open report of issues 26 to 32.)
+      self.current = initial
       let subscription = source.states(buffering: .latest).subscribe()
       // Subscribed after the store shut down (since the read above, or before it): nothing will come, and the store
-      // may have committed after that read, so the model shows the state it shut down with.
-      if subscription.isExhausted { self.current = source.state }
+      // may have committed after that read, so the model shows the state it shut down with (or, for a slice missing
+      // then, the one it read).
+      if subscription.isExhausted, let final = source.stateIfPresent { self.current = final }
       // The task holds the model weakly, and the source only until the task ends: releasing the model cancels it,
       // which ends the wait for readiness or the subscription, which is then removed.
       updates = Task { [weak self, source] in
@@ -142,9 +176,10 @@
 
     // MARK: - Waiting (for the package's test helpers)
 
-    /// The store's or scope's latest committed state, which the model shows once it has caught up.
-    package var latestCommittedState: S {
-      source.state
+    /// The store's or scope's latest committed state, which the model shows once it has caught up; nil while the
+    /// scope's slice is missing.
+    package var latestCommittedState: S? {
+      source.stateIfPresent
     }
 
     /// The state the model shows, read without registering an access with Observation.

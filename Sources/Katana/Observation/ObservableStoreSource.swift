@@ -1,15 +1,16 @@
 /// What an ``ObservableStore`` reads and sends to: a store, or a feature's scope of one.
 ///
 /// A source gives the latest committed state synchronously, a way to wait until it is ready, an ordered
-/// stream of committed states that starts with the state at subscription, and the three `send`s. A source must publish states so that a
-/// state read with ``state`` is never newer than the first element of a stream subscribed to afterwards:
-/// the model reads first and subscribes second, and so never shows an older state after a newer one.
+/// stream of committed states that starts with the state at subscription, and the three `send`s. A source must
+/// publish states so that a state read with ``stateIfPresent`` is never newer than the first element of a stream
+/// subscribed to afterwards: the model reads first and subscribes second, and so never shows an older state after a
+/// newer one.
 protocol ObservableStoreSource<StateType, Dependencies>: Sendable {
-  associatedtype StateType: State
+  associatedtype StateType: FeatureState
   associatedtype Dependencies: SideEffectDependencyContainer
 
-  /// The latest committed state.
-  var state: StateType { get }
+  /// The latest committed state; nil while a scope's element or optional child is missing.
+  var stateIfPresent: StateType? { get }
 
   /// Returns once the source is ready; throws if it never will be (failed start-up, shutdown) or if the
   /// calling task is cancelled. A store's initial state is not a commit, so streams subscribed before it
@@ -33,9 +34,12 @@ protocol ObservableStoreSource<StateType, Dependencies>: Sendable {
 extension Store: ObservableStoreSource {
   typealias StateType = S
   typealias Dependencies = D
+
+  /// A store's state is always present.
+  nonisolated var stateIfPresent: S? { state }
 }
 
-extension ScopedStore: ObservableStoreSource where S: State {
+extension ScopedStore: ObservableStoreSource {
   typealias StateType = S
   typealias Dependencies = D
 

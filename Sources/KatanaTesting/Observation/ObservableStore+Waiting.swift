@@ -71,7 +71,7 @@
           recordIssue(
             "Expected the model to show \(expectation), but it did not within \(describe(bound)) (the failsafe). "
               + "It shows \(abbreviated(String(describing: untrackedState))); the store's latest committed state "
-              + "is \(abbreviated(String(describing: latestCommittedState))).",
+              + "is \(latestCommittedState.map { abbreviated(String(describing: $0)) } ?? "missing (the scope's slice)").",
             at: location)
           return false
         }

@@ -217,9 +217,11 @@ enum FuzzEntryPoint: String, CaseIterable, Sendable {
   // MARK: - Observable models
 
   /// `OracleWorld.makeObservableStore(slice: nil)`.
-  case observableInitStore = "ObservableStore.init(store: Store<S, D>)"
+  case observableInitStore = "ObservableStore.init(store: Store<S, D>) where S: State"
   /// `OracleWorld.makeObservableStore(slice:)` with a slice.
-  case observableInitScope = "ObservableStore.init(scope: ScopedStore<S, D>)"
+  case observableInitScope = "ObservableStore.init(scope: ScopedStore<S, D>) where S: State"
+  /// `OracleWorld.makeObservableStore(slice:)`, a fifth of the models of a slice (in an optional context).
+  case observableInitScopeIfPresent = "ObservableStore.init(scope: ScopedStore<S, D>)"
   /// `OracleWorld.makeObservableStore`: what the model ends showing.
   case observableState = "ObservableStore.state"
   /// A model read by dynamic member (operation to add).

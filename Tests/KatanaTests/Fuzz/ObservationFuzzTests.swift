@@ -190,6 +190,14 @@ struct OracleRun {
     let kinds = journal.commitKinds(commits: commits)
     if let watch { watch.check(journal: journal) }
     if observed { OracleTrigger.check(commits: commits, kinds: kinds, journal: journal) }
+    for missing in journal.missingAtCreation.current where missing.from >= 0 {
+      let seen = commits[min(missing.from, commits.count - 1)...min(missing.to, commits.count - 1)]
+      if seen.allSatisfy({ missing.slice.read($0) != nil }) {
+        journal.problem(
+          "ObservableStore(scope:) of \(missing.slice), the failable initialiser, \(missing.origin), gave nil, but the "
+            + "slice was present at every commit from \(missing.from) to \(missing.to)")
+      }
+    }
     let shutdownVersion = OracleModel.settledVersion(commits: commits, kinds: kinds, journal: journal)
     let model = OracleModel(
       commits: commits, kinds: kinds, shutdownVersion: shutdownVersion, shutdownTick: journal.shutdownTick.current,

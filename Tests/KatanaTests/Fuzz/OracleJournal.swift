@@ -285,6 +285,9 @@ final class OracleJournal: Sendable {
   let awayWindows = LockedValue<[(from: Int, to: Int?, travelDone: Int?)]>([])
   /// The recordings drained from the recorder during the run.
   let drained = LockedValue<[Recording<OracleState>]>([])
+  /// Models of a slice that the failable initialiser did not make: the slice, the commits the store was at before and
+  /// after (-1: before start-up), and who asked. The slice must have been missing at one of those commits.
+  let missingAtCreation = LockedValue<[(slice: OracleSlice, from: Int, to: Int, origin: String)]>([])
   /// The number of times the recorder was reset during the run.
   let resets = LockedValue(0)
 

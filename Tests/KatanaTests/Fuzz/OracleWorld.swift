@@ -794,33 +794,59 @@ final class OracleWorld: Sendable {
     #if canImport(Observation)
       guard #available(macOS 14, iOS 17, tvOS 17, watchOS 10, *) else { return }
       let journal = journal
-      let log = journal.newObserver(
-        kind: slice == nil ? .observableRoot : .observableScope, slice: slice, origin: origin)
       let a = position()
-      log.window.withLock { $0 = (a, a) }
       // The model subscribes as it is made, on the main actor: the window brackets that (its task reports, for
-      // failure messages, what it found when it first ran).
+      // failure messages, what it found when it first ran). Its log is made, and its hooks set, in the same turn on the
+      // main actor as the model, before its task can run.
+      let makeLog: @Sendable () -> OracleObserverLog = {
+        let log = journal.newObserver(
+          kind: slice == nil ? .observableRoot : .observableScope, slice: slice, origin: origin)
+        log.window.withLock { $0 = (a, a) }
+        return log
+      }
       // What the model's task found when it first ran: the commit, the number of states its subscription held, and
       // the slice then.
-      let read: @Sendable () -> OracleValue? = { [self] in
-        if let slice { return scopes[slice]!.stateIfPresent.map(OracleValue.cell) }
-        return .state(store.state)
+      let subscribed: @Sendable (OracleObserverLog) -> @Sendable (Int) -> Void = { [self] log in
+        { [self] buffered in
+          log.modelSubscribedAt.withLock { $0 = position() }
+          log.modelBufferedAtSubscription.withLock { $0 = buffered }
+          log.modelSliceAtSubscription.withLock {
+            if let slice {
+              $0 = scopes[slice]!.stateIfPresent.map(OracleValue.cell)
+            } else {
+              $0 = .state(store.state)
+            }
+          }
+        }
       }
-      let subscribed: @Sendable (Int) -> Void = { [self] buffered in
-        log.modelSubscribedAt.withLock { $0 = position() }
-        log.modelBufferedAtSubscription.withLock { $0 = buffered }
-        log.modelSliceAtSubscription.withLock { $0 = read() }
-      }
+      let log: OracleObserverLog
       let finisher: @Sendable () async -> Void
       if let slice {
         let scope = scopes[slice]!
-        let model = await MainActor.run {
-          FuzzCoverage.note(.observableInitScope)
-          let model = ObservableStore(scope: scope)
+        // A fifth of the models of a slice are made with the failable initialiser (a feature state without `init()`
+        // has only that one; in an optional context a `State`'s slice gets it too): nil only if the slice is missing.
+        let failable = acts % 5 == 4
+        let made = await MainActor.run { () -> (ObservableStore<OracleCell, OracleDependencies>, OracleObserverLog)? in
+          let model: ObservableStore<OracleCell, OracleDependencies>
+          if failable {
+            FuzzCoverage.note(.observableInitScopeIfPresent)
+            let optional: ObservableStore<OracleCell, OracleDependencies>? = ObservableStore(scope: scope)
+            guard let optional else { return nil }
+            model = optional
+          } else {
+            FuzzCoverage.note(.observableInitScope)
+            model = ObservableStore(scope: scope)
+          }
+          let log = makeLog()
           model.didApply = { state in log.applied(.cell(state), tick: journal.tick()) }
-          model.didSubscribe = subscribed
-          return model
+          model.didSubscribe = subscribed(log)
+          return (model, log)
         }
+        guard let (model, madeLog) = made else {
+          journal.missingAtCreation.withLock { $0.append((slice, a, position(), origin)) }
+          return
+        }
+        log = madeLog
         await MainActor.run { act(on: model, op: op, acts: acts, what: "\(slice)'s model") }
         finisher = {
           await MainActor.run { model.updates }?.value
@@ -836,13 +862,15 @@ final class OracleWorld: Sendable {
         }
       } else {
         let store = store
-        let model = await MainActor.run {
+        let (model, madeLog) = await MainActor.run {
           FuzzCoverage.note(.observableInitStore)
           let model = ObservableStore(store: store)
+          let log = makeLog()
           model.didApply = { state in log.applied(.state(state), tick: journal.tick()) }
-          model.didSubscribe = subscribed
-          return model
+          model.didSubscribe = subscribed(log)
+          return (model, log)
         }
+        log = madeLog
         await MainActor.run { act(on: model, op: op, acts: acts, what: "the store's model") }
         finisher = {
           await MainActor.run { model.updates }?.value
