@@ -29,8 +29,10 @@ public struct ReplayRegistry<S: State>: Sendable {
     let type: ObjectIdentifier
     /// Where it applies: a description of the place (the scope's, or a pattern for elements), nil for the root.
     let place: String?
-    /// Whether a commit through `scope` (nil: the root) is this entry's.
-    let matches: @Sendable (_ scope: ScopeID?) -> Bool
+    /// For a field setter (`SetField`), the field it sets: one entry per field, where other entries are one per type.
+    let field: String?
+    /// Whether `base`, committed through `scope` (nil: the root), is this entry's.
+    let matches: @Sendable (_ base: any Dispatchable, _ scope: ScopeID?) -> Bool
     /// Writes the updater (and, for an element's scope, the element's id).
     let encode:
       @Sendable (_ base: any Dispatchable, _ scope: ScopeID?, _ container: inout KeyedEncodingContainer<LogKey>) throws
@@ -76,22 +78,14 @@ public struct ReplayRegistry<S: State>: Sendable {
 
   /// Registers a state updater of the root state under `name`.
   public mutating func register<U: StateUpdater & Codable>(_ type: U.Type, as name: String) where U.StateType == S {
-    add(
-      Entry(
-        name: name, type: ObjectIdentifier(U.self), place: nil, matches: { $0 == nil },
-        encode: { base, _, container in try Self.encode(base, as: U.self, in: &container) },
-        decode: { container in try container.decode(U.self, forKey: .updater) }))
+    addRoot(Codec<U>.codable(), as: name)
   }
 
   /// Registers a feature's state updater, dispatched through the scope mounted at `keyPath`, under `name`.
   public mutating func register<U: StateUpdater & Codable>(
     _ type: U.Type, as name: String, at keyPath: WritableKeyPath<S, U.StateType>
   ) {
-    // Key paths are immutable values.
-    nonisolated(unsafe) let keyPath = keyPath
-    addFixedPlace(U.self, as: name, scope: ScopeID.field(keyPath)) { root, _, base in
-      base.updateState(&root[keyPath: keyPath])
-    }
+    addField(Codec<U>.codable(), as: name, at: keyPath)
   }
 
   /// Registers a feature's state updater, dispatched through the scope mounted at the optional field `keyPath`,
@@ -99,27 +93,7 @@ public struct ReplayRegistry<S: State>: Sendable {
   public mutating func register<U: StateUpdater & Codable>(
     _ type: U.Type, as name: String, at keyPath: WritableKeyPath<S, U.StateType?>
   ) {
-    // Key paths are immutable values.
-    nonisolated(unsafe) let keyPath = keyPath
-    addFixedPlace(U.self, as: name, scope: ScopeID.optionalField(keyPath)) { root, scope, base in
-      guard root[keyPath: keyPath] != nil else { throw ScopeError.missingChild(scope) }
-      base.updateState(&root[keyPath: keyPath]!)
-    }
-  }
-
-  /// Registers `U` for the one scope `scope`; `apply` applies a decoded updater at the scope's place in a root state.
-  private mutating func addFixedPlace<U: StateUpdater & Codable>(
-    _ type: U.Type, as name: String, scope: ScopeID,
-    apply: @escaping @Sendable (_ root: inout S, _ scope: ScopeID, _ base: U) throws -> Void
-  ) {
-    add(
-      Entry(
-        name: name, type: ObjectIdentifier(U.self), place: scope.description, matches: { $0 == scope },
-        encode: { base, _, container in try Self.encode(base, as: U.self, in: &container) },
-        decode: { container in
-          let base = try container.decode(U.self, forKey: .updater)
-          return makeScopedUpdater(scope: scope, base: base) { (root: inout S) in try apply(&root, scope, base) }
-        }))
+    addOptional(Codec<U>.codable(), as: name, at: keyPath)
   }
 
   /// Registers a feature's state updater, dispatched through the scope of any element of the identified collection
@@ -128,21 +102,114 @@ public struct ReplayRegistry<S: State>: Sendable {
   public mutating func register<U: StateUpdater & Codable, Elements: MutableCollection & Sendable>(
     _ type: U.Type, as name: String, onElementsOf keyPath: WritableKeyPath<S, Elements>
   ) where Elements.Element == U.StateType, U.StateType: Identifiable, U.StateType.ID: Codable & Sendable {
+    addElements(Codec<U>.codable(), as: name, onElementsOf: keyPath)
+  }
+
+  // MARK: - Field setters
+
+  /// Registers `SetField` for the root state's field `field` (what a binding sends) under `name`: the log writes
+  /// the name and the value. A key path has no name of its own, so each field a log may hold is registered.
+  ///
+  /// ```swift
+  /// registry.register(field: \.query, as: "query.set")
+  /// ```
+  public mutating func register<Value: Codable & Sendable>(
+    field: any WritableKeyPath<S, Value> & Sendable, as name: String
+  ) {
+    addRoot(.setting(field), as: name)
+  }
+
+  /// Registers `SetField` for the field `field` of the feature mounted at `keyPath`, set through its scope, under
+  /// `name`.
+  public mutating func register<Feature: FeatureState, Value: Codable & Sendable>(
+    field: any WritableKeyPath<Feature, Value> & Sendable, as name: String, at keyPath: WritableKeyPath<S, Feature>
+  ) {
+    addField(.setting(field), as: name, at: keyPath)
+  }
+
+  /// Registers `SetField` for the field `field` of the feature mounted at the optional field `keyPath`, set through
+  /// its scope, under `name`. Replaying it while the feature is nil fails as the dispatch would (`ScopeError`).
+  public mutating func register<Feature: FeatureState, Value: Codable & Sendable>(
+    field: any WritableKeyPath<Feature, Value> & Sendable, as name: String, at keyPath: WritableKeyPath<S, Feature?>
+  ) {
+    addOptional(.setting(field), as: name, at: keyPath)
+  }
+
+  /// Registers `SetField` for the field `field` of any element of the identified collection at `keyPath`, set
+  /// through the element's scope, under `name`. The log writes the element's id with it.
+  public mutating func register<Value: Codable & Sendable, Elements: MutableCollection & Sendable>(
+    field: any WritableKeyPath<Elements.Element, Value> & Sendable, as name: String,
+    onElementsOf keyPath: WritableKeyPath<S, Elements>
+  ) where Elements.Element: FeatureState & Identifiable, Elements.Element.ID: Codable & Sendable {
+    addElements(.setting(field), as: name, onElementsOf: keyPath)
+  }
+
+  // MARK: - Places
+
+  private mutating func addRoot<U: StateUpdater>(_ codec: Codec<U>, as name: String) where U.StateType == S {
+    add(
+      Entry(
+        name: name, type: ObjectIdentifier(U.self), place: nil, field: codec.field,
+        matches: { base, scope in scope == nil && codec.isFor(base) },
+        encode: { base, _, container in try codec.encode(base, &container) },
+        decode: { container in try codec.decode(container) }))
+  }
+
+  private mutating func addField<U: StateUpdater>(
+    _ codec: Codec<U>, as name: String, at keyPath: WritableKeyPath<S, U.StateType>
+  ) {
+    // Key paths are immutable values.
+    nonisolated(unsafe) let keyPath = keyPath
+    addFixedPlace(codec, as: name, scope: ScopeID.field(keyPath)) { root, _, base in
+      base.updateState(&root[keyPath: keyPath])
+    }
+  }
+
+  private mutating func addOptional<U: StateUpdater>(
+    _ codec: Codec<U>, as name: String, at keyPath: WritableKeyPath<S, U.StateType?>
+  ) {
+    // Key paths are immutable values.
+    nonisolated(unsafe) let keyPath = keyPath
+    addFixedPlace(codec, as: name, scope: ScopeID.optionalField(keyPath)) { root, scope, base in
+      guard root[keyPath: keyPath] != nil else { throw ScopeError.missingChild(scope) }
+      base.updateState(&root[keyPath: keyPath]!)
+    }
+  }
+
+  /// Registers `U` for the one scope `scope`; `apply` applies a decoded updater at the scope's place in a root state.
+  private mutating func addFixedPlace<U: StateUpdater>(
+    _ codec: Codec<U>, as name: String, scope: ScopeID,
+    apply: @escaping @Sendable (_ root: inout S, _ scope: ScopeID, _ base: U) throws -> Void
+  ) {
+    add(
+      Entry(
+        name: name, type: ObjectIdentifier(U.self), place: scope.description, field: codec.field,
+        matches: { base, commitScope in commitScope == scope && codec.isFor(base) },
+        encode: { base, _, container in try codec.encode(base, &container) },
+        decode: { container in
+          let base = try codec.decode(container)
+          return makeScopedUpdater(scope: scope, base: base) { (root: inout S) in try apply(&root, scope, base) }
+        }))
+  }
+
+  private mutating func addElements<U: StateUpdater, Elements: MutableCollection & Sendable>(
+    _ codec: Codec<U>, as name: String, onElementsOf keyPath: WritableKeyPath<S, Elements>
+  ) where Elements.Element == U.StateType, U.StateType: Identifiable, U.StateType.ID: Codable & Sendable {
     let place = ScopeID.description(of: keyPath, in: S.self) + "[id: _]"
     // Key paths are immutable values.
     nonisolated(unsafe) let keyPath = keyPath
     add(
       Entry(
-        name: name, type: ObjectIdentifier(U.self), place: place,
-        matches: { scope in scope?.elementID(in: keyPath)?.base is U.StateType.ID },
+        name: name, type: ObjectIdentifier(U.self), place: place, field: codec.field,
+        matches: { base, scope in scope?.elementID(in: keyPath)?.base is U.StateType.ID && codec.isFor(base) },
         encode: { base, scope, container in
-          try Self.encode(base, as: U.self, in: &container)
+          try codec.encode(base, &container)
           if let id = scope?.elementID(in: keyPath)?.base as? U.StateType.ID {
             try container.encode(id, forKey: .element)
           }
         },
         decode: { container in
-          let base = try container.decode(U.self, forKey: .updater)
+          let base = try codec.decode(container)
           let id = try container.decode(U.StateType.ID.self, forKey: .element)
           let scope = ScopeID.element(keyPath, id: id)
           return makeScopedUpdater(scope: scope, base: base) { (root: inout S) in
@@ -154,17 +221,11 @@ public struct ReplayRegistry<S: State>: Sendable {
         }))
   }
 
-  private static func encode<U: Encodable>(
-    _ base: any Dispatchable, as type: U.Type, in container: inout KeyedEncodingContainer<LogKey>
-  ) throws {
-    // Only called with a base of type `U` (entries are looked up by the base's type).
-    guard let base = base as? U else { return }
-    try container.encode(base, forKey: .updater)
-  }
-
   private mutating func add(_ entry: Entry) {
     // A type registered again for the same place replaces its entry (and frees that entry's name).
-    if let same = byName.values.first(where: { $0.type == entry.type && $0.place == entry.place }) {
+    if let same = byName.values.first(where: {
+      $0.type == entry.type && $0.place == entry.place && $0.field == entry.field
+    }) {
       byName[same.name] = nil
     }
     byName[entry.name] = entry
@@ -173,6 +234,42 @@ public struct ReplayRegistry<S: State>: Sendable {
   /// The entry that writes `base`, dispatched through `scope` (nil: the root).
   func entry(for base: any Dispatchable, scope: ScopeID?) -> Entry? {
     let type = ObjectIdentifier(Swift.type(of: base))
-    return byName.values.first { $0.type == type && $0.matches(scope) }
+    return byName.values.first { $0.type == type && $0.matches(base, scope) }
+  }
+}
+
+/// How the updaters of type `U` that one registration covers are written and read: every value of a `Codable` type,
+/// or the `SetField` values of one field.
+private struct Codec<U: StateUpdater>: Sendable {
+  /// The field, for a field setter.
+  let field: String?
+  let isFor: @Sendable (any Dispatchable) -> Bool
+  let encode: @Sendable (any Dispatchable, inout KeyedEncodingContainer<LogKey>) throws -> Void
+  let decode: @Sendable (KeyedDecodingContainer<LogKey>) throws -> U
+
+  /// Every value of `U`, written with its own `Codable` conformance.
+  static func codable() -> Codec where U: Codable {
+    Codec(
+      field: nil, isFor: { $0 is U },
+      encode: { base, container in
+        // Only called with a base of type `U` (entries are looked up by the base's type).
+        guard let base = base as? U else { return }
+        try container.encode(base, forKey: .updater)
+      },
+      decode: { container in try container.decode(U.self, forKey: .updater) })
+  }
+
+  /// The field setters of `field`, written as their value.
+  static func setting<F: FeatureState, Value: Codable & Sendable>(_ field: any WritableKeyPath<F, Value> & Sendable)
+    -> Codec where U == SetField<F, Value>
+  {
+    Codec(
+      field: String(describing: field as AnyKeyPath),
+      isFor: { ($0 as? SetField<F, Value>)?.keyPath == field },
+      encode: { base, container in
+        guard let set = base as? SetField<F, Value> else { return }
+        try container.encode(set.value, forKey: .updater)
+      },
+      decode: { container in SetField(field, try container.decode(Value.self, forKey: .updater)) })
   }
 }

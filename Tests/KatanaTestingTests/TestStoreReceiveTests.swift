@@ -12,6 +12,20 @@ struct TestStoreReceiveTests {
     await store.finish()
   }
 
+  /// `SetField`, the one updater that sets any field, is received like any `Equatable` updater: two are equal when
+  /// they set the same field to equal values.
+  @Test func receive_aFieldSetter_byItsFieldAndValue() async throws {
+    let store = makeStore()
+    try await store.dispatch(
+      Script { context in
+        try await context.dispatch(SetField(\.log, ["set"]))
+        try await context.dispatch(SetField(\.count, 2))
+      })
+    await store.receive(SetField(\CounterState.log, ["set"])) { $0.log = ["set"] }
+    await store.receive(SetField(\CounterState.count, 2)) { $0.count = 2 }
+    await store.finish()
+  }
+
   @Test func receive_returnsTheItem() async throws {
     let store = makeStore()
     try await store.dispatch(LogAll(tags: ["a"]))

@@ -21,6 +21,20 @@
       return Binding(get: { @MainActor in field.get() }, set: { @MainActor in field.set($0) })
     }
 
+    /// A SwiftUI binding to one field that sets it: it reads `keyPath` through the model and sends ``SetField``
+    /// with each new value.
+    ///
+    /// ```swift
+    /// Stepper("Steps", value: model.binding(\.stepCount))
+    /// ```
+    ///
+    /// See ``fieldBinding(_:)``.
+    public func binding<T: Sendable>(_ keyPath: any WritableKeyPath<S, T> & Sendable) -> Binding<T> {
+      let field = fieldBinding(keyPath)
+      // As below: each closure says it runs on the main actor.
+      return Binding(get: { @MainActor in field.get() }, set: { @MainActor in field.set($0) })
+    }
+
     /// A SwiftUI binding to one field whose changes start work: it reads `keyPath` through the model and
     /// sends the side effect that `makeSideEffect` builds from each new value.
     ///

@@ -285,6 +285,20 @@
         set: { value in self.send(makeUpdater(value)) })
     }
 
+    /// A getter and setter for one field whose setter only sets it: the getter reads `keyPath` through the model
+    /// (tracked), the setter sends ``SetField`` with the new value. One updater for every field a view edits as it
+    /// is, where TCA's `BindableAction` sets any field through one action.
+    ///
+    /// ```swift
+    /// let steps = model.fieldBinding(\.stepCount)
+    /// steps.set(5)   // sends SetField(\.stepCount, 5)
+    /// ```
+    ///
+    /// Where SwiftUI exists, `binding(_:)` wraps it in a SwiftUI `Binding`.
+    public func fieldBinding<T: Sendable>(_ keyPath: any WritableKeyPath<S, T> & Sendable) -> StoreFieldBinding<T> {
+      fieldBinding(keyPath) { SetField(keyPath, $0) }
+    }
+
     /// A getter and setter for one field whose setter starts work: the getter reads `keyPath` through the
     /// model (tracked), the setter sends the side effect that `makeSideEffect` builds from the new value.
     ///
