@@ -200,4 +200,34 @@ final class NestedTestScope<
     return NestedTestScope<Root, RootDependencies, Elements.Element, CD>.make(
       root: root, store: child, path: path.appending(keyPath, id: id, scope: child.id))
   }
+
+  override func child<C: FeatureState, CD: SideEffectDependencyContainer, O: FeatureOutput>(
+    _ keyPath: WritableKeyPath<S, C>, dependencies: KeyPath<D, CD>, outputs: @escaping FeatureOutputHandler<O, S, D>
+  ) -> ScopedTestStore<C, CD> where O.StateType == C {
+    NestedTestScope<Root, RootDependencies, C, CD>.make(
+      root: root, store: store.scope(keyPath, dependencies: dependencies, outputs: outputs),
+      path: path.appending(keyPath))
+  }
+
+  override func child<C: FeatureState, CD: SideEffectDependencyContainer, O: FeatureOutput>(
+    optional keyPath: WritableKeyPath<S, C?>, dependencies: KeyPath<D, CD>,
+    outputs: @escaping FeatureOutputHandler<O, S, D>
+  ) -> ScopedTestStore<C, CD> where O.StateType == C {
+    let child = store.scope(keyPath, dependencies: dependencies, outputs: outputs)
+    return NestedTestScope<Root, RootDependencies, C, CD>.make(
+      root: root, store: child, path: path.appending(optional: keyPath, scope: child.id))
+  }
+
+  override func element<
+    Elements: MutableCollection & RandomAccessCollection & Sendable, CD: SideEffectDependencyContainer,
+    O: FeatureOutput
+  >(
+    _ keyPath: WritableKeyPath<S, Elements>, id: Elements.Element.ID, dependencies: KeyPath<D, CD>,
+    outputs: @escaping FeatureOutputHandler<O, S, D>
+  ) -> ScopedTestStore<Elements.Element, CD>
+  where Elements.Element: FeatureState & Identifiable, Elements.Element.ID: Sendable, O.StateType == Elements.Element {
+    let child = store.scope(keyPath, id: id, dependencies: dependencies, outputs: outputs)
+    return NestedTestScope<Root, RootDependencies, Elements.Element, CD>.make(
+      root: root, store: child, path: path.appending(keyPath, id: id, scope: child.id))
+  }
 }

@@ -88,6 +88,24 @@ class TestScopeCore<S: FeatureState, D: SideEffectDependencyContainer>: @uncheck
   ) -> ScopedTestStore<Elements.Element, CD>
   where Elements.Element: FeatureState & Identifiable, Elements.Element.ID: Sendable { abstract() }
 
+  func child<C: FeatureState, CD: SideEffectDependencyContainer, O: FeatureOutput>(
+    _ keyPath: WritableKeyPath<S, C>, dependencies: KeyPath<D, CD>, outputs: @escaping FeatureOutputHandler<O, S, D>
+  ) -> ScopedTestStore<C, CD> where O.StateType == C { abstract() }
+  func child<C: FeatureState, CD: SideEffectDependencyContainer, O: FeatureOutput>(
+    optional keyPath: WritableKeyPath<S, C?>, dependencies: KeyPath<D, CD>,
+    outputs: @escaping FeatureOutputHandler<O, S, D>
+  ) -> ScopedTestStore<C, CD> where O.StateType == C { abstract() }
+  func element<
+    Elements: MutableCollection & RandomAccessCollection & Sendable, CD: SideEffectDependencyContainer,
+    O: FeatureOutput
+  >(
+    _ keyPath: WritableKeyPath<S, Elements>, id: Elements.Element.ID, dependencies: KeyPath<D, CD>,
+    outputs: @escaping FeatureOutputHandler<O, S, D>
+  ) -> ScopedTestStore<Elements.Element, CD>
+  where Elements.Element: FeatureState & Identifiable, Elements.Element.ID: Sendable, O.StateType == Elements.Element {
+    abstract()
+  }
+
   private func abstract(_ function: StaticString = #function) -> Never {
     // Broken internal invariant: every TestScopeCore is a RootTestScope or a NestedTestScope.
     fatalError("TestScopeCore.\(function) is implemented by its subclasses")
@@ -233,6 +251,37 @@ final class RootTestScope<S: State & Equatable, D: SideEffectDependencyContainer
   ) -> ScopedTestStore<Elements.Element, CD>
   where Elements.Element: FeatureState & Identifiable, Elements.Element.ID: Sendable {
     let store = testStore.store.scope(keyPath, id: id, dependencies: dependencies)
+    return NestedTestScope.make(
+      root: testStore, store: store, path: SlicePath<S, S>.identity().appending(keyPath, id: id, scope: store.id))
+  }
+
+  override func child<C: FeatureState, CD: SideEffectDependencyContainer, O: FeatureOutput>(
+    _ keyPath: WritableKeyPath<S, C>, dependencies: KeyPath<D, CD>, outputs: @escaping FeatureOutputHandler<O, S, D>
+  ) -> ScopedTestStore<C, CD> where O.StateType == C {
+    NestedTestScope.make(
+      root: testStore, store: testStore.store.scope(keyPath, dependencies: dependencies, outputs: outputs),
+      path: SlicePath<S, S>.identity().appending(keyPath))
+  }
+
+  override func child<C: FeatureState, CD: SideEffectDependencyContainer, O: FeatureOutput>(
+    optional keyPath: WritableKeyPath<S, C?>, dependencies: KeyPath<D, CD>,
+    outputs: @escaping FeatureOutputHandler<O, S, D>
+  ) -> ScopedTestStore<C, CD> where O.StateType == C {
+    let store = testStore.store.scope(keyPath, dependencies: dependencies, outputs: outputs)
+    return NestedTestScope.make(
+      root: testStore, store: store,
+      path: SlicePath<S, S>.identity().appending(optional: keyPath, scope: store.id))
+  }
+
+  override func element<
+    Elements: MutableCollection & RandomAccessCollection & Sendable, CD: SideEffectDependencyContainer,
+    O: FeatureOutput
+  >(
+    _ keyPath: WritableKeyPath<S, Elements>, id: Elements.Element.ID, dependencies: KeyPath<D, CD>,
+    outputs: @escaping FeatureOutputHandler<O, S, D>
+  ) -> ScopedTestStore<Elements.Element, CD>
+  where Elements.Element: FeatureState & Identifiable, Elements.Element.ID: Sendable, O.StateType == Elements.Element {
+    let store = testStore.store.scope(keyPath, id: id, dependencies: dependencies, outputs: outputs)
     return NestedTestScope.make(
       root: testStore, store: store, path: SlicePath<S, S>.identity().appending(keyPath, id: id, scope: store.id))
   }

@@ -405,4 +405,51 @@ extension TestStoreProtocol {
   where Elements.Element: FeatureState & Identifiable, Elements.Element.ID: Sendable {
     _testScope.core.element(keyPath, id: id, dependencies: dependencies)
   }
+
+  /// Mounts a feature at a field of this state with the handler of its outputs that the app mounts it with
+  /// (`store.scope(_:dependencies:outputs:)`): the parent's reaction to the feature's outputs is tested through the
+  /// feature's handle, exhaustively.
+  ///
+  /// ```swift
+  /// let app = TestStore(initialState: AppState(), dependencies: AppDependencies())
+  /// let cart = app.scope(\.cart, dependencies: \.cart, outputs: AppFeature.handleCart)
+  /// try await cart.dispatch(CheckOut())
+  /// await app.receive(StartShipping(items: ["A1"])) { $0.shipping = ["A1"] }   // the handler's dispatch
+  /// ```
+  ///
+  /// The handler runs as in the app: in the emitting side effect's task, with this state's context. What it
+  /// dispatches is received by the test store, to be asserted with `receive`, and the outputs it handles are not
+  /// recorded for `receiveOutput` (what a feature mounted without a handler emits is).
+  public func scope<Child: FeatureState, ChildDependencies: SideEffectDependencyContainer, Output: FeatureOutput>(
+    _ keyPath: WritableKeyPath<StateType, Child>, dependencies: KeyPath<Dependencies, ChildDependencies>,
+    outputs: @escaping FeatureOutputHandler<Output, StateType, Dependencies>
+  ) -> ScopedTestStore<Child, ChildDependencies> where Output.StateType == Child {
+    _testScope.core.child(keyPath, dependencies: dependencies, outputs: outputs)
+  }
+
+  /// Mounts a feature at an optional field of this state with the handler of its outputs; see
+  /// ``scope(_:dependencies:outputs:)-(WritableKeyPath<Self.StateType,Child>,_,_)``.
+  public func scope<Child: FeatureState, ChildDependencies: SideEffectDependencyContainer, Output: FeatureOutput>(
+    _ keyPath: WritableKeyPath<StateType, Child?>, dependencies: KeyPath<Dependencies, ChildDependencies>,
+    outputs: @escaping FeatureOutputHandler<Output, StateType, Dependencies>
+  ) -> ScopedTestStore<Child, ChildDependencies> where Output.StateType == Child {
+    _testScope.core.child(optional: keyPath, dependencies: dependencies, outputs: outputs)
+  }
+
+  /// Mounts a feature on the element with identifier `id` of an identified collection of this state with the
+  /// handler of its outputs (a row that tells its list what happened); see
+  /// ``scope(_:dependencies:outputs:)-(WritableKeyPath<Self.StateType,Child>,_,_)``.
+  public func scope<
+    Elements: MutableCollection & RandomAccessCollection & Sendable, ChildDependencies: SideEffectDependencyContainer,
+    Output: FeatureOutput
+  >(
+    _ keyPath: WritableKeyPath<StateType, Elements>, id: Elements.Element.ID,
+    dependencies: KeyPath<Dependencies, ChildDependencies>,
+    outputs: @escaping FeatureOutputHandler<Output, StateType, Dependencies>
+  ) -> ScopedTestStore<Elements.Element, ChildDependencies>
+  where
+    Elements.Element: FeatureState & Identifiable, Elements.Element.ID: Sendable, Output.StateType == Elements.Element
+  {
+    _testScope.core.element(keyPath, id: id, dependencies: dependencies, outputs: outputs)
+  }
 }
