@@ -178,16 +178,13 @@ final class NestedTestScope<
   override func child<C: FeatureState, CD: SideEffectDependencyContainer>(
     _ keyPath: WritableKeyPath<S, C>, dependencies: KeyPath<D, CD>
   ) -> ScopedTestStore<C, CD> {
-    NestedTestScope<Root, RootDependencies, C, CD>.make(
-      root: root, store: store.scope(keyPath, dependencies: dependencies), path: path.appending(keyPath))
+    mount(store.scope(keyPath, dependencies: dependencies), at: keyPath)
   }
 
   override func child<C: FeatureState, CD: SideEffectDependencyContainer>(
     optional keyPath: WritableKeyPath<S, C?>, dependencies: KeyPath<D, CD>
   ) -> ScopedTestStore<C, CD> {
-    let child = store.scope(keyPath, dependencies: dependencies)
-    return NestedTestScope<Root, RootDependencies, C, CD>.make(
-      root: root, store: child, path: path.appending(optional: keyPath, scope: child.id))
+    mount(store.scope(keyPath, dependencies: dependencies), atOptional: keyPath)
   }
 
   override func element<
@@ -196,26 +193,20 @@ final class NestedTestScope<
     _ keyPath: WritableKeyPath<S, Elements>, id: Elements.Element.ID, dependencies: KeyPath<D, CD>
   ) -> ScopedTestStore<Elements.Element, CD>
   where Elements.Element: FeatureState & Identifiable, Elements.Element.ID: Sendable {
-    let child = store.scope(keyPath, id: id, dependencies: dependencies)
-    return NestedTestScope<Root, RootDependencies, Elements.Element, CD>.make(
-      root: root, store: child, path: path.appending(keyPath, id: id, scope: child.id))
+    mount(store.scope(keyPath, id: id, dependencies: dependencies), on: keyPath, id: id)
   }
 
   override func child<C: FeatureState, CD: SideEffectDependencyContainer, O: FeatureOutput>(
     _ keyPath: WritableKeyPath<S, C>, dependencies: KeyPath<D, CD>, outputs: @escaping FeatureOutputHandler<O, S, D>
   ) -> ScopedTestStore<C, CD> where O.StateType == C {
-    NestedTestScope<Root, RootDependencies, C, CD>.make(
-      root: root, store: store.scope(keyPath, dependencies: dependencies, outputs: outputs),
-      path: path.appending(keyPath))
+    mount(store.scope(keyPath, dependencies: dependencies, outputs: outputs), at: keyPath)
   }
 
   override func child<C: FeatureState, CD: SideEffectDependencyContainer, O: FeatureOutput>(
     optional keyPath: WritableKeyPath<S, C?>, dependencies: KeyPath<D, CD>,
     outputs: @escaping FeatureOutputHandler<O, S, D>
   ) -> ScopedTestStore<C, CD> where O.StateType == C {
-    let child = store.scope(keyPath, dependencies: dependencies, outputs: outputs)
-    return NestedTestScope<Root, RootDependencies, C, CD>.make(
-      root: root, store: child, path: path.appending(optional: keyPath, scope: child.id))
+    mount(store.scope(keyPath, dependencies: dependencies, outputs: outputs), atOptional: keyPath)
   }
 
   override func element<
@@ -226,8 +217,31 @@ final class NestedTestScope<
     outputs: @escaping FeatureOutputHandler<O, S, D>
   ) -> ScopedTestStore<Elements.Element, CD>
   where Elements.Element: FeatureState & Identifiable, Elements.Element.ID: Sendable, O.StateType == Elements.Element {
-    let child = store.scope(keyPath, id: id, dependencies: dependencies, outputs: outputs)
-    return NestedTestScope<Root, RootDependencies, Elements.Element, CD>.make(
+    mount(store.scope(keyPath, id: id, dependencies: dependencies, outputs: outputs), on: keyPath, id: id)
+  }
+
+  // MARK: - Mounting (one per kind of place, with or without an output handler)
+
+  private func mount<C: FeatureState, CD: SideEffectDependencyContainer>(
+    _ child: ScopedStore<C, CD>, at keyPath: WritableKeyPath<S, C>
+  ) -> ScopedTestStore<C, CD> {
+    NestedTestScope<Root, RootDependencies, C, CD>.make(root: root, store: child, path: path.appending(keyPath))
+  }
+
+  private func mount<C: FeatureState, CD: SideEffectDependencyContainer>(
+    _ child: ScopedStore<C, CD>, atOptional keyPath: WritableKeyPath<S, C?>
+  ) -> ScopedTestStore<C, CD> {
+    NestedTestScope<Root, RootDependencies, C, CD>.make(
+      root: root, store: child, path: path.appending(optional: keyPath, scope: child.id))
+  }
+
+  private func mount<
+    Elements: MutableCollection & RandomAccessCollection & Sendable, CD: SideEffectDependencyContainer
+  >(
+    _ child: ScopedStore<Elements.Element, CD>, on keyPath: WritableKeyPath<S, Elements>, id: Elements.Element.ID
+  ) -> ScopedTestStore<Elements.Element, CD>
+  where Elements.Element: FeatureState & Identifiable, Elements.Element.ID: Sendable {
+    NestedTestScope<Root, RootDependencies, Elements.Element, CD>.make(
       root: root, store: child, path: path.appending(keyPath, id: id, scope: child.id))
   }
 }

@@ -230,18 +230,13 @@ final class RootTestScope<S: State & Equatable, D: SideEffectDependencyContainer
   override func child<C: FeatureState, CD: SideEffectDependencyContainer>(
     _ keyPath: WritableKeyPath<S, C>, dependencies: KeyPath<D, CD>
   ) -> ScopedTestStore<C, CD> {
-    NestedTestScope.make(
-      root: testStore, store: testStore.store.scope(keyPath, dependencies: dependencies),
-      path: SlicePath<S, S>.identity().appending(keyPath))
+    mount(testStore.store.scope(keyPath, dependencies: dependencies), at: keyPath)
   }
 
   override func child<C: FeatureState, CD: SideEffectDependencyContainer>(
     optional keyPath: WritableKeyPath<S, C?>, dependencies: KeyPath<D, CD>
   ) -> ScopedTestStore<C, CD> {
-    let store = testStore.store.scope(keyPath, dependencies: dependencies)
-    return NestedTestScope.make(
-      root: testStore, store: store,
-      path: SlicePath<S, S>.identity().appending(optional: keyPath, scope: store.id))
+    mount(testStore.store.scope(keyPath, dependencies: dependencies), atOptional: keyPath)
   }
 
   override func element<
@@ -250,27 +245,20 @@ final class RootTestScope<S: State & Equatable, D: SideEffectDependencyContainer
     _ keyPath: WritableKeyPath<S, Elements>, id: Elements.Element.ID, dependencies: KeyPath<D, CD>
   ) -> ScopedTestStore<Elements.Element, CD>
   where Elements.Element: FeatureState & Identifiable, Elements.Element.ID: Sendable {
-    let store = testStore.store.scope(keyPath, id: id, dependencies: dependencies)
-    return NestedTestScope.make(
-      root: testStore, store: store, path: SlicePath<S, S>.identity().appending(keyPath, id: id, scope: store.id))
+    mount(testStore.store.scope(keyPath, id: id, dependencies: dependencies), on: keyPath, id: id)
   }
 
   override func child<C: FeatureState, CD: SideEffectDependencyContainer, O: FeatureOutput>(
     _ keyPath: WritableKeyPath<S, C>, dependencies: KeyPath<D, CD>, outputs: @escaping FeatureOutputHandler<O, S, D>
   ) -> ScopedTestStore<C, CD> where O.StateType == C {
-    NestedTestScope.make(
-      root: testStore, store: testStore.store.scope(keyPath, dependencies: dependencies, outputs: outputs),
-      path: SlicePath<S, S>.identity().appending(keyPath))
+    mount(testStore.store.scope(keyPath, dependencies: dependencies, outputs: outputs), at: keyPath)
   }
 
   override func child<C: FeatureState, CD: SideEffectDependencyContainer, O: FeatureOutput>(
     optional keyPath: WritableKeyPath<S, C?>, dependencies: KeyPath<D, CD>,
     outputs: @escaping FeatureOutputHandler<O, S, D>
   ) -> ScopedTestStore<C, CD> where O.StateType == C {
-    let store = testStore.store.scope(keyPath, dependencies: dependencies, outputs: outputs)
-    return NestedTestScope.make(
-      root: testStore, store: store,
-      path: SlicePath<S, S>.identity().appending(optional: keyPath, scope: store.id))
+    mount(testStore.store.scope(keyPath, dependencies: dependencies, outputs: outputs), atOptional: keyPath)
   }
 
   override func element<
@@ -281,8 +269,31 @@ final class RootTestScope<S: State & Equatable, D: SideEffectDependencyContainer
     outputs: @escaping FeatureOutputHandler<O, S, D>
   ) -> ScopedTestStore<Elements.Element, CD>
   where Elements.Element: FeatureState & Identifiable, Elements.Element.ID: Sendable, O.StateType == Elements.Element {
-    let store = testStore.store.scope(keyPath, id: id, dependencies: dependencies, outputs: outputs)
-    return NestedTestScope.make(
+    mount(testStore.store.scope(keyPath, id: id, dependencies: dependencies, outputs: outputs), on: keyPath, id: id)
+  }
+
+  // MARK: - Mounting (one per kind of place, with or without an output handler)
+
+  private func mount<C: FeatureState, CD: SideEffectDependencyContainer>(
+    _ store: ScopedStore<C, CD>, at keyPath: WritableKeyPath<S, C>
+  ) -> ScopedTestStore<C, CD> {
+    NestedTestScope.make(root: testStore, store: store, path: SlicePath<S, S>.identity().appending(keyPath))
+  }
+
+  private func mount<C: FeatureState, CD: SideEffectDependencyContainer>(
+    _ store: ScopedStore<C, CD>, atOptional keyPath: WritableKeyPath<S, C?>
+  ) -> ScopedTestStore<C, CD> {
+    NestedTestScope.make(
+      root: testStore, store: store, path: SlicePath<S, S>.identity().appending(optional: keyPath, scope: store.id))
+  }
+
+  private func mount<
+    Elements: MutableCollection & RandomAccessCollection & Sendable, CD: SideEffectDependencyContainer
+  >(
+    _ store: ScopedStore<Elements.Element, CD>, on keyPath: WritableKeyPath<S, Elements>, id: Elements.Element.ID
+  ) -> ScopedTestStore<Elements.Element, CD>
+  where Elements.Element: FeatureState & Identifiable, Elements.Element.ID: Sendable {
+    NestedTestScope.make(
       root: testStore, store: store, path: SlicePath<S, S>.identity().appending(keyPath, id: id, scope: store.id))
   }
 }
