@@ -42,14 +42,17 @@ struct TestClockWaitingTests {
 
   @Test func waitForSleepers_whenTheSleepersNeverCome_givesUpAfterTheTestStoresFailsafe() async throws {
     let store = makeStore(failsafeClock: failsafeClock, clock: clock)
-    let gate = Gate()
-    let started = Gate()
-    store.send(WaitForGate(gate: gate, started: started))  // busy, but never sleeps on the clock
-    await started.wait()
+    let stop = LockedValue(false)
+    // Busy (it can always run), but never sleeps on the clock.
+    store.send(
+      Script(name: "spinner") { context in
+        while !stop.current { await Task.yield() }
+        try await context.dispatch(Log(tag: "after gate"))
+      })
     let thrown = LockedValue<(any Error)?>(nil)
     await expectOneIssue(containing: [
       "waitForSleepers(count: 1): 0 tasks sleep on the test clock after 30 seconds (the failsafe)",
-      "the test store still runs WaitForGate(",
+      "the test store still runs",
     ]) {
       async let waiting: Void = {
         do { try await clock.waitForSleepers(count: 1) } catch { thrown.withLock { $0 = error } }
@@ -59,7 +62,7 @@ struct TestClockWaitingTests {
       await waiting
     }
     #expect(thrown.current is ExpectationFailedError)  // reported once: the issue, not a caught error too
-    gate.open()
+    stop.withLock { $0 = true }
     await store.receive(Log.self) { $0.log = ["after gate"] }
     await store.finish()
   }

@@ -157,11 +157,12 @@ struct TestStoreFailFastTests {
     let store = makeClockedStore()
     store.send(Nap())
     try await clock.waitForSleepers(count: 1)
-    let gate = Gate()
-    let started = Gate()
-    store.send(WaitForGate(gate: gate, started: started))
-    await started.wait()
-    Task { gate.open() }
+    // Work that can run (it yields, so it is queued on the test store's executor again and again).
+    store.send(
+      Script(name: "busy") { context in
+        for _ in 0..<200 { await Task.yield() }
+        try await context.dispatch(Log(tag: "after gate"))
+      })
     await store.receive(Log(tag: "after gate")) { $0.log = ["after gate"] }
     await clock.advance(by: .milliseconds(300))
     await store.receive(Log(tag: "woke")) { $0.log = ["after gate", "woke"] }
@@ -255,18 +256,13 @@ struct TestStoreFailFastTests {
     let store = makeClockedStore()
     store.send(Nap())
     try await clock.waitForSleepers(count: 1)
-    let gate = Gate()
-    let started = Gate()
     store.send(
-      Script(name: "gated run") { context in
-        try await context.run(id: "gated") {
-          started.open()
-          await gate.waitIgnoringCancellation()
+      Script(name: "busy run") { context in
+        try await context.run(id: "busy") {
+          for _ in 0..<200 { await Task.yield() }
           try await context.dispatch(Log(tag: "after gate"))
         }
       })
-    await started.wait()
-    Task { gate.open() }
     await store.receive(Log(tag: "after gate")) { $0.log = ["after gate"] }
     await clock.advance(by: .milliseconds(300))
     await store.receive(Log(tag: "woke")) { $0.log = ["after gate", "woke"] }

@@ -10,7 +10,7 @@ struct TestStoreLifecycleTests {
     let started = Gate()
     store.send(WaitForGate(gate: gate, started: started))
     await started.wait()
-    Task { gate.open() }
+    gate.open()  // the test drives what the side effect waits for: it can run now
     await store.receive(Log.self) { $0.log = ["after gate"] }
     await store.finish()
     #expect(store.state.log == ["after gate"])
@@ -62,7 +62,7 @@ struct TestStoreLifecycleTests {
     let started = Gate()
     let task = store.send(WaitForGate(gate: gate, started: started))
     await started.wait()
-    Task { gate.open() }
+    gate.open()  // the test drives what the side effect waits for: it can run now
     await task.finish()
     #expect(store.state.log == ["after gate"])
     await store.receive(Log.self) { $0.log = ["after gate"] }

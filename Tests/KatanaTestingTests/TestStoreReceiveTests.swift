@@ -74,7 +74,7 @@ struct TestStoreReceiveTests {
     let started = Gate()
     store.send(WaitForGate(gate: gate, started: started))
     await started.wait()
-    Task { gate.open() }
+    gate.open()  // the test drives what the side effect waits for: it can run now
     await store.receive(Log.self) { $0.log = ["after gate"] }
     await store.finish()
   }
@@ -234,7 +234,7 @@ struct TestStoreReceivedBookkeepingTests {
         try await context.dispatch(Log(tag: "after"))
       })
     await started.wait()
-    Task { gate.open() }
+    gate.open()  // the test drives what the side effect waits for: it can run now
     await store.receive(where: { $0 is any AnyStateUpdater }, { $0.log = ["after"] })
     await store.finish()
   }

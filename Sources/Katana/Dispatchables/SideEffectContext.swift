@@ -286,6 +286,9 @@ package protocol StoreContextInternals {
   /// How the effect tools tell the store which task does the work another task waits for; nil unless the
   /// store tracks activity (``StoreConfiguration/tracksActivity``). It does not keep the store alive.
   func carrierLinks() -> CarrierLinks?
+
+  /// Starts the effect tools' tasks, when the store's configuration says how (``StoreConfiguration/effectTaskStarter``).
+  var effectTaskStarter: (any EffectTaskStarter)? { get }
 }
 
 /// A context whose effect ids live in a namespace of their own (a feature's context).
@@ -335,6 +338,8 @@ extension SideEffectContext: StoreContextInternals {
   package func carrierLinks() -> CarrierLinks? {
     rootInternals.carrierLinks()
   }
+
+  package var effectTaskStarter: (any EffectTaskStarter)? { rootInternals.effectTaskStarter }
 }
 
 extension AnySideEffectContext {

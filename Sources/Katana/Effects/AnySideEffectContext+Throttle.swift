@@ -72,7 +72,7 @@ extension AnySideEffectContext {
     registry: EffectRegistry, id: EffectID, token: UInt64, end: EffectDeadline, clock: any Clock<Duration>,
     interval: Duration
   ) {
-    let task = Task {
+    let task = registry.startTask {
       if let links = registry.links { links.bind(token, TaskIdentity.current) }
       defer { if let links = registry.links { links.bind(token, nil) } }
       var end = end

@@ -23,17 +23,31 @@ final class EffectRegistry: Sendable {
   private let sentItems: @Sendable (SentItemOrigin?) -> [SentItemOrigin]
   /// Set when the store tracks activity: each task that waits for a run (or a throttle window) says so.
   let links: CarrierLinks?
+  /// Starts the tasks of runs and throttle windows, when the store says how.
+  private let taskStarter: (any EffectTaskStarter)?
 
-  private init(sentItems: @escaping @Sendable (SentItemOrigin?) -> [SentItemOrigin], links: CarrierLinks?) {
+  private init(
+    sentItems: @escaping @Sendable (SentItemOrigin?) -> [SentItemOrigin], links: CarrierLinks?,
+    taskStarter: (any EffectTaskStarter)?
+  ) {
     self.sentItems = sentItems
     self.links = links
+    self.taskStarter = taskStarter
+  }
+
+  /// Starts an unstructured task for a run or a throttle window: `Task {}` (the caller's priority and
+  /// task-local values), or the store's ``StoreConfiguration/effectTaskStarter``.
+  func startTask<T: Sendable>(_ operation: sending @escaping () async -> T) -> Task<T, Never> {
+    if let taskStarter { return taskStarter.start(operation) }
+    return Task(operation: operation)
   }
 
   /// The registry of the store behind `internals`, installing its shutdown handler on first use; nil once
   /// the store has shut down.
   static func of(_ internals: any StoreContextInternals) -> EffectRegistry? {
     let made = internals.attachment(EffectRegistry.self) {
-      EffectRegistry(sentItems: internals.sentItemsQuery(), links: internals.carrierLinks())
+      EffectRegistry(
+        sentItems: internals.sentItemsQuery(), links: internals.carrierLinks(), taskStarter: internals.effectTaskStarter)
     }
     guard let registry = made else { return nil }
     if registry.state.withLock({ $0.claimShutdownHandler() }) {
@@ -82,7 +96,7 @@ final class EffectRegistry: Sendable {
     let operation = SentOnce(operation)
     let links = self.links
     let (task, attached) = state.withLock { state -> (Task<Result<T, any Error>, Never>, Bool) in
-      let task = Task { () -> Result<T, any Error> in
+      let task = startTask { () -> Result<T, any Error> in
         if let links { links.bind(token, TaskIdentity.current) }
         defer { if let links { links.bind(token, nil) } }
         let result: Result<T, any Error>
@@ -98,7 +112,7 @@ final class EffectRegistry: Sendable {
         // Cancelled before the operation returned: by the caller (the task's flag) or through the registry
         // (the entry's flag, read as the entry is removed).
         let taskCancelled = Task.isCancelled
-        let entryCancelled = finish(token)
+        let entryCancelled = self.finish(token)
         return taskCancelled || entryCancelled ? .failure(CancellationError()) : result
       }
       return (task, state.attach(token, cancel: { task.cancel() }))

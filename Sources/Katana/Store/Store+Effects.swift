@@ -50,6 +50,8 @@ extension StoreCore: StoreContextInternals {
     { [weak self] origin in self?.liveSentItems(before: origin) ?? [] }
   }
 
+  package var effectTaskStarter: (any EffectTaskStarter)? { configuration.effectTaskStarter }
+
   package func carrierLinks() -> CarrierLinks? {
     guard tracksActivity else { return nil }
     // Called after each change, outside the store's lock: the test store re-checks whether its work is parked.

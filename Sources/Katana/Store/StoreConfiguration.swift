@@ -72,6 +72,11 @@ public struct StoreConfiguration: Sendable {
   @usableFromInline package var ownedTaskStarter:
     (@Sendable (_ operation: @escaping @Sendable () async -> Void) -> Task<Void, Never>)?
 
+  /// Starts the tasks of the effect tools (a run, a throttle window), when set, instead of `Task {}`. The
+  /// package's test store sets it, to start them on its serial executor: a task created with `Task {}` runs
+  /// on the global executor, where the test store could not tell whether it can run.
+  package var effectTaskStarter: (any EffectTaskStarter)?
+
   /// Starts the tasks that run sent side effects, when set, instead of ``ownedTaskStarter``: KatanaPromises
   /// starts them where a Katana 6 side-effect body may block in place.
   package var sideEffectTaskStarter:
@@ -92,4 +97,10 @@ package protocol SideEffectRunner: Sendable {
   nonisolated(nonsending) func run<T: Sendable>(_ body: sending nonisolated(nonsending) () async throws -> T)
     async throws
     -> T
+}
+
+/// Starts an unstructured task of the effect tools; see `StoreConfiguration.effectTaskStarter`. The task must
+/// inherit the caller's priority and task-local values, as `Task {}` does.
+package protocol EffectTaskStarter: Sendable {
+  func start<T: Sendable>(_ operation: sending @escaping () async -> T) -> Task<T, Never>
 }

@@ -94,6 +94,9 @@ public final class TestStore<S: State & Equatable, D: SideEffectDependencyContai
     if let sideEffectTaskStarter = storeConfiguration.sideEffectTaskStarter {
       storeConfiguration.sideEffectTaskStarter = recorder.taskStarter(wrapping: sideEffectTaskStarter)
     }
+    if let execution = recorder.execution {
+      storeConfiguration.effectTaskStarter = execution.effectTaskStarter
+    }
     self.recorder = recorder
     self.initialState = initialState
     self.creationLocation = creationLocation

@@ -100,6 +100,11 @@ public struct TestStoreConfiguration: Sendable {
   /// without waiting.
   package var failsafeClock: any Clock<Duration> = ContinuousClock()
 
+  /// Whether the test store runs the store's work on a serial executor of its own (where task executors are
+  /// available). Tests of the test store turn it off to check the fallback that Apple platforms before
+  /// macOS 15 and iOS 18 use.
+  package var usesSerialExecutor = true
+
   /// Receives the skipped assertions that ``Exhaustivity/off(showSkippedAssertions:)`` shows, instead of
   /// Swift Testing's known issues. Tests of the test store read them here.
   package var skippedAssertionHandler: (@Sendable (String) -> Void)?

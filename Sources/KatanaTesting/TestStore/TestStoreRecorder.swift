@@ -29,6 +29,14 @@ final class RecordedStep<S: State>: @unchecked Sendable {
   /// Whether the store rejected the item for its type (an `anyDispatch` of an updater of another state):
   /// it was never handled, so it is not a received item.
   var isDiscarded = false
+  /// Whether the item's chain runs in a task that does not run on the test store's executor (a task of the
+  /// test's, an unstructured task of a side effect, another store's work): the executor cannot tell whether
+  /// it can run, so until it returns the store's work is busy.
+  var isForeign = false
+  /// The token bound around the item's chain, while unstructured tasks it started hold it.
+  weak var watch: UnstructuredWatch?
+  /// For a foreign item, the task its chain runs in.
+  var foreignTask: TaskIdentity?
 
   init(
     id: UInt64, item: any Dispatchable, isUpdater: Bool, origin: DispatchRecord.Origin, before: S?, isSent: Bool
@@ -69,6 +77,8 @@ struct RecorderState<S: State> {
   var failedOwnWork: [any OwnWork] = []
   /// Set by `finish()` or when the test store is released: the end-of-test checks have run.
   var isFinished = false
+  /// Items whose chain has returned while unstructured tasks their work started still run.
+  var watched: [WatchedWork] = []
   /// The test's items that a wait gave up on and cancelled, after recording the issue that explains why: their
   /// work still unwinding at the end of the test is not reported again.
   /// Identifiers of their tasks and recorded steps (both from ``makeID()``).
@@ -114,8 +124,12 @@ final class TestStoreRecorder<S: State>: ClockObserving, Sendable {
   /// ``TestStoreConfiguration/skippedAssertionHandler``.
   let skippedAssertionHandler: (@Sendable (String) -> Void)?
   /// Bumped on every event (an item intercepted or done, a task of the test done, a failsafe fired, the
-  /// test clock changed); waiters wait for it to move.
-  let signal = ChangeSignal()
+  /// test clock changed, the executor quiet, an unstructured task of the store's work ended); waiters wait
+  /// for it to move.
+  let signal: ChangeSignal
+  /// The serial executor the store's work runs on; nil where task executors are not available (or a test of
+  /// the fallback turned it off): settlement is then inferred from the store's activity.
+  let execution: TestExecution?
   private let storeAccess = TestLock<StoreAccess?>(nil)
   /// The task that created the test store: the test's own. Only its waits may conclude at once that nothing
   /// can happen until the test clock moves (see ``isTestTask()``). Nil when the test store was created
@@ -123,6 +137,9 @@ final class TestStoreRecorder<S: State>: ClockObserving, Sendable {
   let testTask: TaskIdentity?
 
   init(configuration: TestStoreConfiguration) {
+    let signal = ChangeSignal()
+    self.signal = signal
+    execution = configuration.usesSerialExecutor ? TestExecution.make(signal: signal) : nil
     testTask = TaskIdentity.current
     state = TestLock(RecorderState(exhaustivity: configuration.exhaustivity))
     recordsDispatches = configuration.recordsDispatches
@@ -168,9 +185,15 @@ final class TestStoreRecorder<S: State>: ClockObserving, Sendable {
     let origin: DispatchRecord.Origin = isOwn ? .test : .received
     // A task the store owns is detached: it has neither the test's task-locals nor an item's label.
     let isSent = !isOwn && WorkLabel.current == nil && Test.current == nil
+    let isForeign = execution.map { !$0.isCurrent() } ?? false
+    let foreignTask = isForeign ? TaskIdentity.current : nil
+    // An unstructured task of an item's work dispatches: now its task is known (it may sleep on the clock).
+    if let foreignTask { UnstructuredWatch.current?.note(foreignTask) }
     let step = state.withLock { state in
       let step = RecordedStep(
         id: state.makeID(), item: item, isUpdater: isUpdater, origin: origin, before: before, isSent: isSent)
+      step.isForeign = isForeign
+      step.foreignTask = foreignTask
       state.running[step.id] = step
       if !isOwn { state.received.append(step) }
       if recordsDispatches { state.log.append(DispatchRecord(item: item, origin: origin)) }
@@ -179,14 +202,26 @@ final class TestStoreRecorder<S: State>: ClockObserving, Sendable {
     if isOwn, let claim { claim.step = step }
     signal.bump()
     do {
-      try await DispatchClaim.$current.withValue(nil) {
-        try await WorkLabel.$current.withValue(WorkLabel(item: item)) { try await next(item) }
-      }
+      try await runChain(of: step, next: next)
     } catch {
       finish(step, after: isUpdater ? context.getAnyState() as? S : nil, error: error)
       throw error
     }
     finish(step, after: isUpdater ? context.getAnyState() as? S : nil, error: nil)
+  }
+
+  /// Runs the rest of the chain outside the test's claim, labelled as the item's work, watching the
+  /// unstructured tasks it starts (see ``UnstructuredWatch``). The watch is only referenced from here and
+  /// from those tasks: once this returns, it is alive exactly while they run.
+  private func runChain(of step: RecordedStep<S>, next: StoreInterceptorNext) async throws {
+    let item = step.item
+    let watch = UnstructuredWatch(item: item, signal: signal)
+    state.withLock { _ in step.watch = watch }
+    try await DispatchClaim.$current.withValue(nil) {
+      try await UnstructuredWatch.$current.withValue(watch) {
+        try await WorkLabel.$current.withValue(WorkLabel(item: item)) { try await next(item) }
+      }
+    }
   }
 
   private func finish(_ step: RecordedStep<S>, after: S?, error: (any Error)?) {
@@ -196,6 +231,7 @@ final class TestStoreRecorder<S: State>: ClockObserving, Sendable {
       step.hasEnded = true
       step.error = error
       state.running[step.id] = nil
+      if step.watch != nil { state.watched.append(WatchedWork(watch: step.watch, item: step.item)) }
       guard let error else { return }
       if step.origin == .received, Self.isTypeCheckFailure(error) {
         step.isDiscarded = true
@@ -234,7 +270,7 @@ final class TestStoreRecorder<S: State>: ClockObserving, Sendable {
       defer { state.lastOwn = own }
       return (own, state.lastOwn)
     }
-    let task = Task { [self] in
+    let body: @Sendable () async -> Void = { [self] in
       own.setIdentity(TaskIdentity.current)
       if let previous {
         await waitUntilAdmitted(previous)
@@ -256,6 +292,9 @@ final class TestStoreRecorder<S: State>: ClockObserving, Sendable {
       }
       signal.bump()
     }
+    // On the test store's executor when there is one: the item's work, and the side effect it may run, is
+    // the store's work.
+    let task = execution?.startTask(body) ?? Task(operation: body)
     own.setTask(task)
     return own
   }
@@ -456,12 +495,52 @@ final class TestStoreRecorder<S: State>: ClockObserving, Sendable {
   /// yet, such as a sent item still queued; a carrier that is awake) answers `busy`: the waits then wait for
   /// events, and the failsafe.
   func settlement() -> Settlement {
+    guard let execution else { return inferredSettlement() }
+    while true {
+      // The order of the reads matters: an unstructured task (or a foreign chain) queues the work it hands
+      // to the executor before it ends, so once it is seen ended, the executor read after it shows that work.
+      let generation = signal.generation
+      let outside = workOutsideExecutor()
+      let own = state.withLock { !$0.ownWork.isEmpty }
+      let isQuiet = execution.isQuiet()
+      let activeWork = storeAccess.withLock { $0 }?.activeWork() ?? 0
+      let (version, snapshot) = clock?.versionedSnapshot() ?? (0, (.zero, []))
+      if signal.generation != generation || clock.map({ $0.version != version }) ?? false { continue }
+      // Work outside the executor is settled only while it sleeps on the test clock.
+      let asleep = Set(snapshot.sleepers.compactMap(\.task))
+      let awake = outside.filter { $0.tasks.isEmpty || !$0.tasks.isSubset(of: asleep) }
+      if !awake.isEmpty || !isQuiet { return .busy(runningDescription()) }
+      if activeWork == 0, !own, outside.isEmpty { return .idle }
+      return .parked(snapshot.sleepers.sorted { ($0.deadline, $0.id) < ($1.deadline, $1.id) })
+    }
+  }
+
+  /// The work of the store's that runs where the executor cannot see it: unstructured tasks that items'
+  /// work started (`Task {}`), and items whose chain runs in a task that is not the executor's.
+  func workOutsideExecutor() -> [(description: String, tasks: Set<TaskIdentity>)] {
+    state.withLock { state in
+      state.watched.removeAll { $0.watch == nil }
+      let watched = state.watched.compactMap { work -> (String, Set<TaskIdentity>)? in
+        guard let watch = work.watch else { return nil }
+        return ("a task that \(describe(work.item)) started (`Task {}`)", watch.tasks)
+      }
+      let foreign = state.running.values.filter(\.isForeign).sorted { $0.id < $1.id }.map {
+        ("\(describe($0.item)) (running outside the test store's executor)", Set($0.foreignTask.map { [$0] } ?? []))
+      }
+      return watched + foreign
+    }
+  }
+
+  /// ``settlement()`` where there is no serial executor (Apple platforms before macOS 15 and iOS 18): the
+  /// store reports the task that carries each unit of its in-flight work, and the test clock knows which
+  /// tasks sleep.
+  func inferredSettlement() -> Settlement {
     while true {
       let generation = signal.generation
       let own = state.withLock { Array($0.ownWork.values) }
       let access = storeAccess.withLock { $0 }
       let activeWork = access?.activeWork() ?? 0
-      if activeWork == 0, own.isEmpty {
+      if activeWork == 0, own.isEmpty, workOutsideExecutor().isEmpty {
         if signal.generation == generation { return .idle }
         continue
       }
@@ -504,12 +583,18 @@ final class TestStoreRecorder<S: State>: ClockObserving, Sendable {
   func taskStarter(
     wrapping starter: (@Sendable (_ operation: @escaping @Sendable () async -> Void) -> Task<Void, Never>)?
   ) -> @Sendable (_ operation: @escaping @Sendable () async -> Void) -> Task<Void, Never> {
-    { [signal] operation in
+    { [signal, execution] operation in
       let announced: @Sendable () async -> Void = {
         await operation()
         signal.bump()
       }
-      return starter?(announced) ?? Task.detached(priority: Task.currentPriority, operation: announced)
+      guard let execution else {
+        return starter?(announced) ?? Task.detached(priority: Task.currentPriority, operation: announced)
+      }
+      guard let starter else { return execution.startDetachedTask(announced) }
+      // A starter of the configuration's (KatanaPromises') starts the task elsewhere: it moves to the
+      // executor first thing, and counts as runnable until it has.
+      return execution.startArriving(starter, announced)
     }
   }
 
@@ -519,7 +604,8 @@ final class TestStoreRecorder<S: State>: ClockObserving, Sendable {
   /// While a task of the test is registered, only events count: the store may look idle before that task
   /// has reached it, and the task's end is an event.
   nonisolated(nonsending) func waitForChangeOrIdle(after generation: UInt64) async {
-    guard !hasOwnWorkRunning, let access = storeAccess.withLock({ $0 }) else {
+    // With the executor, the store's work going quiet is an event of the signal.
+    guard execution == nil, !hasOwnWorkRunning, let access = storeAccess.withLock({ $0 }) else {
       await signal.wait(after: generation)
       return
     }
