@@ -88,7 +88,7 @@ struct TestStoreFailFastTests {
     store.send(Nap())
     try await clock.waitForSleepers(count: 1)
     let fragments = [
-      "finish(): the store still has work in flight, and it can only go on when the test clock moves: "
+      "finish(): the store still has work in flight, and it cannot go on until the test clock moves: "
         + Self.napSleeps + ". Advance the clock, or cancel the work, before the test ends."
     ]
     await expectOneIssue(containing: fragments) {
@@ -215,7 +215,7 @@ struct TestStoreFailFastTests {
       })
     try await clock.waitForSleepers(count: 1)
     await expectOneIssue(containing: [
-      "finish(): the store still has work in flight, and it can only go on when the test clock moves",
+      "finish(): the store still has work in flight, and it cannot go on until the test clock moves",
       #"Script(name: "nested runs", "#, "is sleeping on the test clock until 2.0 seconds",
     ]) {
       await store.finish()

@@ -47,7 +47,8 @@ final class EffectRegistry: Sendable {
   static func of(_ internals: any StoreContextInternals) -> EffectRegistry? {
     let made = internals.attachment(EffectRegistry.self) {
       EffectRegistry(
-        sentItems: internals.sentItemsQuery(), links: internals.carrierLinks(), taskStarter: internals.effectTaskStarter)
+        sentItems: internals.sentItemsQuery(), links: internals.carrierLinks(), taskStarter: internals.effectTaskStarter
+      )
     }
     guard let registry = made else { return nil }
     if registry.state.withLock({ $0.claimShutdownHandler() }) {

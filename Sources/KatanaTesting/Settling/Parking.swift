@@ -38,10 +38,22 @@ enum Parking {
     return parked.sorted { ($0.deadline, $0.id) < ($1.deadline, $1.id) }
   }
 
+  /// What the store's parked work waits for, after "cannot go on until": the test clock moving, naming the
+  /// sleepers, or, when nothing sleeps on it, the test driving what the work is suspended on.
+  static func until(_ sleepers: [TestClock.SleeperRecord]) -> String {
+    sleepers.isEmpty
+      ? "the test drives it: nothing sleeps on the test clock, and the store's work is suspended on something "
+        + "else (a stream the test feeds, a dependency's answer, a cancellation)"
+      : "the test clock moves: \(describe(sleepers))"
+  }
+
   /// `Search(query: "kat") is sleeping on the test clock until 0.3 seconds`, one clause per sleeper, and
   /// where the clock is.
   static func describe(_ sleepers: [TestClock.SleeperRecord]) -> String {
-    guard let now = sleepers.first?.now else { return "nothing sleeps on the test clock" }
+    guard let now = sleepers.first?.now else {
+      return "nothing sleeps on the test clock: the store's work is suspended on something else that the test "
+        + "drives (a stream it feeds, a dependency's answer, a cancellation)"
+    }
     let clauses = sleepers.map { sleeper in
       "\(sleeper.workDescription) is sleeping on the test clock until \(sleeper.deadline)"
     }

@@ -87,45 +87,47 @@ final class SerialTestExecutor: TaskExecutor, Sendable {
 
 /// The executor's bookkeeping, a pure state machine: how many jobs are queued or running, how many tasks are
 /// on their way, and the main-actor round trip that confirms that nothing came back meanwhile.
-struct ExecutorCounts {
+package struct ExecutorCounts {
   /// A main-actor round trip to start, for the arrivals up to `epoch`.
-  struct Barrier: Equatable {
+  package struct Barrier: Equatable {
     let epoch: UInt64
   }
 
-  private(set) var jobs = 0
-  private(set) var arriving = 0
+  package init() {}
+
+  package private(set) var jobs = 0
+  package private(set) var arriving = 0
   /// Moves with every job queued and every arrival expected.
   private(set) var epoch: UInt64 = 0
   /// The epoch a round trip found nothing new after, if it is still the current one.
   private(set) var confirmedEpoch: UInt64? = 0
   /// Whether a round trip is under way.
-  private(set) var isConfirming = false
+  package private(set) var isConfirming = false
 
   /// Nothing can run: no job, no arrival, and a round trip through the main actor since the last one.
-  var isQuiet: Bool { isDrained && confirmedEpoch == epoch }
+  package var isQuiet: Bool { isDrained && confirmedEpoch == epoch }
 
   private var isDrained: Bool { jobs == 0 && arriving == 0 }
 
-  mutating func jobQueued() {
+  package mutating func jobQueued() {
     jobs += 1
     epoch &+= 1
   }
 
-  mutating func arrivalExpected() {
+  package mutating func arrivalExpected() {
     arriving += 1
     epoch &+= 1
   }
 
   /// A job returned (its task suspended, ended or left for another executor); returns the round trip to
   /// start, if the executor has drained.
-  mutating func jobEnded() -> Barrier? {
+  package mutating func jobEnded() -> Barrier? {
     jobs -= 1
     return barrierIfDrained()
   }
 
   /// A task counted as arriving arrived (its job is counted now); returns the round trip to start, if any.
-  mutating func arrived() -> Barrier? {
+  package mutating func arrived() -> Barrier? {
     arriving -= 1
     return barrierIfDrained()
   }
@@ -133,7 +135,7 @@ struct ExecutorCounts {
   /// A round trip returned: the executor is quiet now if nothing came meanwhile (`becameQuiet`). If work came
   /// and has drained already, `next` is the round trip to start for it; if it is still there, its drain
   /// starts one.
-  mutating func barrierReturned(_ barrier: Barrier) -> (becameQuiet: Bool, next: Barrier?) {
+  package mutating func barrierReturned(_ barrier: Barrier) -> (becameQuiet: Bool, next: Barrier?) {
     isConfirming = false
     if isDrained, barrier.epoch == epoch {
       confirmedEpoch = epoch

@@ -12,15 +12,12 @@ extension TestStore {
   /// #expect(store.state.items.count == 3)
   /// ```
   ///
-  /// It waits for the store to report that it is idle, never for a duration. If everything in flight is
-  /// asleep on the test clock, the store cannot become idle before the test advances the clock: it records
-  /// an issue naming the sleepers at once. If the store does not become idle within the failsafe
+  /// It waits for the store to report that it is idle, never for a duration. If nothing in flight can run
+  /// (it is asleep on the test clock, or suspended on something the test drives: a stream it feeds, a
+  /// dependency that has not answered), the store cannot become idle before the test acts: it records an
+  /// issue at once, naming the sleepers. If the store does not become idle within the failsafe
   /// (``TestStoreConfiguration/failsafe``), it records an issue listing what is still running. Either way
-  /// it then returns.
-  ///
-  /// - Important: Work a side effect starts in an unstructured `Task` is invisible to the store until it
-  ///   dispatches; keep asynchronous work in the side effect's body, or hand it to the store with
-  ///   `context.send`.
+  /// it then returns. A `Task {}` that a side effect started counts as in flight until it ends.
   public nonisolated(nonsending) func waitUntilIdle(
     fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
   ) async {
@@ -30,7 +27,7 @@ extension TestStore {
   nonisolated(nonsending) func waitUntilIdle(at location: SourceLocation) async {
     if case .parked(let sleepers) = await settle(at: location, for: "waitUntilIdle()") {
       recordIssue(
-        "waitUntilIdle(): the store cannot become idle until the test clock moves: \(Parking.describe(sleepers)). "
+        "waitUntilIdle(): the store cannot become idle until \(Parking.until(sleepers)). "
           + "Advance the clock, or cancel the work, first.",
         at: location)
     }
@@ -70,8 +67,8 @@ extension TestStore {
     let settlement = await settle(at: location, for: "finish()")
     if case .parked(let sleepers) = settlement {
       let message =
-        "finish(): the store still has work in flight, and it can only go on when the test clock moves: "
-        + "\(Parking.describe(sleepers)). Advance the clock, or cancel the work, before the test ends."
+        "finish(): the store still has work in flight, and it cannot go on until \(Parking.until(sleepers)). "
+        + "Advance the clock, or cancel the work, before the test ends."
       if exhaustivity == .on {
         recordIssue(message, at: location)
       } else if exhaustivity.showsSkippedAssertions {

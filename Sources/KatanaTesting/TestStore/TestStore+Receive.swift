@@ -291,7 +291,7 @@ extension TestStore {
         }
         if !others.isEmpty { message += " Also received, not asserted yet: \(describeList(others))." }
         if case .parked(let sleepers) = settlement {
-          message += " Nothing else can arrive until the test clock moves: \(Parking.describe(sleepers))."
+          message += " Nothing else can arrive until \(Parking.until(sleepers))."
         }
         recordIssue(message, at: location)
       } else {
@@ -350,7 +350,7 @@ extension TestStore {
     switch settlement {
     case .idle, .busy: "the store has no work in flight"
     case .parked(let sleepers):
-      "nothing can arrive until the test clock moves: \(Parking.describe(sleepers)); advance the clock "
+      "nothing can arrive until \(Parking.until(sleepers)); advance the clock "
         + "(`clock.advance(by:)`) before expecting what follows the sleep"
     }
   }

@@ -348,7 +348,7 @@ final class TestStoreRecorder<S: State>: ClockObserving, Sendable {
           if let result = own.result { return result }
           abandon(own)
           let message =
-            "\(waiting()) cannot return until the test clock moves: \(Parking.describe(sleepers)). Advance the "
+            "\(waiting()) cannot return until \(Parking.until(sleepers)). Advance the "
             + "clock (`clock.advance(by:)`) before waiting for it, or start it with `send` and drive the clock "
             + "from the test."
           return .failure(
