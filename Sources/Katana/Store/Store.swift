@@ -19,6 +19,21 @@
 /// actor) and order work through the store's mailbox under a short lock, because an actor's job queue may be
 /// reordered by priority, and because a hop costs more than applying an updater.
 ///
+/// Helpers you add in an extension of `Store` are isolated to the actor unless you say otherwise: calling
+/// one needs `await` and hops to the actor, which buys nothing (the store's state is behind its own lock).
+/// Mark them `nonisolated`, as the store's own API is, and an `async` one `nonisolated(nonsending)`, so that
+/// it runs on its caller's executor and a synchronous one is callable from synchronous code:
+///
+/// ```swift
+/// extension Store where S == AppState, D == AppDependencies {
+///   nonisolated var userName: String? { state.user?.name }
+///
+///   nonisolated(nonsending) func signIn(_ credentials: Credentials) async throws -> User {
+///     try await dispatch(SignIn(credentials))
+///   }
+/// }
+/// ```
+///
 /// ## Lifetime
 /// The store starts asynchronously (see
 /// ``init(interceptors:stateInitializer:dependenciesInitializer:configuration:)``); dispatches made earlier
