@@ -145,11 +145,10 @@ struct PortedFromTCATests {
   /// TCA's Search test "tap on a location cancels the in-flight request": the forecast sleeps for zero on
   /// the clock, which holds it until the next advance, so the second tap cancels the first request.
   ///
-  /// One line more than TCA's test: the test store's `send` starts side effects concurrently (in TCA a
-  /// reducer starts the effect before `send` returns), and `receive` returns once the first tap's updater is
-  /// received, possibly before that tap has registered its request under the id. Without a wait, the second
-  /// tap's `cancelInFlight` finds nothing to cancel in about 1 run in 100, and the first request, registering
-  /// later, cancels the second. `waitForSleepers` waits until the first request is held on the clock.
+  /// As written in TCA. It needed a `waitForSleepers` line before the test store ran the store's work on
+  /// its serial executor: the second tap's side effect could run before the first had registered its request
+  /// under the id (about 1 run in 100). Now the first tap's work runs to its first suspension, its request
+  /// registered, before the second tap's starts.
   @Test func tapOnALocation_cancelsTheInFlightRequest() async throws {
     let clock = self.clock
     let store = makeStore(forecast: { location in
@@ -158,7 +157,6 @@ struct PortedFromTCATests {
     })
     let home = store.send(ResultTapped(location: "home"))
     await store.receive(ForecastRequested(location: "home")) { $0.forecastInFlight = "home" }
-    try await clock.waitForSleepers(count: 1)
     let work = store.send(ResultTapped(location: "work"))
     await store.receive(ForecastRequested(location: "work")) { $0.forecastInFlight = "work" }
     await clock.advance()
