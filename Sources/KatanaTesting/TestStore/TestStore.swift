@@ -25,11 +25,13 @@ import Testing
 /// - **Received items.** Everything dispatched by anything other than the test (side effects, the
 ///   dependency container, interceptors) is queued, with its state change, until you assert it with
 ///   ``receive(_:_:fileID:filePath:line:column:)-(I.Type,_,_,_,_,_)``, in order.
-/// - **Waiting without sleeping.** The test store knows when the store has nothing in flight (it turns the
-///   store's activity tracking on), so `receive` and ``finish(fileID:filePath:line:column:)`` wait for
-///   events, never for time. When its work can only go on once the test advances the ``TestClock`` it
-///   uses, a wait fails at once and names the sleepers. A failsafe (``TestStoreConfiguration/failsafe``)
-///   turns any other wait that would never end into a failed test.
+/// - **Waiting without sleeping.** The test store runs the store's work on a serial executor of its own and
+///   knows when the store has nothing in flight (it turns the store's activity tracking on), so `receive`
+///   and ``finish(fileID:filePath:line:column:)`` wait for events, never for time. When nothing of the work
+///   can run until the test advances the ``TestClock`` it uses, or drives what the work waits for (a stream
+///   it feeds), a wait fails at once and says what holds the work. Side effects sent one after the other
+///   start in the order they were sent. A failsafe (``TestStoreConfiguration/failsafe``) turns any other
+///   wait that would never end (work that never stops running) into a failed test.
 ///
 /// By default the test store is exhaustive (``Exhaustivity/on``): every state change must be described
 /// exactly, every received item asserted, and no work left running. Set ``exhaustivity`` to

@@ -53,7 +53,8 @@ public struct TestStoreConfiguration: Sendable {
 
   /// The configuration of the store under test.
   ///
-  /// The test store turns the store's activity tracking on (so that it knows when nothing is in flight);
+  /// The test store turns the store's activity tracking on (so that it knows when nothing is in flight) and
+  /// starts the store's tasks on a serial executor of its own (so that it knows when nothing can run);
   /// everything else is used as given.
   public var store: StoreConfiguration
 
