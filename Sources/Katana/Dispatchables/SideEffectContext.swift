@@ -164,6 +164,29 @@ public struct SideEffectContext<S: FeatureState, D: SideEffectDependencyContaine
     }
   }
 
+  /// Dispatches a returning state updater and returns the value it computed from the state it produced; see
+  /// ``Store/dispatch(_:)-(Updater)``.
+  ///
+  /// ```swift
+  /// let wentNegative = try await context.dispatch(Decrement())
+  /// if wentNegative { try await context.dispatch(ShowAlert()) }
+  /// ```
+  ///
+  /// A side effect mutates and decides on the new state in one step: reading ``getState()`` after a plain
+  /// dispatch could see items that landed in between.
+  ///
+  /// - Throws: What ``dispatch(_:)-(U)`` throws; ``StoreError/returnValueUnavailable(_:)`` if the dispatch returned
+  ///   normally without committing the updater (an interceptor dropped or replaced it).
+  @inlinable
+  public nonisolated(nonsending) func dispatch<Updater: ReturningStateUpdater>(_ dispatchable: Updater) async throws
+    -> Updater.ReturnValue where Updater.StateType == S
+  {
+    switch backing {
+    case .store(let core): try await core.dispatchReturning(dispatchable)
+    case .scope(let scope): try await scope.dispatchReturning(dispatchable)
+    }
+  }
+
   /// Dispatches a side effect and waits for it; see ``Store/dispatch(_:)-(E)``.
   @inlinable
   public nonisolated(nonsending) func dispatch<E: SideEffect>(_ dispatchable: E) async throws
@@ -175,7 +198,7 @@ public struct SideEffectContext<S: FeatureState, D: SideEffectDependencyContaine
   }
 
   /// Dispatches a returning side effect and returns its value; see
-  /// ``Store/dispatch(_:)->_``.
+  /// ``Store/dispatch(_:)-(R)``.
   @inlinable
   public nonisolated(nonsending) func dispatch<R: ReturningSideEffect>(_ dispatchable: R) async throws
     -> R.ReturnValue

@@ -62,6 +62,38 @@ class ScopeCore<S: FeatureState>: @unchecked Sendable {
     try routes.applyIfIdle(commitFilter) { updater.updateState(&$0) }
   }
 
+  /// Dispatches a returning state updater of the feature and returns the value its commit computed; see
+  /// ``StoreCore/dispatchReturning(_:)``. The same routes as ``dispatch(_:)``, with a mutation that keeps the value.
+  @inlinable @inline(__always)
+  final nonisolated(nonsending) func dispatchReturning<U: ReturningStateUpdater>(_ updater: U) async throws
+    -> U.ReturnValue where U.StateType == S
+  {
+    if let dispatchObservers {
+      return try await dispatchObservers.observe(updater) { try await dispatchReturningUnobserved(updater) }
+    }
+    return try await dispatchReturningUnobserved(updater)
+  }
+
+  @inlinable @inline(__always)
+  final nonisolated(nonsending) func dispatchReturningUnobserved<U: ReturningStateUpdater>(_ updater: U) async throws
+    -> U.ReturnValue where U.StateType == S
+  {
+    if let value = try applyReturningWithoutWaiting(updater) { return value.value }
+    let returned = ReturnedValue<U.ReturnValue>()
+    try await routes.dispatch(updater, id) { returned.keep(updater.updateState(&$0)) }
+    return try returned.value(of: U.self)
+  }
+
+  /// ``applyWithoutWaiting(_:)`` for a returning updater: the value, if the fast path committed it; nil when the
+  /// caller must wait for its turn.
+  @inlinable @inline(never)
+  final func applyReturningWithoutWaiting<U: ReturningStateUpdater>(_ updater: U) throws -> Returned<U.ReturnValue>?
+  where U.StateType == S {
+    var value: U.ReturnValue?
+    let applied = try routes.applyIfIdle(commitFilter) { value = updater.updateState(&$0) }
+    return try Returned(applied: applied, value, of: U.self)
+  }
+
   /// Sends a state updater of the feature.
   @inlinable
   final func send<U: StateUpdater>(_ updater: U) -> DispatchHandle<Void> where U.StateType == S {

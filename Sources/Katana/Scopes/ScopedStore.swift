@@ -76,6 +76,18 @@ public final class ScopedStore<S: FeatureState, D: SideEffectDependencyContainer
     try await core.dispatch(dispatchable)
   }
 
+  /// Dispatches a returning state updater of the feature and returns the value it computed from the slice it
+  /// produced; see ``Store/dispatch(_:)-(Updater)``.
+  ///
+  /// - Throws: What ``dispatch(_:)-(U)`` throws; ``StoreError/returnValueUnavailable(_:)`` if the dispatch returned
+  ///   normally without committing the updater (an interceptor dropped or replaced it).
+  @inlinable
+  public nonisolated(nonsending) func dispatch<Updater: ReturningStateUpdater>(_ dispatchable: Updater) async throws
+    -> Updater.ReturnValue where Updater.StateType == S
+  {
+    try await core.dispatchReturning(dispatchable)
+  }
+
   /// Dispatches a side effect of the feature with the feature's context, in the calling task; see
   /// ``Store/dispatch(_:)-(E)``.
   public nonisolated(nonsending) func dispatch<E: SideEffect>(_ dispatchable: E) async throws

@@ -19,6 +19,27 @@ extension Store {
     try await core.dispatch(dispatchable)
   }
 
+  /// Dispatches a returning state updater and returns the value it computed from the state it produced, once its
+  /// change is committed.
+  ///
+  /// ```swift
+  /// let wentNegative = try await store.dispatch(Decrement())   // Decrement: ReturningStateUpdater
+  /// ```
+  ///
+  /// The value comes from the updater's own commit, so no other item can land between the change and the value.
+  /// Otherwise behaves like ``dispatch(_:)-(U)``. (To dispatch it as a plain updater, without its value, write
+  /// `try await store.dispatch(updater) as Void`.)
+  ///
+  /// - Throws: What ``dispatch(_:)-(U)`` throws; ``StoreError/returnValueUnavailable(_:)`` if the dispatch returned
+  ///   normally without committing the updater: an interceptor returned without calling `next`, handed it an item of
+  ///   another type, or caught the error of its commit.
+  @inlinable @inline(__always)
+  public nonisolated(nonsending) func dispatch<Updater: ReturningStateUpdater>(_ dispatchable: Updater) async throws
+    -> Updater.ReturnValue where Updater.StateType == S
+  {
+    try await core.dispatchReturning(dispatchable)
+  }
+
   /// Dispatches a side effect, runs its body in the calling task, and returns when the body returns.
   ///
   /// The side effect starts at once, concurrently with other side effects and updaters (before the store

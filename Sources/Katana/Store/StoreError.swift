@@ -53,8 +53,10 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
   /// Updaters must be pure. Dispatch follow-ups from a side effect, a listener or an interceptor.
   case dispatchFromStateUpdater(String)
 
-  /// A ``ReturningSideEffect`` could not produce its value: an interceptor did not call `next`, or handed
-  /// `next` an item of the other kind.
+  /// A ``ReturningSideEffect`` or a ``ReturningStateUpdater`` could not produce its value: an interceptor did
+  /// not call `next`, or handed `next` an item of the other kind (for a returning state updater: of another
+  /// type), or caught the error of the updater's commit, so the dispatch returned without the commit that
+  /// computes the value.
   ///
   /// Check the interceptors: to reject a dispatch, throw from the interceptor instead.
   case returnValueUnavailable(String)
@@ -115,8 +117,9 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
       "\(type) was dispatched from inside a state updater. Updaters must be pure: dispatch follow-ups from a "
         + "side effect, a listener or an interceptor."
     case .returnValueUnavailable(let type):
-      "The returning side effect \(type) produced no value: an interceptor did not call `next`, or handed "
-        + "it an item of the other kind. To reject a dispatch, throw from the interceptor."
+      "\(type) produced no value: an interceptor did not call `next`, handed it an item of the other kind (for "
+        + "a returning state updater: of another type), or caught the error of its commit. To reject a dispatch, "
+        + "throw from the interceptor."
     case .returnValueTypeMismatch(let expected, let actual):
       "An interceptor replaced a returning side effect: its caller expects \(expected) but the replacement "
         + "returned \(actual)."

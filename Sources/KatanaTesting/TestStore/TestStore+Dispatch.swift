@@ -41,6 +41,32 @@ extension TestStore {
     ) { try await store.dispatch(updater) }
   }
 
+  /// Dispatches a returning state updater, asserts its state change, and returns its value.
+  ///
+  /// ```swift
+  /// let wentNegative = try await store.dispatch(Decrement()) {
+  ///   $0.count = -1
+  /// }
+  /// #expect(wentNegative)
+  /// ```
+  ///
+  /// The change is asserted as ``dispatch(_:_:fileID:filePath:line:column:)-(U,_,_,_,_,_)`` asserts it; the value is
+  /// the store's (`Store.dispatch(_:)` of a `ReturningStateUpdater`).
+  ///
+  /// - Throws: What ``dispatch(_:_:fileID:filePath:line:column:)-(U,_,_,_,_,_)`` throws;
+  ///   `StoreError.returnValueUnavailable` if an interceptor dropped or replaced the updater.
+  public nonisolated(nonsending) func dispatch<Updater: ReturningStateUpdater>(
+    _ updater: Updater,
+    _ mutation: ((inout S) throws -> Void)? = nil,
+    fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
+  ) async throws -> Updater.ReturnValue where Updater.StateType == S {
+    let store = self.store
+    return try await dispatchOwn(
+      updater, mutation: mutation,
+      at: sourceLocation(fileID: fileID, filePath: filePath, line: line, column: column)
+    ) { try await store.dispatch(updater) }
+  }
+
   /// Dispatches a side effect and returns when its body returns, as the store's `dispatch` does.
   ///
   /// ```swift
@@ -170,17 +196,18 @@ extension TestStore {
   // MARK: - The test's items, whatever they go through
 
   /// Dispatches the test's state updater `item` with `operation` (through the store, or through a scope of it),
-  /// waits for it, and asserts the state change recorded for it against `mutation`, written against the whole
-  /// state.
-  nonisolated(nonsending) func dispatchOwn(
+  /// waits for it, asserts the state change recorded for it against `mutation`, written against the whole
+  /// state, and returns what `operation` returned (a returning updater's value).
+  nonisolated(nonsending) func dispatchOwn<Value: Sendable>(
     _ item: any Dispatchable, mutation: ((inout S) throws -> Void)?, at location: SourceLocation,
-    _ operation: @escaping @Sendable () async throws -> Void
-  ) async throws {
+    _ operation: @escaping @Sendable () async throws -> Value
+  ) async throws -> Value {
     reportUnassertedReceived(before: item, at: location)
     let own = recorder.startOwnTask(item, at: location, operation)
-    try await value(of: own, at: location)
-    guard let step = own.claim.step as? RecordedStep<S> else { return }
+    let value = try await value(of: own, at: location)
+    guard let step = own.claim.step as? RecordedStep<S> else { return value }
     assertChange(of: step, mutation: mutation, at: location)
+    return value
   }
 
   /// Dispatches the test's side effect `item` with `operation`, waits for it, and returns its value.

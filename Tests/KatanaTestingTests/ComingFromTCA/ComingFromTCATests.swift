@@ -34,6 +34,17 @@ struct ComingFromTCA {
   }
   // ARTICLE-SNIPPET-END: test-store
 
+  // ARTICLE-SNIPPET-BEGIN: returning-updater-test
+  @Test func decrementingBelowZero_resetsToZero() async throws {
+    let store = TestStore(initialState: CounterState(count: 1), dependencies: EmptySideEffectDependencyContainer())
+    let wentNegative = try await store.dispatch(Decrement()) { $0.count = 0 }
+    #expect(wentNegative == false)
+    try await store.dispatch(DecrementButtonTapped())
+    await store.receive(Decrement.self) { $0.count = -1 }
+    await store.receive(ResetToZero()) { $0.count = 0 }
+  }
+  // ARTICLE-SNIPPET-END: returning-updater-test
+
   // ARTICLE-SNIPPET-BEGIN: unimplemented
   @Test func clearingTheQuery_searchesNothing() async throws {
     let store = TestStore(
@@ -126,6 +137,32 @@ extension ComingFromTCA {
     func updateState(_ state: inout SearchState) { state.results = results }
   }
   // ARTICLE-SNIPPET-END: state-and-updaters
+
+  // ARTICLE-SNIPPET-BEGIN: returning-updater
+  struct CounterState: State, Equatable {
+    var count = 0
+  }
+
+  // TCA: case .decrementButtonTapped: state.count -= 1; return state.count >= 0 ? .none : .run { ... }
+  struct Decrement: ReturningStateUpdater, Equatable {
+    func updateState(_ state: inout CounterState) -> Bool {
+      state.count -= 1
+      return state.count < 0  // decided on the state this commit produced
+    }
+  }
+
+  struct ResetToZero: StateUpdater, Equatable {
+    func updateState(_ state: inout CounterState) { state.count = 0 }
+  }
+
+  struct DecrementButtonTapped: SideEffect {
+    func sideEffect(_ context: SideEffectContext<CounterState, EmptySideEffectDependencyContainer>) async throws {
+      let wentNegative = try await context.dispatch(Decrement())
+      guard wentNegative else { return }  // TCA: .none
+      try await context.dispatch(ResetToZero())  // TCA: .run { send in await send(.resetToZero) }
+    }
+  }
+  // ARTICLE-SNIPPET-END: returning-updater
 
   // ARTICLE-SNIPPET-BEGIN: dependencies
   final class SearchDependencies: SideEffectDependencyContainer {

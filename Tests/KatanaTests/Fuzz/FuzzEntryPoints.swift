@@ -47,6 +47,8 @@ enum FuzzEntryPoint: String, CaseIterable, Sendable {
 
   /// `OracleWorld.awaitedDispatch` at the root; `ScheduleFuzz`'s awaited `Apply`, cancelled or not.
   case storeDispatchUpdater = "Store.dispatch(_: StateUpdater)"
+  /// `OracleWorld.dispatchReturning` at the root (`OracleReturningRootBump`), its value checked against the commit log.
+  case storeDispatchReturningUpdater = "Store.dispatch(_: ReturningStateUpdater)"
   /// `OracleWorld.sideEffect(awaited: true)` at the root; `ScheduleFuzz`'s `Work` and `CancelRuns`.
   case storeDispatchSideEffect = "Store.dispatch(_: SideEffect)"
   /// An awaited returning side effect at the root (operation to add).
@@ -102,6 +104,8 @@ enum FuzzEntryPoint: String, CaseIterable, Sendable {
 
   /// `OracleWorld.awaitedDispatch` through a scope (`OracleBumpCell`, `OracleRename`).
   case scopeDispatchUpdater = "ScopedStore.dispatch(_: StateUpdater)"
+  /// `OracleWorld.dispatchReturning` through a scope (`OracleReturningBumpCell`), its value checked against the log.
+  case scopeDispatchReturningUpdater = "ScopedStore.dispatch(_: ReturningStateUpdater)"
   /// `OracleWorld.sideEffect(awaited: true)` through a scope.
   case scopeDispatchSideEffect = "ScopedStore.dispatch(_: SideEffect)"
   /// An awaited returning side effect through a scope (operation to add).
@@ -161,6 +165,8 @@ enum FuzzEntryPoint: String, CaseIterable, Sendable {
 
   /// `OracleWork` and `OracleCellWork` dispatch nested updaters; `ScheduleFuzz`'s `Work`.
   case contextDispatchUpdater = "SideEffectContext.dispatch(_: StateUpdater)"
+  /// `OracleWay.returningUpdater`, at the root and in a feature's context, its value checked against the commit log.
+  case contextDispatchReturningUpdater = "SideEffectContext.dispatch(_: ReturningStateUpdater)"
   /// A side effect that awaits another through its context (operation to add).
   case contextDispatchSideEffect = "SideEffectContext.dispatch(_: SideEffect)"
   /// A side effect that awaits a returning side effect through its context (operation to add).

@@ -276,6 +276,7 @@ extension OracleModel {
       }
     }
     failures += checkDispatches(journal, observers: observers, matched: matched)
+    failures += checkReturnedValues(journal)
     failures += checkRuns(journal)
     return failures
   }
@@ -337,6 +338,39 @@ extension OracleModel {
           failures.append(
             "\(what): returned (tick \(dispatch.returnTick)) before \(log.title) was called for its commit "
               + "\(version) (\(reason); registered at one of commits \(fitting))")
+        }
+      }
+    }
+    return failures
+  }
+
+  /// SPEC 4.1: a returning updater's dispatch returns the value its own commit computed, the state (or slice) of the
+  /// commit log at that commit, whatever committed around it; and it gives `StoreError.returnValueUnavailable` only
+  /// when the item itself never committed (an interceptor substituted it, or its `next`, called from a task the
+  /// interceptor did not await, came too late).
+  func checkReturnedValues(_ journal: OracleJournal) -> [String] {
+    let committed = commitsByOperation()
+    var failures: [String] = []
+    for returned in journal.bodies.returned.current {
+      let versions = committed[returned.op, default: []]
+      let what = "returning updater of op \(returned.op) through \(returned.via)"
+      switch returned.value {
+      case nil:
+        if !versions.isEmpty {
+          failures.append("\(what): gave returnValueUnavailable, but it committed \(versions)")
+        }
+      case .root(let state)?:
+        if versions.count != 1 || commits[versions[0]] != state {
+          failures.append(
+            "\(what): returned \(state), but its commits are \(versions) (\(versions.map { commits[$0] }))")
+        }
+      case .cell(let cell)?:
+        let cells: (OracleState) -> [OracleCell] = { state in
+          [state.feature, state.outer.inner, state.session] + (state.child.map { [$0] } ?? []) + state.items
+        }
+        if versions.count != 1 || !cells(commits[versions[0]]).contains(cell) {
+          failures.append(
+            "\(what): returned the slice \(cell), but its commits are \(versions) (\(versions.map { commits[$0] }))")
         }
       }
     }

@@ -126,6 +126,42 @@ struct OracleBumpCell: StateUpdater, OracleOperation {
   }
 }
 
+/// A root bump that returns the state its own commit produced (a `ReturningStateUpdater`): the model checks the value
+/// is exactly the commit log's state at that commit.
+struct OracleReturningRootBump: ReturningStateUpdater, OracleOperation {
+  let op: Int
+  func updateState(_ state: inout OracleState) -> OracleState {
+    state.seq += 1
+    state.lastOp = op
+    return state
+  }
+}
+
+/// A feature's bump that returns the slice its own commit produced.
+struct OracleReturningBumpCell: ReturningStateUpdater, OracleOperation {
+  let op: Int
+  func updateState(_ state: inout OracleCell) -> OracleCell {
+    state.seq += 1
+    state.lastOp = op
+    return state
+  }
+}
+
+/// What a returning updater's awaited dispatch gave back, for the model to check against the commit log.
+struct OracleReturned: Sendable {
+  enum Value: Sendable {
+    /// The root's state.
+    case root(OracleState)
+    /// A feature's slice.
+    case cell(OracleCell)
+  }
+  let op: Int
+  /// nil: it threw `StoreError.returnValueUnavailable`.
+  let value: Value?
+  /// Which dispatch, for the failure message.
+  let via: String
+}
+
 /// A step of the undo session: bumps the session's slice. `group` tags the steps made inside one `beginGroup()` and
 /// `endGroup()` pair (nil: outside any), so that the plain twin of the history knows which steps are one.
 struct OracleSessionStep: StateUpdater, OracleOperation {
@@ -185,10 +221,27 @@ struct OracleRootWork: SideEffect {
 }
 
 /// Counts the bodies of `OracleRootWork`: one cancelled by id returns to its caller at once, while its operation may
-/// still be committing; the run waits for them all before it shuts the store down.
+/// still be committing; the run waits for them all before it shuts the store down. Also keeps what every returning
+/// updater's dispatch gave back (from the run's operations and from side effects' bodies), which the model checks.
 final class OracleBodies: Sendable {
   let started = LockedValue(0)
   let finished = EventCounter()
+  let returned = LockedValue<[OracleReturned]>([])
+
+  /// Runs a returning updater's dispatch of operation `op`, and keeps what it gave back. A value that could not be
+  /// produced is kept as nil, and the call returns normally: whether that was legitimate (the item itself never
+  /// committed) is the model's to check, and the operation's commits are checked as those of any dispatch that
+  /// returned normally (an interceptor's substitute for it committed, or, for a `next` called from a task the
+  /// interceptor did not await, possibly nothing).
+  func returning(op: Int, via: String, _ dispatch: () async throws -> OracleReturned.Value) async throws {
+    let value: OracleReturned.Value?
+    do {
+      value = try await dispatch()
+    } catch StoreError.returnValueUnavailable {
+      value = nil
+    }
+    returned.withLock { $0.append(OracleReturned(op: op, value: value, via: via)) }
+  }
 }
 
 /// A feature's side effect: hands on its updaters through the context (which goes through the scope), each its own
@@ -198,6 +251,8 @@ struct OracleCellWork: SideEffect {
   let ways: [OracleWay]
   /// Told what each operation's call did; nil for a nested one, whose outer call reports it.
   var report: OracleReport?
+  /// Where a returning updater's value goes; nil: the way `.returningUpdater` dispatches a plain bump instead.
+  var bodies: OracleBodies?
 
   func sideEffect(_ context: SideEffectContext<OracleCell, OracleDependencies>) async throws {
     FuzzCoverage.note(.contextGetStateIfPresent)
@@ -205,7 +260,7 @@ struct OracleCellWork: SideEffect {
     _ = (context.getStateIfPresent(), context.getState())
     for (op, way) in zip(nested, ways) {
       do {
-        try await context.hand(op, way)
+        try await context.hand(op, way, bodies: bodies)
         report?(op, .success(()))
       } catch {
         report?(op, .failure(error))

@@ -29,6 +29,8 @@ final class OracleDependencies: SideEffectDependencyContainer {
 /// How a side effect's body hands on one operation.
 enum OracleWay: CaseIterable, Sendable {
   case typed, erased, send, anySend, container, nested, sendNested, returning, sendReturning
+  /// A returning updater (`OracleReturningRootBump`, `OracleReturningBumpCell`), its value kept for the model.
+  case returningUpdater
 
   static func pick(_ generator: inout SeededGenerator) -> OracleWay {
     // The typed dispatch half the time, as most code does.
@@ -111,14 +113,19 @@ extension SideEffectContext where S == OracleState, D == OracleDependencies {
       FuzzCoverage.note(.contextSendReturning)
       let value = try await send(OracleReturningWork(op: op, scoped: false, how: op % 3)).value
       if value != op { throw OracleWrongValue(expected: op, got: value) }
+    case .returningUpdater:
+      FuzzCoverage.note(.contextDispatchReturningUpdater)
+      try await bodies.returning(op: op, via: "a root side effect's context") {
+        .root(try await dispatch(OracleReturningRootBump(op: op)))
+      }
     }
   }
 }
 
 extension SideEffectContext where S == OracleCell, D == OracleDependencies {
   /// Hands on a bump of this feature's cell (a root bump for the container's dispatch, which is the store's) the way
-  /// `way` says.
-  func hand(_ op: Int, _ way: OracleWay) async throws {
+  /// `way` says; a returning updater's value goes to `bodies` (without it, a plain bump is dispatched).
+  func hand(_ op: Int, _ way: OracleWay, bodies: OracleBodies? = nil) async throws {
     switch way {
     case .typed:
       FuzzCoverage.note(.contextDispatchUpdater)
@@ -149,6 +156,12 @@ extension SideEffectContext where S == OracleCell, D == OracleDependencies {
       FuzzCoverage.note(.contextSendReturning)
       let value = try await send(OracleReturningWork(op: op, scoped: true, how: op % 3)).value
       if value != op { throw OracleWrongValue(expected: op, got: value) }
+    case .returningUpdater:
+      guard let bodies else { return try await hand(op, .typed) }
+      FuzzCoverage.note(.contextDispatchReturningUpdater)
+      try await bodies.returning(op: op, via: "a feature's side effect's context") {
+        .cell(try await dispatch(OracleReturningBumpCell(op: op)))
+      }
     }
   }
 }

@@ -304,14 +304,41 @@ final class OracleWorld: Sendable {
     }
   }
 
-  /// An awaited dispatch of an updater, typed or type-erased, recorded with the ticks at which it started and
-  /// returned.
+  /// An awaited dispatch of an updater, typed, type-erased, or (for a bump) a returning updater's, recorded with the
+  /// ticks at which it started and returned.
   func awaitedDispatch(op: Int, _ generator: inout SeededGenerator) async {
     let target = target(op: op, &generator)
     let erased = generator.next() % 4 == 0
+    let returning = !erased && generator.next() % 3 == 0
+    if returning, let result = await dispatchReturning(target) {
+      return record(op: op, target: target.name + " (returning)", awaited: true, result: result, tick: journal.tick())
+    }
     let result = await outcome { try await dispatch(target, erased: erased) }
     record(
       op: op, target: target.name + (erased ? " (erased)" : ""), awaited: true, result: result, tick: journal.tick())
+  }
+
+  /// Dispatches the returning form of `target`'s bump (at the root or through a scope) and keeps its value for the
+  /// model; nil for a target that has none.
+  func dispatchReturning(_ target: Target) async -> Result<Void, any Error>? {
+    switch target {
+    case .rootBump(let op):
+      FuzzCoverage.note(.storeDispatchReturningUpdater)
+      return await outcome {
+        try await journal.bodies.returning(op: op, via: "the store") {
+          .root(try await store.dispatch(OracleReturningRootBump(op: op)))
+        }
+      }
+    case .bump(let slice, let op):
+      FuzzCoverage.note(.scopeDispatchReturningUpdater)
+      return await outcome {
+        try await journal.bodies.returning(op: op, via: "\(slice)'s scope") {
+          .cell(try await scope(for: slice, op: op).dispatch(OracleReturningBumpCell(op: op)))
+        }
+      }
+    case .trigger, .toggleChild, .toggleItem, .rename:
+      return nil
+    }
   }
 
   /// Sends an updater, typed or type-erased, and sometimes cancels its handle right away (it is then withdrawn, or
@@ -419,7 +446,9 @@ final class OracleWorld: Sendable {
       let slice = choices[Int(generator.next() % UInt64(choices.count))]
       return .cell(
         scopes[slice]!,
-        OracleCellWork(nested: nested, ways: ways, report: reporter("\(slice)'s side effect's body (\(waysText))")))
+        OracleCellWork(
+          nested: nested, ways: ways, report: reporter("\(slice)'s side effect's body (\(waysText))"),
+          bodies: journal.bodies))
     default:
       let scoped = generator.next() % 2 == 0
       let slice = choices[Int(generator.next() % UInt64(choices.count))]
@@ -1039,7 +1068,8 @@ final class OracleWorld: Sendable {
           case .fail:
             throw OracleError(op: op)
           case .substitute:
-            try await next(item is OracleRootBump ? OracleRootBump(op: -op) : item)
+            // A returning root bump's substitute has another type: its dispatch has no value to return.
+            try await next(item is OracleRootBump || item is OracleReturningRootBump ? OracleRootBump(op: -op) : item)
           case .nextFromAwaitedTask:
             try await Task { try await next(item) }.value
           case .nextFromUnawaitedTask:
