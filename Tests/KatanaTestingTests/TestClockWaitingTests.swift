@@ -144,13 +144,26 @@ struct TestClockWaitingTests {
     await store.finish()
   }
 
-  @Test func run_withoutATestStore_recordsAnIssue_andLeavesTheClock() async throws {
+  // MARK: - checkSuspension
+
+  @Test func checkSuspension_withATestStore_letsItsWorkReachItsSleep_thenNamesIt() async throws {
+    let store = makeStore(clock: clock)
+    store.send(Countdown(times: 1))
+    let error = await #expect(throws: TestClockError.self) { try await clock.checkSuspension() }
+    let named = "1 task sleeps on the test clock: Countdown(times: 1) until 1.0 seconds"
+    #expect(error?.description.contains(named) == true)
+    await clock.advance(by: .seconds(1))
+    await store.receive(Increment.self) { $0.count = 1 }
+    try await clock.checkSuspension()
+    await store.finish()
+  }
+
+  /// Without a test store, run() runs the clock as swift-clocks' does (BareTestClockTests has the rest).
+  @Test func run_withoutATestStore_advancesUntilNothingSleeps() async throws {
     let sleeper = Task { try await clock.sleep(for: .seconds(1)) }
     try await clock.waitForSleepers(count: 1)
-    await expectOneIssue(containing: ["run(): no test store uses this clock"]) {
-      await clock.run()
-    }
-    #expect(clock.now == .zero)
-    sleeper.cancel()
+    await clock.run()
+    #expect(clock.now == .zero.advanced(by: .seconds(1)))
+    try await sleeper.value
   }
 }

@@ -242,19 +242,48 @@ extension TimeEffects {
       #expect(store.runningEffectCount == 0)
     }
 
-    @Test func timer_keepsItsScheduleWithoutDrift_andMergesMissedTicks() async throws {
+    /// A test clock wakes the timer at each tick time in turn (advanced by three intervals at once, it ticks
+    /// three times), so the ticks to merge pass while the first tick runs long, held by a gate.
+    @Test func timer_keepsItsScheduleWithoutDrift_andMergesTheTicksMissedWhileATickRanLong() async throws {
+      let clock = TestClock()
+      let store = try await makeStore(clock: clock)
+      let ticks = Recorder<Int>()
+      let firstTickEnds = Gate()
+      let timer = store.send(
+        Script { context in
+          try await context.timer(id: ID(), every: .seconds(1)) {
+            try await context.dispatch(Tick())
+            ticks.append(context.getState().ticks)
+            await firstTickEnds.wait()
+          }
+        })
+      try await clock.waitForSleepers(count: 1)
+      await clock.advance(by: .seconds(1))
+      await ticks.wait(forCount: 1)
+      await clock.advance(by: .milliseconds(2500))  // the tick times 2 s and 3 s pass while the first tick runs
+      firstTickEnds.open()
+      await ticks.wait(forCount: 2)  // one late tick for both
+      try await clock.waitForSleepers(count: 1)
+      #expect(clock.nextDeadline == .zero.advanced(by: .seconds(4)))  // still on the schedule
+      #expect(ticks.values == [1, 2])
+      await clock.advance(by: .milliseconds(500))
+      await ticks.wait(forCount: 3)
+      #expect(ticks.values == [1, 2, 3])
+      store.cancel(id: ID())
+      await #expect(throws: CancellationError.self) { try await timer.value }
+    }
+
+    @Test func timer_advancedByThreeIntervalsAtOnce_ticksThreeTimes() async throws {
       let clock = TestClock()
       let store = try await makeStore(clock: clock)
       let ticks = Recorder<Int>()
       let timer = store.send(startTimer(recording: ticks))
       try await clock.waitForSleepers(count: 1)
-      await clock.advance(by: .milliseconds(3500))  // three tick times pass at once: one tick
-      await ticks.wait(forCount: 1)
+      await clock.advance(by: .milliseconds(3500))
+      await ticks.wait(forCount: 3)
       try await clock.waitForSleepers(count: 1)
-      #expect(clock.nextDeadline == .zero.advanced(by: .seconds(4)))  // still on the schedule
-      await clock.advance(by: .milliseconds(500))
-      await ticks.wait(forCount: 2)
-      #expect(ticks.values == [1, 2])
+      #expect(clock.nextDeadline == .zero.advanced(by: .seconds(4)))
+      #expect(ticks.values == [1, 2, 3])
       store.cancel(id: ID())
       await #expect(throws: CancellationError.self) { try await timer.value }
     }

@@ -19,9 +19,9 @@ extension AnySideEffectContext {
   /// The ticks keep to the schedule `start + interval`, `start + 2 * interval`, and so on, measured from
   /// this call, without drift. Each tick waits for the previous `tick` to return. Tick times that have
   /// already passed when the timer wakes up (the previous tick ran long, or the process was suspended) are
-  /// merged into one tick, as with Foundation's `Timer`: a timer never bursts to catch up. So a test that
-  /// advances a manual clock by three intervals at once sees one tick; advancing three times by one
-  /// interval, waiting for each tick, gives three.
+  /// merged into one tick, as with Foundation's `Timer`: a timer never bursts to catch up. `KatanaTesting`'s
+  /// `TestClock` advanced by three intervals at once ticks three times: it wakes the timer at each tick time
+  /// in turn.
   ///
   /// The call never returns normally: it runs until it is cancelled, then throws `CancellationError`.
   /// Start it with `send`, whose task the store owns, or from a task you keep.

@@ -19,7 +19,8 @@ extension TestClock {
   ///   on the clock (so no other sleep can start until the test moves the clock or sends more), it fails at
   ///   once, naming the sleepers;
   /// - otherwise it gives up after `timeout` (by default the failsafe of the test store that uses the
-  ///   clock, ``TestStoreConfiguration/failsafe``, or 30 seconds), naming the sleepers and what is in flight.
+  ///   clock, ``TestStoreConfiguration/failsafe``, or 30 seconds), naming the sleepers and what is
+  ///   in flight.
   ///   A call from another task (a helper task of the test) waits: the test may still move the clock.
   ///
   /// Either way it records an issue at the caller's line and throws ``TestClockError/sleepersNotReached(_:)``.
@@ -98,8 +99,8 @@ extension TestClock {
     }
   }
 
-  /// Advances the clock from deadline to deadline until nothing sleeps on it, letting the work it wakes
-  /// settle after each step.
+  /// Advances the clock from deadline to deadline until nothing sleeps on it, letting the work it wakes run
+  /// (settle, with a test store) after each step.
   ///
   /// ```swift
   /// store.send(Countdown(from: 3))   // sleeps a second, dispatches Tick, three times
@@ -109,17 +110,21 @@ extension TestClock {
   /// await store.receive(Tick.self) { $0.remaining = 0 }
   /// ```
   ///
-  /// It is the way to run a clock to its end without counting its sleeps. Before each step it waits, on
-  /// events, until every ``TestStore`` that uses the clock has settled (nothing in flight, or everything in
-  /// flight asleep on this clock), as ``advance(by:fileID:filePath:line:column:)`` does. So it needs a test
-  /// store that uses the clock; without one it records an issue and does nothing.
+  /// It is the way to run a clock to its end without counting its sleeps. With a ``TestStore`` that uses the
+  /// clock, before each step it waits, on events, until every test store that uses the clock has settled
+  /// (nothing in flight, or everything in flight asleep on this clock), as
+  /// ``advance(by:fileID:filePath:line:column:)`` does. Without one, it does what pointfreeco/swift-clocks'
+  /// `TestClock.run()` does: it yields to the tasks around it, then advances to the next deadline, yielding
+  /// after each step as an advance does, until nothing sleeps.
   ///
   /// A repeating timer never stops sleeping: cancel it first, or advance by hand. If sleepers are left when
-  /// `timeout` (by default the test store's failsafe) runs out, or the work it woke does not settle, it
-  /// records an issue that lists them and returns.
+  /// `timeout` runs out, or the work it woke does not settle, it records an issue that lists them and
+  /// returns. The sleepers left go on sleeping (swift-clocks makes them throw `CancellationError`).
   ///
   /// - Parameters:
-  ///   - timeout: How long, on the failsafe's clock, the whole run may take; nil for the test store's failsafe.
+  ///   - timeout: How long the whole run may take, in real time (on the failsafe's clock); nil for the
+  ///     failsafe of the test store that uses the clock (``TestStoreConfiguration/failsafe``) or, without one,
+  ///     30 seconds, a test store's default failsafe (swift-clocks' default is 500 milliseconds).
   ///   - fileID: The caller's file ID; leave the default, issues are attributed to the caller's line.
   ///   - filePath: The caller's file path; leave the default.
   ///   - line: The caller's line; leave the default.
@@ -131,11 +136,7 @@ extension TestClock {
     let location = sourceLocation(fileID: fileID, filePath: filePath, line: line, column: column)
     let recorders = attachedRecorders
     guard !recorders.isEmpty else {
-      recordIssue(
-        "run(): no test store uses this clock, so run() cannot tell when the work it wakes has settled. Give the "
-          + "clock to the test store (`configuration.clock = clock`), or advance it with `advance(by:)` after "
-          + "`waitForSleepers(count:)`.",
-        at: location)
+      await runLettingWorkRun(timeout: timeout, at: location)
       return
     }
     var settling = Settling(caller: "run()", location: location, timeout: timeout, reportsExpiry: false)
@@ -143,17 +144,79 @@ extension TestClock {
     while !Task.isCancelled {
       await settle(recorders, &settling)
       if settling.gaveUp {
-        let left = sleepers
-        recordIssue(
-          "run(): the clock still has \(counted(left.count, "sleeper")) after \(describe(settling.bound)) (the "
-            + "failsafe)\(left.isEmpty ? "" : ": \(left.map(\.description).joined(separator: ", "))")"
-            + (settling.unsettled.isEmpty ? "" : "; still running: \(settling.unsettled.joined(separator: "; "))")
-            + ". A repeating timer never stops sleeping: cancel it before `run()`, or advance the clock by hand.",
-          at: location)
+        reportRunTimedOut(after: settling.bound, unsettled: settling.unsettled, at: location)
         return
       }
       guard let next = nextDeadline else { return }
       _ = wakeNext(upTo: next)
+    }
+  }
+
+  /// ``run(timeout:fileID:filePath:line:column:)`` on a clock that no test store uses.
+  private nonisolated(nonsending) func runLettingWorkRun(timeout: Duration?, at location: SourceLocation) async {
+    let failsafe = startFailsafe(timeout: timeout, recorders: [])
+    defer { failsafe.cancel() }
+    await letWorkRun()
+    while !Task.isCancelled, let next = nextDeadline {
+      if failsafe.isExpired {
+        reportRunTimedOut(after: failsafe.bound, unsettled: [], at: location)
+        return
+      }
+      await wakeLettingWorkRun(upTo: next)
+    }
+  }
+
+  /// Records the issue of a ``run(timeout:fileID:filePath:line:column:)`` whose failsafe expired.
+  private func reportRunTimedOut(after bound: Duration, unsettled: [String], at location: SourceLocation) {
+    let left = sleepers
+    recordIssue(
+      "run(): the clock still has \(counted(left.count, "sleeper")) after \(describe(bound)) (the "
+        + "failsafe)\(left.isEmpty ? "" : ": \(left.map(\.description).joined(separator: ", "))")"
+        + (unsettled.isEmpty ? "" : "; still running: \(unsettled.joined(separator: "; "))")
+        + ". A repeating timer never stops sleeping: cancel it before `run()`, or advance the clock by hand.",
+      at: location)
+  }
+
+  /// Throws if anything sleeps on the clock once the work around it has run: a check that the code under
+  /// test does no more timed work, as pointfreeco/swift-clocks' `TestClock.checkSuspension()`.
+  ///
+  /// ```swift
+  /// let clock = TestClock()
+  /// let nap = Task { try await clock.sleep(for: .seconds(1)) }
+  /// await #expect(throws: TestClockError.self) { try await clock.checkSuspension() }
+  /// await clock.advance(by: .seconds(1))
+  /// try await clock.checkSuspension()   // the nap is over
+  /// ```
+  ///
+  /// It first lets the work reach its sleeps: with a ``TestStore`` that uses the clock, it waits until the
+  /// store's work has settled (as an advance does before it moves time); without one, it yields to the tasks
+  /// around it as an advance does. It records no issue: the error it throws says who sleeps, and fails the
+  /// test if the test does not catch it.
+  ///
+  /// - Parameters:
+  ///   - fileID: The caller's file ID; leave the default, issues are attributed to the caller's line.
+  ///   - filePath: The caller's file path; leave the default.
+  ///   - line: The caller's line; leave the default.
+  ///   - column: The caller's column; leave the default.
+  /// - Throws: ``TestClockError/sleepersSuspended(_:)`` if anything sleeps on the clock.
+  public nonisolated(nonsending) func checkSuspension(
+    fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
+  ) async throws {
+    let recorders = attachedRecorders
+    if recorders.isEmpty {
+      await letWorkRun()
+    } else {
+      let location = sourceLocation(fileID: fileID, filePath: filePath, line: line, column: column)
+      var settling = Settling(caller: "checkSuspension()", location: location)
+      defer { settling.failsafe?.cancel() }
+      await settle(recorders, &settling)
+    }
+    let left = sleepers
+    guard left.isEmpty else {
+      throw TestClockError.sleepersSuspended(
+        "checkSuspension(): \(counted(left.count, "task sleeps", "tasks sleep")) on the test clock: "
+          + left.map(\.description).joined(separator: ", ")
+          + ". Advance the clock (`advance(by:)`, `run()`) until the work is done, or cancel it.")
     }
   }
 
@@ -178,7 +241,7 @@ extension TestClock {
       self.reportsExpiry = reportsExpiry
     }
 
-    var bound: Duration { failsafe?.bound ?? timeout ?? .seconds(30) }
+    var bound: Duration { failsafe?.bound ?? timeout ?? TestClock.defaultFailsafe }
   }
 
   /// Returns once every test store in `recorders` has settled: nothing in flight, or everything in flight
@@ -245,19 +308,26 @@ extension TestClock {
     generations.allSatisfy { $0.signal.generation == $0.generation }
   }
 
+  /// The failsafe of a wait of a clock that no test store uses, when the call gives none: 30 seconds, as a
+  /// test store's (``TestStoreConfiguration/failsafe``) by default.
+  static let defaultFailsafe: Duration = .seconds(30)
+
   /// A failsafe for a wait of the clock: `timeout`, or the failsafe of the first test store that uses the
-  /// clock (measured on its failsafe clock), or 30 seconds.
+  /// clock (measured on its failsafe clock), or `defaultFailsafe` (measured on the clock's own).
   func startFailsafe(timeout: Duration?, recorders: [any ClockObserving]) -> Failsafe {
-    let bound = timeout ?? recorders.first?.failsafeBound ?? .seconds(30)
-    let clock = recorders.first?.failsafeClock ?? ContinuousClock()
+    let bound = timeout ?? recorders.first?.failsafeBound ?? Self.defaultFailsafe
+    let clock = recorders.first?.failsafeClock ?? failsafeClock
     return Failsafe(bound: bound, clock: clock) { [signal] in signal.bump() }
   }
 }
 
 /// Errors a ``TestClock`` throws.
 ///
-/// - Important: In a Swift Testing test, the clock records the issue with a failed `#require` and throws the
-///   `ExpectationFailedError` that `#require` throws, in place of these, so that the failure is reported once.
+/// - Important: In a Swift Testing test, ``TestClock/waitForSleepers(count:timeout:fileID:filePath:line:column:)``
+///   records the issue with a failed `#require` and throws the `ExpectationFailedError` that `#require` throws,
+///   in place of ``sleepersNotReached(_:)``, so that the failure is reported once.
+///   ``TestClock/checkSuspension(fileID:filePath:line:column:)`` records nothing and throws
+///   ``sleepersSuspended(_:)`` as it is, so that a test can catch it.
 public enum TestClockError: Error, Sendable, Equatable, CustomStringConvertible {
   /// ``TestClock/waitForSleepers(count:timeout:fileID:filePath:line:column:)`` gave up: the sleepers it
   /// waited for could not come (the test store's work was all asleep on the clock already), or did not
@@ -265,10 +335,14 @@ public enum TestClockError: Error, Sendable, Equatable, CustomStringConvertible 
   /// only stops the test, which could not go on without the sleepers.
   case sleepersNotReached(String)
 
+  /// ``TestClock/checkSuspension(fileID:filePath:line:column:)`` found tasks sleeping on the clock once the
+  /// work around it had run (swift-clocks' `SuspensionError`). The associated value names them.
+  case sleepersSuspended(String)
+
   /// What happened and what to do about it.
   public var description: String {
     switch self {
-    case .sleepersNotReached(let message): message
+    case .sleepersNotReached(let message), .sleepersSuspended(let message): message
     }
   }
 }

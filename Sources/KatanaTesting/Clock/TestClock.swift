@@ -19,8 +19,8 @@ import Testing
 /// await store.receive(SetResults.self) { $0.results = ["katana"] }
 /// ```
 ///
-/// It behaves like pointfreeco/swift-clocks' `TestClock`, so a test written with The Composable
-/// Architecture's `TestStore` ports line for line.
+/// It behaves like pointfreeco/swift-clocks' `TestClock`, with or without a test store, so a test written with
+/// The Composable Architecture's `TestStore`, or with swift-clocks alone, ports line for line.
 ///
 /// ## How time moves
 /// - `now` starts at ``Instant/zero`` and changes only through ``advance(by:fileID:filePath:line:column:)``,
@@ -35,6 +35,15 @@ import Testing
 ///   the sleepers of each deadline (in the order they started sleeping) and settling again, so a woken task
 ///   that sleeps again within the target wakes in the same advance, measured from its own deadline. When it
 ///   returns, the work it woke has settled: `receive` what it dispatched.
+/// - Without a test store (a clock the test gives to its own code), an advance does what swift-clocks' does:
+///   it first yields to the tasks around it many times, so that work just started reaches its sleep, then
+///   moves time from deadline to deadline, waking the sleepers of each and yielding again so that the work
+///   they woke runs (a woken task that sleeps again within the target wakes in the same advance). It cannot
+///   know when a task it cannot see is done, so, as with swift-clocks, that is a matter of yielding enough;
+///   it does wait for every task it woke to resume from its sleep.
+/// - ``run(timeout:fileID:filePath:line:column:)`` advances until nothing sleeps,
+///   ``checkSuspension(fileID:filePath:line:column:)`` throws if something still sleeps, and
+///   `timer(interval:tolerance:)` ticks on the clock (on any clock).
 /// - Advances from several tasks at once add up exactly.
 ///
 /// Everything is guarded by a lock: a `TestClock` may be shared by any number of tasks and advanced from
@@ -115,6 +124,10 @@ public final class TestClock: Clock, @unchecked Sendable {
   private let lock = NSLock()
   private var state: TestClockState<UnsafeContinuation<Void, any Error>>
   private var observers: [Observer] = []
+  /// The clock the failsafe of a wait with no test store (``run(timeout:fileID:filePath:line:column:)``,
+  /// ``waitForSleepers(count:timeout:fileID:filePath:line:column:)``) is measured on. Tests of the clock replace
+  /// it to expire the failsafe without waiting.
+  let failsafeClock: any Clock<Duration>
   /// Set on the clock a test store makes when the test gives none: the first sleep records an issue.
   let unsetClockReport: UnsetClockReport?
   /// Bumped on every change of time or sleepers; ``waitForSleepers(count:timeout:fileID:filePath:line:column:)``
@@ -122,9 +135,15 @@ public final class TestClock: Clock, @unchecked Sendable {
   let signal = ChangeSignal()
 
   /// Creates a clock whose time is `now`.
-  public init(now: Instant = .zero) {
+  public convenience init(now: Instant = .zero) {
+    self.init(now: now, failsafeClock: ContinuousClock())
+  }
+
+  /// Creates a clock whose waits without a test store measure their failsafe on `failsafeClock`.
+  package init(now: Instant = .zero, failsafeClock: any Clock<Duration>) {
     state = TestClockState(now: now)
     unsetClockReport = nil
+    self.failsafeClock = failsafeClock
   }
 
   /// A clock for a test store the test gave no clock: it records an issue through `report` the first time
@@ -132,6 +151,7 @@ public final class TestClock: Clock, @unchecked Sendable {
   init(reportingFirstSleep report: UnsetClockReport) {
     state = TestClockState(now: .zero)
     unsetClockReport = report
+    failsafeClock = ContinuousClock()
   }
 
   /// The clock's current time; it changes only when the clock is advanced.
@@ -163,6 +183,8 @@ public final class TestClock: Clock, @unchecked Sendable {
     // Outside the lock: the report records an issue (it calls no user code).
     unsetClockReport?.sleepStarted(by: item, sleeping: now.duration(to: deadline))
     let record = SleeperRecord(id: id, deadline: deadline, task: TaskIdentity.current, item: item, now: .zero)
+    // The sleeper's task runs again: an advance that woke it may go on (see `letWorkRun(afterWaking:)`).
+    defer { withLock { state.didResume(id) } }
     try await withTaskCancellationHandler {
       try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<Void, any Error>) in
         let registration = withLock {
@@ -184,8 +206,8 @@ public final class TestClock: Clock, @unchecked Sendable {
 
   private typealias SleepStart = TestClockState<UnsafeContinuation<Void, any Error>>.SleepStart
 
-  /// Moves the clock forward by `duration`, waking the sleepers it reaches, and returns once the work of the
-  /// test stores that use the clock has settled.
+  /// Moves the clock forward by `duration`, waking the sleepers it reaches, and returns once the work it woke
+  /// has run: settled, for the test stores that use the clock.
   ///
   /// ```swift
   /// store.send(QueryChanged(query: "ka"))   // debounces the search by 300 ms
@@ -203,8 +225,26 @@ public final class TestClock: Clock, @unchecked Sendable {
   /// the test drives, it records an issue at the caller's line that says what still runs, and moves time
   /// anyway.
   ///
-  /// Without a test store, the advance moves time to the target and wakes every sleeper due, in deadline
-  /// order, without waiting for the tasks it wakes.
+  /// Without a test store, the advance does what pointfreeco/swift-clocks' `TestClock` does. It first yields
+  /// to the tasks around it many times (as swift-clocks' "mega yield" does), so that a task just started
+  /// reaches its sleep; then it moves time from deadline to deadline up to `now + duration`, waking the
+  /// sleepers of each deadline and yielding again so that the work they woke runs before the next step: it
+  /// yields until every task it woke has resumed from its sleep, then until one of them sleeps on the clock
+  /// again or ten rounds of yields have passed. A task that sleeps again within the target wakes in the same
+  /// advance:
+  ///
+  /// ```swift
+  /// let clock = TestClock()
+  /// let ticks = Task {
+  ///   for await _ in clock.timer(interval: .seconds(1)).prefix(3) {}
+  /// }
+  /// await clock.advance(by: .seconds(3))   // three ticks; the task is done
+  /// ```
+  ///
+  /// - Important: Without a test store the clock cannot see when work it did not wake is done: as with
+  ///   swift-clocks, work that takes more than the yields to reach its sleep (it waits on a real clock, on
+  ///   I/O, on a busy machine's thread) is not waited for. Synchronise on it first, for example with
+  ///   ``waitForSleepers(count:timeout:fileID:filePath:line:column:)``.
   ///
   /// A zero duration (the default) moves no time but wakes the sleepers whose deadline is now. Advances from
   /// several tasks at once add up exactly: each is measured from where those already under way are going.
@@ -229,8 +269,8 @@ public final class TestClock: Clock, @unchecked Sendable {
       at: sourceLocation(fileID: fileID, filePath: filePath, line: line, column: column))
   }
 
-  /// Moves the clock to `deadline`, waking the sleepers it reaches, and returns once the work of the test
-  /// stores that use the clock has settled; see ``advance(by:fileID:filePath:line:column:)``.
+  /// Moves the clock to `deadline`, waking the sleepers it reaches, and returns once the work it woke has run
+  /// (settled, for the test stores that use the clock); see ``advance(by:fileID:filePath:line:column:)``.
   ///
   /// An earlier `deadline` moves no time (time never goes back), but still wakes the sleepers whose deadline
   /// is now.
@@ -251,18 +291,15 @@ public final class TestClock: Clock, @unchecked Sendable {
       at: sourceLocation(fileID: fileID, filePath: filePath, line: line, column: column))
   }
 
-  /// Advances to `target`: step by step, settling the work between steps, when test stores use the clock;
-  /// in one step otherwise.
+  /// Advances to `target` step by step: settling the work between steps when test stores use the clock,
+  /// letting it run otherwise.
   private nonisolated(nonsending) func advance(to target: Instant, caller: String, at location: SourceLocation)
     async
   {
     let recorders = attachedRecorders
     guard !recorders.isEmpty else {
-      let (woken, changed) = withLock { state.takeAllDue(upTo: target) }
-      for entry in woken {
-        entry.continuation.resume()
-      }
-      if changed { didChange() }
+      await letWorkRun()
+      await wakeLettingWorkRun(upTo: target)
       return
     }
     var settling = Settling(caller: caller, location: location)
@@ -286,6 +323,59 @@ public final class TestClock: Clock, @unchecked Sendable {
       }
       didChange()
       return true
+    }
+  }
+
+  // MARK: - Without a test store
+
+  /// How many times ``letWorkRun(afterWaking:)`` yields in a round: as many as swift-clocks'
+  /// `Task.megaYield()` does by default.
+  static let yieldsPerRound = 20
+
+  /// The most rounds ``letWorkRun(afterWaking:)`` takes: a bound, so that a woken task whose executor never
+  /// runs it (an actor that stays busy) cannot hold an advance forever.
+  static let maximumRounds = 50
+
+  /// How many rounds ``letWorkRun(afterWaking:)`` waits, once the tasks a step woke have resumed, for one of
+  /// them to sleep on the clock again, before it concludes that they went on to other work.
+  static let roundsForTheWokenWork = 10
+
+  /// Lets the work around a clock that no test store uses run: the one way the clock waits for work it
+  /// cannot see, used before an advance, after each step of it, and by ``run(timeout:fileID:filePath:line:column:)``
+  /// and ``checkSuspension(fileID:filePath:line:column:)``.
+  ///
+  /// A round yields ``yieldsPerRound`` times: each time a detached task runs `Task.yield()` and the caller
+  /// awaits it, as swift-clocks' `Task.megaYield()` does, so that the jobs queued before it (a task the test
+  /// has just started among them) run first. Before an advance one round is enough, as in swift-clocks.
+  /// After a step (`afterWaking`), the clock knows which tasks it woke: rounds go on until every one of them
+  /// has resumed from its sleep, then until the clock changes (a woken task sleeps on it again) or
+  /// ``roundsForTheWokenWork`` rounds pass, whichever comes first; never more than ``maximumRounds``. It
+  /// counts yields, never time.
+  ///
+  /// The detached task runs at the caller's priority, where swift-clocks' runs at background priority:
+  /// background work waits for every job of a higher priority, and in a test process that runs its tests in
+  /// parallel that kept an advance waiting for seconds.
+  nonisolated(nonsending) func letWorkRun(afterWaking: Bool = false) async {
+    let priority = Task.currentPriority
+    let versionAtStart = version
+    var roundsSinceResumed = 0
+    for _ in 0..<Self.maximumRounds {
+      for _ in 0..<Self.yieldsPerRound {
+        await Task.detached(priority: priority) { await Task.yield() }.value
+      }
+      let (version, awaitingResumption) = withLock { (state.changeCount, !state.unresumed.isEmpty) }
+      if awaitingResumption { continue }
+      guard afterWaking else { return }
+      roundsSinceResumed += 1
+      if version != versionAtStart || roundsSinceResumed >= Self.roundsForTheWokenWork { return }
+    }
+  }
+
+  /// Wakes the sleepers due by `target` deadline by deadline, letting the work each step woke run before the
+  /// next; time ends at `target`.
+  nonisolated(nonsending) func wakeLettingWorkRun(upTo target: Instant) async {
+    while wakeNext(upTo: target) {
+      await letWorkRun(afterWaking: true)
     }
   }
 

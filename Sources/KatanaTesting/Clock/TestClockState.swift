@@ -25,7 +25,7 @@ struct TestClockState<Continuation> {
     case resume(Result<Void, any Error>)
   }
 
-  /// One step of an advance with settling.
+  /// One step of an advance.
   enum Step {
     /// Time moved to the deadline of these sleepers, the earliest due; resume them in this order.
     case wake([Entry])
@@ -43,6 +43,9 @@ struct TestClockState<Continuation> {
   private var lastID: UInt64 = 0
   /// Bumped every time time moves or sleepers are woken.
   private var wakes: UInt64 = 0
+  /// The sleepers woken whose task has not yet resumed from its sleep: an advance of a clock no test store
+  /// uses lets them run before it goes on (see ``TestClock``'s `letWorkRun(afterWaking:)`).
+  private(set) var unresumed: Set<UInt64> = []
 
   init(now: Instant) {
     self.now = now
@@ -92,8 +95,8 @@ struct TestClockState<Continuation> {
     return target
   }
 
-  /// The next step of an advance to `target` that lets the work settle between steps: time moves to the
-  /// earliest deadline due by `target` and the sleepers of that deadline wake, so that a woken task that
+  /// The next step of an advance to `target`, which lets the work run (or settle) between steps: time moves to
+  /// the earliest deadline due by `target` and the sleepers of that deadline wake, so that a woken task that
   /// sleeps again within `target` wakes in a later step; once nobody is due, time moves to `target`.
   mutating func nextStep(upTo target: Instant) -> Step {
     let due = entries.filter { $0.record.deadline <= target }
@@ -109,19 +112,10 @@ struct TestClockState<Continuation> {
     return .wake(woken)
   }
 
-  /// Moves time to `target` in one step and takes every sleeper due by then (an advance with no test store
-  /// to wait for); `changed` tells whether anything changed.
-  mutating func takeAllDue(upTo target: Instant) -> (woken: [Entry], changed: Bool) {
-    let moved = target > now
-    if moved {
-      now = target
-    }
-    let woken = takeDue()
-    if moved && woken.isEmpty {
-      changeCount &+= 1
-      wakes &+= 1
-    }
-    return (woken, moved || !woken.isEmpty)
+  /// Sleeper `id` has resumed in its task (it returned from its sleep, or threw): an advance that woke it no
+  /// longer waits for it to run.
+  mutating func didResume(_ id: UInt64) {
+    unresumed.remove(id)
   }
 
   /// Removes the sleepers whose deadline has come, and returns them in deadline order (in the order they
@@ -131,6 +125,7 @@ struct TestClockState<Continuation> {
     let due = entries.filter { $0.record.deadline <= now }
     guard !due.isEmpty else { return [] }
     entries.removeAll { $0.record.deadline <= now }
+    unresumed.formUnion(due.map(\.record.id))
     changeCount &+= 1
     wakes &+= 1
     return due.sorted { ($0.record.deadline, $0.record.id) < ($1.record.deadline, $1.record.id) }

@@ -45,6 +45,23 @@ struct ComingFromTCA {
   }
   // ARTICLE-SNIPPET-END: returning-updater-test
 
+  // ARTICLE-SNIPPET-BEGIN: bare-test-clock
+  @Test func aTimerOutsideAStore_ticksAsTheClockMoves() async throws {
+    let clock = TestClock()
+    let ticks = Task {
+      var count = 0
+      for await _ in clock.timer(interval: .seconds(1)).prefix(5) { count += 1 }
+      return count
+    }
+    await clock.advance(by: .seconds(2))  // lets the task reach its sleep, then ticks twice
+    await #expect(throws: TestClockError.self) { try await clock.checkSuspension() }  // it sleeps again
+    await clock.run()  // the three ticks left
+    #expect(await ticks.value == 5)
+    #expect(clock.now == .zero.advanced(by: .seconds(5)))
+    try await clock.checkSuspension()  // nothing sleeps any more
+  }
+  // ARTICLE-SNIPPET-END: bare-test-clock
+
   // ARTICLE-SNIPPET-BEGIN: unimplemented
   @Test func clearingTheQuery_searchesNothing() async throws {
     let store = TestStore(
