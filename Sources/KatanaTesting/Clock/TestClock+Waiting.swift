@@ -63,13 +63,17 @@ extension TestClock {
       if isTestTask, !anyBusy, !parked.isEmpty || (allIdle && sleepers.isEmpty), Self.unchanged(generations),
         self.version == version
       {
+        var confirmed = true
+        for recorder in recorders where !(await recorder.isStillParkedAfterMainActor()) {
+          confirmed = false
+        }
+        if !confirmed { continue }
         let message =
           parked.isEmpty
           ? "\(waiting), and the test store has nothing in flight: no other sleep can start until the test sends "
             + "more. Check that the code under test sleeps on this clock (`context.clock`) as often as you expect."
-          : "\(waiting), and no other sleep can start until the clock moves: "
-            + "\(Parking.describe(parked.flatMap { $0 })). Advance the clock (`advance(by:)`) to let the work go on, "
-            + "or wait for fewer sleepers."
+          : "\(waiting), and no other sleep can start until \(Parking.until(parked.flatMap { $0 })). Advance the "
+            + "clock (`advance(by:)`) to let the work go on, or wait for fewer sleepers."
         throw recordIssueStoppingTest(message, at: location, otherwise: TestClockError.sleepersNotReached(message))
       }
       if failsafe == nil {

@@ -16,11 +16,12 @@ import Katana
 /// in the order they were sent.
 ///
 /// A task that calls into the main actor leaves the executor while the main actor runs it: the executor
-/// cannot tell that from a suspension. So once no job is left, the executor is quiet only after a round trip
-/// through the main actor during which no job arrived: the main actor runs what was queued on it first, and a
-/// task of the store's work that was there has come back (a job) or suspended (not runnable) by then. Other
-/// actors with an executor of their own are not covered: the store's work that waits on one counts as
-/// suspended.
+/// cannot tell that from a suspension. So a wait of the test store that is about to conclude that nothing can
+/// run (and record an issue) first makes a round trip through the main actor (``MainActorCheck``): the main
+/// actor runs what was queued on it first, and a task of the store's work that was there has come back (a
+/// job, which moves ``ExecutorCounts/epoch``) or suspended by then. Other actors with an executor of their
+/// own are not covered: store work that waits on one counts as suspended. An advance does not make the round
+/// trip: work on the main actor at the moment the clock moves is not waited for.
 ///
 /// Available where task executors are (macOS 15, iOS 18 and their peers; always on Linux). Elsewhere the test
 /// store falls back to inferring settlement from the store's activity (see ``TestStoreRecorder/settlement()``).
@@ -41,24 +42,18 @@ final class SerialTestExecutor: TaskExecutor, Sendable {
     counts.withLock { $0.jobQueued() }
     queue.async { [self] in
       job.runSynchronously(on: asUnownedTaskExecutor())
-      perform(counts.withLock { $0.jobEnded() })
-    }
-  }
-
-  /// Starts the main-actor round trip that the counts asked for.
-  private func perform(_ barrier: ExecutorCounts.Barrier?) {
-    guard let barrier else { return }
-    Task.detached { [self] in
-      await MainActor.run {}
-      let (becameQuiet, next) = counts.withLock { $0.barrierReturned(barrier) }
-      if becameQuiet { signal.bump() }
-      perform(next)
+      if counts.withLock({ $0.jobEnded() }) { signal.bump() }
     }
   }
 
   /// Whether nothing of the store's work can run: no job is queued or running, and no task is on its way.
   var isQuiet: Bool {
     counts.withLock { $0.isQuiet }
+  }
+
+  /// Moves with every job queued and every task expected: unchanged across a wait, nothing came.
+  var epoch: UInt64 {
+    counts.withLock { $0.epoch }
   }
 
   /// Counts a task that will move here from elsewhere (one started by a task starter the test store does not
@@ -69,7 +64,7 @@ final class SerialTestExecutor: TaskExecutor, Sendable {
 
   /// The task counted by ``expectArrival()`` now runs here (or will not come).
   func arrived() {
-    perform(counts.withLock { $0.arrived() })
+    if counts.withLock({ $0.arrived() }) { signal.bump() }
   }
 
   /// Starts a task of the store's work here, with the caller's priority and task-local values, as `Task {}`
@@ -85,29 +80,18 @@ final class SerialTestExecutor: TaskExecutor, Sendable {
   }
 }
 
-/// The executor's bookkeeping, a pure state machine: how many jobs are queued or running, how many tasks are
-/// on their way, and the main-actor round trip that confirms that nothing came back meanwhile.
+/// The executor's bookkeeping: how many jobs are queued or running, how many tasks are on their way, and an
+/// epoch that moves with each of them.
 package struct ExecutorCounts {
-  /// A main-actor round trip to start, for the arrivals up to `epoch`.
-  package struct Barrier: Equatable {
-    let epoch: UInt64
-  }
-
-  package init() {}
-
   package private(set) var jobs = 0
   package private(set) var arriving = 0
   /// Moves with every job queued and every arrival expected.
-  private(set) var epoch: UInt64 = 0
-  /// The epoch a round trip found nothing new after, if it is still the current one.
-  private(set) var confirmedEpoch: UInt64? = 0
-  /// Whether a round trip is under way.
-  package private(set) var isConfirming = false
+  package private(set) var epoch: UInt64 = 0
 
-  /// Nothing can run: no job, no arrival, and a round trip through the main actor since the last one.
-  package var isQuiet: Bool { isDrained && confirmedEpoch == epoch }
+  package init() {}
 
-  private var isDrained: Bool { jobs == 0 && arriving == 0 }
+  /// Nothing can run: no job is queued or running, and no task is on its way.
+  package var isQuiet: Bool { jobs == 0 && arriving == 0 }
 
   package mutating func jobQueued() {
     jobs += 1
@@ -119,35 +103,17 @@ package struct ExecutorCounts {
     epoch &+= 1
   }
 
-  /// A job returned (its task suspended, ended or left for another executor); returns the round trip to
-  /// start, if the executor has drained.
-  package mutating func jobEnded() -> Barrier? {
+  /// A job returned (its task suspended, ended or left for another executor); returns whether the executor
+  /// became quiet.
+  package mutating func jobEnded() -> Bool {
     jobs -= 1
-    return barrierIfDrained()
+    return isQuiet
   }
 
-  /// A task counted as arriving arrived (its job is counted now); returns the round trip to start, if any.
-  package mutating func arrived() -> Barrier? {
+  /// A task counted as arriving arrived (its job is counted now); returns whether the executor became quiet.
+  package mutating func arrived() -> Bool {
     arriving -= 1
-    return barrierIfDrained()
-  }
-
-  /// A round trip returned: the executor is quiet now if nothing came meanwhile (`becameQuiet`). If work came
-  /// and has drained already, `next` is the round trip to start for it; if it is still there, its drain
-  /// starts one.
-  package mutating func barrierReturned(_ barrier: Barrier) -> (becameQuiet: Bool, next: Barrier?) {
-    isConfirming = false
-    if isDrained, barrier.epoch == epoch {
-      confirmedEpoch = epoch
-      return (true, nil)
-    }
-    return (false, barrierIfDrained())
-  }
-
-  private mutating func barrierIfDrained() -> Barrier? {
-    guard isDrained, !isConfirming, confirmedEpoch != epoch else { return nil }
-    isConfirming = true
-    return Barrier(epoch: epoch)
+    return isQuiet
   }
 }
 
@@ -217,6 +183,8 @@ struct TestExecution: Sendable {
 
   /// Whether nothing of the store's work can run (``SerialTestExecutor/isQuiet``).
   let isQuiet: @Sendable () -> Bool
+  /// ``SerialTestExecutor/epoch``.
+  let epoch: @Sendable () -> UInt64
   /// Whether the calling task runs on the executor.
   let isCurrent: @Sendable () -> Bool
   /// Starts a task on the executor as `Task {}` would.
@@ -236,6 +204,7 @@ struct TestExecution: Sendable {
     let unowned = executor.asUnownedTaskExecutor()
     return TestExecution(
       isQuiet: { executor.isQuiet },
+      epoch: { executor.epoch },
       isCurrent: { withUnsafeCurrentTask { $0?.unownedTaskExecutor == unowned } },
       startTask: { operation in executor.startTask(operation) },
       startDetachedTask: { operation in executor.startDetachedTask(operation) },

@@ -276,9 +276,10 @@ extension TestStore {
         await recorder.waitForChangeOrIdle(after: pending.generation)
         continue
       }
-      // Nothing more can arrive: the store is idle, or all its work sleeps on the test clock. Unless an
-      // item arrived since the snapshot, the expected one will not come.
+      // Nothing more can arrive: the store is idle, or nothing of its work can run. Unless an item arrived
+      // since the snapshot, the expected one will not come.
       guard recorder.signal.generation == pending.generation else { continue }
+      if case .parked = settlement, !(await recorder.isStillParkedAfterMainActor()) { continue }
       if pending.exhaustivity == .on, let next = pending.steps.first {
         // Take the next item as the one the test meant, so that it is not reported again as unasserted.
         recorder.removeReceived([next.id])
@@ -318,7 +319,9 @@ extension TestStore {
       if case .parked(let sleepers) = recorder.settlementForWait() {
         // The step may have been applied after its readiness was read and before the store looked parked
         // (its chain ended, then the work that dispatched it): only a verdict with no event since counts.
-        guard recorder.signal.generation == generation else { continue }
+        guard recorder.signal.generation == generation, await recorder.isStillParkedAfterMainActor() else {
+          continue
+        }
         recordIssue(
           "Received \(describe(step.item)), but it cannot be applied until the test clock moves: an interceptor "
             + "holds its turn, and \(Parking.describe(sleepers)). Advance the clock before receiving it.",
