@@ -63,11 +63,6 @@ extension TestClock {
       if isTestTask, !anyBusy, !parked.isEmpty || (allIdle && sleepers.isEmpty), Self.unchanged(generations),
         self.version == version
       {
-        var confirmed = true
-        for recorder in recorders where !(await recorder.isStillParkedAfterMainActor()) {
-          confirmed = false
-        }
-        if !confirmed { continue }
         let message =
           parked.isEmpty
           ? "\(waiting), and the test store has nothing in flight: no other sleep can start until the test sends "

@@ -465,9 +465,6 @@ protocol ClockObserving: AnyObject, Sendable {
   /// task may conclude that nothing can happen until the clock moves, since no other code of the test can
   /// move it meanwhile.
   func isTestTask() -> Bool
-  /// Whether a `.parked` verdict still holds after a round trip through the main actor (see
-  /// ``TestStoreRecorder/isStillParkedAfterMainActor()``).
-  func isStillParkedAfterMainActor() async -> Bool
   /// Returns once the recorder's signal moves past `generation`, or its store has nothing in flight.
   func waitForChangeOrIdle(after generation: UInt64) async
 }

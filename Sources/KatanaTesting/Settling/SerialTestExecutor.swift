@@ -15,13 +15,9 @@ import Katana
 /// order they were created: side effects sent one after the other start, and run to their first suspension,
 /// in the order they were sent.
 ///
-/// A task that calls into the main actor leaves the executor while the main actor runs it: the executor
-/// cannot tell that from a suspension. So a wait of the test store that is about to conclude that nothing can
-/// run (and record an issue) first makes a round trip through the main actor (``MainActorCheck``): the main
-/// actor runs what was queued on it first, and a task of the store's work that was there has come back (a
-/// job, which moves ``ExecutorCounts/epoch``) or suspended by then. Other actors with an executor of their
-/// own are not covered: store work that waits on one counts as suspended. An advance does not make the round
-/// trip: work on the main actor at the moment the clock moves is not waited for.
+/// A task that calls into the main actor, or into another actor with an executor of its own, leaves the
+/// executor while that actor runs it: the executor cannot tell that from a suspension, so such work counts as
+/// suspended, like a dependency that has not answered, until it comes back.
 ///
 /// Available where task executors are (macOS 15, iOS 18 and their peers; always on Linux). Elsewhere the test
 /// store falls back to inferring settlement from the store's activity (see ``TestStoreRecorder/settlement()``).
@@ -51,11 +47,6 @@ final class SerialTestExecutor: TaskExecutor, Sendable {
     counts.withLock { $0.isQuiet }
   }
 
-  /// Moves with every job queued and every task expected: unchanged across a wait, nothing came.
-  var epoch: UInt64 {
-    counts.withLock { $0.epoch }
-  }
-
   /// Counts a task that will move here from elsewhere (one started by a task starter the test store does not
   /// control) until it calls ``arrived()``: meanwhile it may run, so the executor is not quiet.
   func expectArrival() {
@@ -80,13 +71,10 @@ final class SerialTestExecutor: TaskExecutor, Sendable {
   }
 }
 
-/// The executor's bookkeeping: how many jobs are queued or running, how many tasks are on their way, and an
-/// epoch that moves with each of them.
+/// The executor's bookkeeping: how many jobs are queued or running, and how many tasks are on their way.
 package struct ExecutorCounts {
   package private(set) var jobs = 0
   package private(set) var arriving = 0
-  /// Moves with every job queued and every arrival expected.
-  package private(set) var epoch: UInt64 = 0
 
   package init() {}
 
@@ -95,12 +83,10 @@ package struct ExecutorCounts {
 
   package mutating func jobQueued() {
     jobs += 1
-    epoch &+= 1
   }
 
   package mutating func arrivalExpected() {
     arriving += 1
-    epoch &+= 1
   }
 
   /// A job returned (its task suspended, ended or left for another executor); returns whether the executor
@@ -183,8 +169,6 @@ struct TestExecution: Sendable {
 
   /// Whether nothing of the store's work can run (``SerialTestExecutor/isQuiet``).
   let isQuiet: @Sendable () -> Bool
-  /// ``SerialTestExecutor/epoch``.
-  let epoch: @Sendable () -> UInt64
   /// Whether the calling task runs on the executor.
   let isCurrent: @Sendable () -> Bool
   /// Starts a task on the executor as `Task {}` would.
@@ -204,7 +188,6 @@ struct TestExecution: Sendable {
     let unowned = executor.asUnownedTaskExecutor()
     return TestExecution(
       isQuiet: { executor.isQuiet },
-      epoch: { executor.epoch },
       isCurrent: { withUnsafeCurrentTask { $0?.unownedTaskExecutor == unowned } },
       startTask: { operation in executor.startTask(operation) },
       startDetachedTask: { operation in executor.startDetachedTask(operation) },

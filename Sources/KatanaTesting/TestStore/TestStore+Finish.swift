@@ -118,10 +118,7 @@ extension TestStore {
       if Task.isCancelled { return .busy("cancelled") }
       let generation = recorder.signal.generation
       let settlement = recorder.settlementForWait()
-      guard case .busy(let running) = settlement else {
-        if case .parked = settlement, !(await recorder.isStillParkedAfterMainActor()) { continue }
-        return settlement
-      }
+      guard case .busy(let running) = settlement else { return settlement }
       if failsafe == nil { failsafe = recorder.startFailsafe() }
       if let failsafe, failsafe.isExpired {
         recordIssue(

@@ -102,7 +102,6 @@ extension TestStore {
         continue
       }
       guard recorder.signal.generation == pending.generation else { continue }
-      if case .parked = settlement, !(await recorder.isStillParkedAfterMainActor()) { continue }
       recordIssue(
         "Expected the output \(expectation), but "
           + (pending.outputs.isEmpty

@@ -346,8 +346,6 @@ final class TestStoreRecorder<S: State>: ClockObserving, Sendable {
           // The item may have finished while the store was being looked at: its result is set before it
           // leaves the test's work, so a settlement that no longer counted it finds the result here.
           if let result = own.result { return result }
-          guard await isStillParkedAfterMainActor() else { continue }
-          if let result = own.result { return result }
           abandon(own)
           let message =
             "\(waiting()) cannot return until \(Parking.until(sleepers)). Advance the "
@@ -573,18 +571,6 @@ final class TestStoreRecorder<S: State>: ClockObserving, Sendable {
     let settlement = settlement()
     if case .parked = settlement, !isTestTask() { return .busy(runningDescription()) }
     return settlement
-  }
-
-  /// Whether a `.parked` verdict still holds after a round trip through the main actor, during which
-  /// nothing came to the executor and no event happened: store work that was on the main actor (which the
-  /// executor cannot tell from a suspension) has come back or suspended by then. Waits call it before they
-  /// record an issue on a parked verdict; without the executor it is true at once.
-  nonisolated(nonsending) func isStillParkedAfterMainActor() async -> Bool {
-    guard let execution else { return true }
-    let generation = signal.generation
-    let epoch = execution.epoch()
-    await Task.detached { await MainActor.run {} }.value
-    return execution.epoch() == epoch && execution.isQuiet() && signal.generation == generation
   }
 
   func isTestTask() -> Bool {
