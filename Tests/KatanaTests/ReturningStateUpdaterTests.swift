@@ -144,7 +144,7 @@ struct ReturningStateUpdaterTests {
   /// dispatches from N tasks return N * M distinct values, exactly the counts the store went through.
   @Test(arguments: [false, true])
   func concurrentDispatchers_eachGetTheStateTheirOwnCommitProduced(intercepted: Bool) async throws {
-    let (tasks, perTask) = (16, 300)
+    let (tasks, perTask) = (8, 200)
     let suspending = takeInterceptor { item, next in
       await Task.yield()
       try await next(item)

@@ -23,7 +23,7 @@ import Katana
 /// store falls back to inferring settlement from the store's activity (see ``TestStoreRecorder/settlement()``).
 @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
 final class SerialTestExecutor: TaskExecutor, Sendable {
-  private let queue = DispatchQueue(label: "KatanaTesting.SerialTestExecutor")
+  private let queue = DispatchQueue(label: "KatanaTesting.SerialTestExecutor", target: .global())
   /// Jobs queued or running, and tasks on their way here (see ``expectArrival()``).
   private let counts = TestLock(ExecutorCounts())
   /// Bumped each time the executor becomes quiet: the test store's waits re-check.
@@ -201,5 +201,44 @@ struct TestExecution: Sendable {
         }
       },
       effectTaskStarter: SerialEffectTaskStarter(executor: executor))
+  }
+}
+
+/// A real clock (`ContinuousClock`, `SuspendingClock`) given to a test store, whose sleeps the store's work
+/// counts as running: a task asleep on it is suspended, but it goes on by itself, without the test. (A test
+/// clock's sleeps, and those of a clock of the test's own, wait for the test.)
+struct RealTimeClock<Base: Clock<Duration>>: Clock {
+  let base: Base
+  /// The number of sleeps in progress on the clock, shared with the test store's recorder.
+  let sleeps: RealTimeSleeps
+
+  var now: Base.Instant { base.now }
+  var minimumResolution: Duration { base.minimumResolution }
+
+  func sleep(until deadline: Base.Instant, tolerance: Duration?) async throws {
+    sleeps.began()
+    defer { sleeps.ended() }
+    try await base.sleep(until: deadline, tolerance: tolerance)
+  }
+}
+
+/// How many sleeps on a real clock the store's work has in progress (see ``RealTimeClock``).
+final class RealTimeSleeps: Sendable {
+  private let count = TestLock(0)
+
+  var inProgress: Int { count.withLock { $0 } }
+
+  /// `clock` with its sleeps counted here, if it is a real clock; otherwise `clock` itself.
+  func counting(_ clock: any Clock<Duration>) -> any Clock<Duration> {
+    func wrap<C: Clock<Duration>>(_ clock: C) -> any Clock<Duration> { RealTimeClock(base: clock, sleeps: self) }
+    return clock is ContinuousClock || clock is SuspendingClock ? wrap(clock) : clock
+  }
+
+  func began() {
+    count.withLock { $0 += 1 }
+  }
+
+  func ended() {
+    count.withLock { $0 -= 1 }
   }
 }

@@ -98,6 +98,8 @@ public final class TestStore<S: State & Equatable, D: SideEffectDependencyContai
     }
     if let execution = recorder.execution {
       storeConfiguration.effectTaskStarter = execution.effectTaskStarter
+      // A sleep on a real clock goes on by itself: the store's work counts as running meanwhile.
+      storeConfiguration.clock = recorder.realTimeSleeps.counting(storeConfiguration.clock)
     }
     self.recorder = recorder
     self.initialState = initialState

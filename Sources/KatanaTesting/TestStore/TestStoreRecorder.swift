@@ -130,6 +130,8 @@ final class TestStoreRecorder<S: State>: ClockObserving, Sendable {
   /// The serial executor the store's work runs on; nil where task executors are not available (or a test of
   /// the fallback turned it off): settlement is then inferred from the store's activity.
   let execution: TestExecution?
+  /// The sleeps on a real clock (see ``RealTimeClock``) that the store's work has in progress.
+  let realTimeSleeps = RealTimeSleeps()
   private let storeAccess = TestLock<StoreAccess?>(nil)
   /// The task that created the test store: the test's own. Only its waits may conclude at once that nothing
   /// can happen until the test clock moves (see ``isTestTask()``). Nil when the test store was created
@@ -509,7 +511,7 @@ final class TestStoreRecorder<S: State>: ClockObserving, Sendable {
       // Work outside the executor is settled only while it sleeps on the test clock.
       let asleep = Set(snapshot.sleepers.compactMap(\.task))
       let awake = outside.filter { $0.tasks.isEmpty || !$0.tasks.isSubset(of: asleep) }
-      if !awake.isEmpty || !isQuiet { return .busy(runningDescription()) }
+      if !awake.isEmpty || !isQuiet || realTimeSleeps.inProgress > 0 { return .busy(runningDescription()) }
       if activeWork == 0, !own, outside.isEmpty { return .idle }
       return .parked(snapshot.sleepers.sorted { ($0.deadline, $0.id) < ($1.deadline, $1.id) })
     }
