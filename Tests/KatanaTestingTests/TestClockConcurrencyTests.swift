@@ -52,14 +52,16 @@ struct TestClockConcurrencyTests {
     }
   }
 
+  /// (An advance of a bare clock yields many times, as swift-clocks' does: in a loaded parallel run under the
+  /// thread sanitizer, each round costs hundreds of trips through the pool, so the rounds are few.)
   @Test func eightThreadsAdvancingOneSecondEach_endAtEightSeconds_inEveryRound() async {
     var lost = 0
-    for _ in 0..<400 {
+    for _ in 0..<100 {
       let clock = TestClock()
       await Self.inTasksAtOnce(8) { _ in await clock.advance(by: .seconds(1)) }
       if clock.now != Self.at(.seconds(8)) { lost += 1 }
     }
-    #expect(lost == 0, "\(lost) of 400 rounds lost time")
+    #expect(lost == 0, "\(lost) of 100 rounds lost time")
   }
 
   /// Seeded rounds: sleepers at random deadlines, then 2 to 8 threads advancing by random steps at once.
@@ -68,7 +70,7 @@ struct TestClockConcurrencyTests {
   @Test(arguments: [1, 2, 3, 4, 5] as [UInt64])
   func randomAdvancesFromManyThreads_sumExactly_andWakeEverySleeperOnce(seed: UInt64) async throws {
     var generator = SeededGenerator(seed: seed)
-    for _ in 0..<20 {
+    for _ in 0..<10 {
       let clock = TestClock()
       let sleeperCount = Int.random(in: 1...12, using: &generator)
       let deadlines = (0..<sleeperCount).map { _ in Int.random(in: 1...40, using: &generator) }

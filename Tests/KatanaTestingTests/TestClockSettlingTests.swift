@@ -135,7 +135,9 @@ struct TestClockSettlingTests {
     var configuration = TestStoreConfiguration()
     configuration.clock = ContinuousClock()
     let store = CounterTestStore(initialState: CounterState(), configuration: configuration)
-    try await store.dispatch(Nap(duration: .milliseconds(1), tag: "real"))
+    // A real sleep, long enough that the store's work is suspended when the test store looks: it counts as
+    // running (it goes on by itself), so the dispatch waits for it rather than fail at once.
+    try await store.dispatch(Nap(duration: .milliseconds(20), tag: "real"))
     await store.receive(Log(tag: "real")) { $0.log = ["real"] }
     await store.finish()
   }
