@@ -10,7 +10,7 @@ import Testing
 /// `checkSuspension()` yield to it first, as swift-clocks' do), the test starts the task and calls the clock
 /// at once, as swift-clocks' tests do. Otherwise the tests synchronise on the clock's own events
 /// (`waitForSleepers`), never on real time.
-@Suite("TestClock without a test store", .timeLimit(.minutes(1)))
+@Suite("TestClock without a test store", .timeLimit(.minutes(3)))
 struct BareTestClockTests {
   let clock = TestClock()
 

@@ -2,7 +2,7 @@ import Katana
 import KatanaTesting
 import Testing
 
-@Suite("ImmediateClock and UnimplementedClock", .timeLimit(.minutes(1)))
+@Suite("ImmediateClock and UnimplementedClock", .timeLimit(.minutes(3)))
 struct ImmediateAndUnimplementedClockTests {
   @Test func immediateClock_sleepsReturnAtOnce_andMoveItsTimeForward() async throws {
     let clock = ImmediateClock()

@@ -17,7 +17,7 @@
     func updateState(_ state: inout ShelfState) { state.books.append(name) }
   }
 
-  @Suite("ObservableStore: waiting for the model", .timeLimit(.minutes(1)))
+  @Suite("ObservableStore: waiting for the model", .timeLimit(.minutes(3)))
   @MainActor
   struct ObservableStoreWaitingTests {
     @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)

@@ -114,7 +114,7 @@ struct ThrottledTap: SideEffect, Equatable {
   }
 }
 
-@Suite("Ported from TCA: advancing the test clock", .timeLimit(.minutes(1)))
+@Suite("Ported from TCA: advancing the test clock", .timeLimit(.minutes(3)))
 struct PortedFromTCATests {
   let clock = TestClock()
 

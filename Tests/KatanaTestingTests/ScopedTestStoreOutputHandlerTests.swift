@@ -53,7 +53,7 @@ let choresHandler: FeatureOutputHandler<ChoreOutput, ChoresState, EmptySideEffec
   }
 }
 
-@Suite("Scoped test store: the parent's output handler", .timeLimit(.minutes(1)))
+@Suite("Scoped test store: the parent's output handler", .timeLimit(.minutes(3)))
 struct ScopedTestStoreOutputHandlerTests {
   typealias Chores = TestStore<ChoresState, EmptySideEffectDependencyContainer>
 

@@ -5,7 +5,7 @@ import Testing
 
 /// `TestClock` advanced from many threads at once: every advance counts, and every sleeper wakes exactly
 /// once, at or after its deadline.
-@Suite("TestClock: concurrent advances", .timeLimit(.minutes(1)))
+@Suite("TestClock: concurrent advances", .timeLimit(.minutes(3)))
 struct TestClockConcurrencyTests {
   /// The instant `duration` after the clock's zero.
   static func at(_ duration: Duration) -> TestClock.Instant {

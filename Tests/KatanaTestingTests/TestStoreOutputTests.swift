@@ -34,7 +34,7 @@ struct Pick: SideEffect {
   }
 }
 
-@Suite("Test store: feature outputs", .timeLimit(.minutes(1)))
+@Suite("Test store: feature outputs", .timeLimit(.minutes(3)))
 struct TestStoreOutputTests {
   @Test func receiveOutput_assertsWhatTheFeatureEmitted_inOrder() async throws {
     let store = TestStore<PickerState, EmptySideEffectDependencyContainer>(initialState: PickerState())

@@ -347,7 +347,7 @@ struct CoreReviewRegressionTests {
 }
 
 /// The items the review suspected: each is fixed and tested here, or documented (see ConcurrencyGuarantees).
-@Suite("Core review: suspected items", .timeLimit(.minutes(1)))
+@Suite("Core review: suspected items", .timeLimit(.minutes(3)))
 struct CoreReviewSuspectedTests {
   /// `shutdown()` returns only once every store-owned task has ended, including one that was only reserved
   /// (being created) when shutdown began.

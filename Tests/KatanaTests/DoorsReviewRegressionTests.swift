@@ -313,7 +313,7 @@ private struct CaptureContext: SideEffect {
   }
 
   /// The observation fuzzer's open report of issues 26 to 32, settled.
-  @Suite("ObservableStore subscribes as it is made (the fuzzer's open report)", .timeLimit(.minutes(1)))
+  @Suite("ObservableStore subscribes as it is made (the fuzzer's open report)", .timeLimit(.minutes(3)))
   @MainActor
   struct ObservableStoreSubscriptionTests {
     /// A model of a scope made while its slice changes, and goes missing, before the model's first turn on the main

@@ -20,7 +20,7 @@ struct Describe: ReturningSideEffect {
   func sideEffect(_ context: any AnySideEffectContext) async throws -> String { "text" }
 }
 
-@Suite("Interceptors", .timeLimit(.minutes(1)))
+@Suite("Interceptors", .timeLimit(.minutes(3)))
 struct InterceptorTests {
   @Test func interceptors_runInArrayOrder_oncePerDispatch() async throws {
     let recorder = Recorder<String>()

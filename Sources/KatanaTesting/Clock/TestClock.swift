@@ -20,7 +20,9 @@ import Testing
 /// ```
 ///
 /// It behaves like pointfreeco/swift-clocks' `TestClock`, with or without a test store, so a test written with
-/// The Composable Architecture's `TestStore`, or with swift-clocks alone, ports line for line.
+/// The Composable Architecture's `TestStore`, or with swift-clocks alone, ports line for line, but for the
+/// error ``checkSuspension(fileID:filePath:line:column:)`` throws and `run()`'s default timeout (see
+/// ``run(timeout:fileID:filePath:line:column:)``).
 ///
 /// ## How time moves
 /// - `now` starts at ``Instant/zero`` and changes only through ``advance(by:fileID:filePath:line:column:)``,

@@ -6,7 +6,7 @@ import Testing
 // identical to the code between the markers here. The types around it are the article's, in
 // `BuildingFeatures`, so that they do not clash with other tests' types.
 
-@Suite("Building features' testing example", .timeLimit(.minutes(1)))
+@Suite("Building features' testing example", .timeLimit(.minutes(3)))
 struct BuildingFeatures {
   // ARTICLE-SNIPPET-BEGIN: testing-a-feature
   func addingAnItem(_ cart: some TestStoreProtocol<CartState, CartDependencies>) async throws {

@@ -11,7 +11,7 @@ import Testing
 // identical to the code between the markers here, and compiles the tests that hold them nonisolated and
 // `@MainActor`. The types are the article's, in `ComingFromTCA`, so that they do not clash with other tests'.
 
-@Suite("Coming from TCA: the article's code", .timeLimit(.minutes(1)))
+@Suite("Coming from TCA: the article's code", .timeLimit(.minutes(3)))
 struct ComingFromTCA {
   // ARTICLE-SNIPPET-BEGIN: test-store
   @Test func typing_searchesOnceTypingPauses() async throws {

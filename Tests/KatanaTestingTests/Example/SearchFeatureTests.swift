@@ -25,7 +25,7 @@ struct OfflineSearchAPI: SearchAPI {
 /// The example feature tested end to end, the way an app's tests would use the test store: a `TestClock`
 /// drives the debounce, API doubles replace the backend, and every state change and dispatched item is
 /// asserted.
-@Suite("Example: search feature", .timeLimit(.minutes(1)))
+@Suite("Example: search feature", .timeLimit(.minutes(3)))
 struct SearchFeatureTests {
   let clock = TestClock()
 

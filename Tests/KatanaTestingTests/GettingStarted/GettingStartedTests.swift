@@ -7,7 +7,7 @@ import Testing
 // and run: .ci/check-article-snippets keeps each block identical to the code between its markers here. The
 // article's types live in `GettingStarted`, so that they do not clash with other tests' types.
 
-@Suite("Getting started's examples", .timeLimit(.minutes(1)))
+@Suite("Getting started's examples", .timeLimit(.minutes(3)))
 struct GettingStarted {
   @Test func createTheStoreAndDispatch() async throws {
     // ARTICLE-SNIPPET-BEGIN: store

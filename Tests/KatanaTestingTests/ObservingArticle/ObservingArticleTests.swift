@@ -9,7 +9,7 @@
   // it identical to the code between the markers here. The types around it are the article's, in
   // `ObservingArticle`, so that they do not clash with other tests' types.
 
-  @Suite("Observing from SwiftUI: testing what a view would track", .timeLimit(.minutes(1)))
+  @Suite("Observing from SwiftUI: testing what a view would track", .timeLimit(.minutes(3)))
   struct ObservingArticle {
     // ARTICLE-SNIPPET-BEGIN: testing-tracking
     @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)

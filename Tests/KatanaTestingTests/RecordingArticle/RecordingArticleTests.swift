@@ -6,7 +6,7 @@ import Testing
 // Every Swift block of the "Recording, replay and undo" article (Sources/Katana/Katana.docc/RecordingAndReplay.md),
 // compiled and run: .ci/check-article-snippets keeps each block identical to the code between its markers here.
 
-@Suite("Recording, replay and undo's examples", .timeLimit(.minutes(1)))
+@Suite("Recording, replay and undo's examples", .timeLimit(.minutes(3)))
 struct RecordingArticle {
   @Test func record() async throws {
     // ARTICLE-SNIPPET-BEGIN: record

@@ -7,7 +7,7 @@ import Testing
 // The store's `dependenciesInitializer` is a `sending` parameter: before it was, the second block did not
 // compile from the main actor ("sending value of non-Sendable type ... risks causing data races").
 
-@Suite("Side effects article: dependencies", .timeLimit(.minutes(1)))
+@Suite("Side effects article: dependencies", .timeLimit(.minutes(3)))
 struct SideEffectsArticle {
   @Test func aContainerBuiltBeforehand() async throws {
     // ARTICLE-SNIPPET-BEGIN: container-built-beforehand

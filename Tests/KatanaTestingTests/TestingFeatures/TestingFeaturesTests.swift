@@ -5,7 +5,7 @@ import Testing
 // compiled and run: .ci/check-article-snippets keeps each block identical to the code between its markers here.
 // The article's types live in `TestingFeatures`, so that they do not clash with other tests' types.
 
-@Suite("Testing a feature's examples", .timeLimit(.minutes(1)))
+@Suite("Testing a feature's examples", .timeLimit(.minutes(3)))
 struct TestingFeatures {
   // ARTICLE-SNIPPET-BEGIN: test-body
   /// The cart's checkout, written once against the feature's own types.

@@ -58,7 +58,7 @@ func makeRecordedStore(
 
 // MARK: - Tests
 
-@Suite("Recording: what a StoreRecorder keeps", .timeLimit(.minutes(1)))
+@Suite("Recording: what a StoreRecorder keeps", .timeLimit(.minutes(3)))
 struct StoreRecorderTests {
   @Test func recordsRootAndScopedCommits_inOrder_andReplaysToTheStoresState() async throws {
     let recorder = StoreRecorder<RecCounterState>()
@@ -172,7 +172,7 @@ struct StoreRecorderTests {
   }
 }
 
-@Suite("Recording: replay", .timeLimit(.minutes(1)))
+@Suite("Recording: replay", .timeLimit(.minutes(3)))
 struct RecordingReplayTests {
   @Test func aCheckpointThatDiffers_stopsReplayThere() throws {
     let commits = (1...6).map { RecordedCommit(sequence: $0, time: .zero, updater: RecAdd(amount: $0)) }
@@ -250,7 +250,7 @@ struct RecordingReplayTests {
   }
 }
 
-@Suite("Recording: time travel", .timeLimit(.minutes(1)))
+@Suite("Recording: time travel", .timeLimit(.minutes(3)))
 struct TimeTravelTests {
   @Test func travelToACommit_andBackToLive_refusingEveryItemMeanwhile() async throws {
     let recorder = StoreRecorder<RecCounterState>()
@@ -288,7 +288,7 @@ struct TimeTravelTests {
   }
 }
 
-@Suite("Recording: drain", .timeLimit(.minutes(1)))
+@Suite("Recording: drain", .timeLimit(.minutes(3)))
 struct RecorderDrainTests {
   /// Dispatchers on tasks and threads while another task drains: the drained recordings chain, with every commit
   /// exactly once, in order.
