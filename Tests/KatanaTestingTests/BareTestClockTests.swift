@@ -12,6 +12,11 @@ import Testing
 /// (`waitForSleepers`), never on real time.
 @Suite("TestClock without a test store", .timeLimit(.minutes(3)))
 struct BareTestClockTests {
+  /// The real-time bound of the runs below, which are not about it: a bare `run()` yields to let the work it
+  /// wakes run, and in a parallel run under the thread sanitizer those trips through the pool can take longer
+  /// than the default 30 seconds. (The timeout's own test drives it with a failsafe clock.)
+  static let runTimeout = Duration.seconds(600)
+
   let clock = TestClock()
 
   /// The instant `duration` after the clock's zero.
@@ -99,7 +104,7 @@ struct BareTestClockTests {
       finished.withLock { $0 = true }
     }
     #expect(!finished.current)
-    await clock.run()
+    await clock.run(timeout: Self.runTimeout)
     #expect(finished.current)
     #expect(clock.now == Self.at(.seconds(1)))
     try await task.value
@@ -109,7 +114,7 @@ struct BareTestClockTests {
     let count = LockedValue(0)
     let task = Self.sleepRepeatedly(on: clock, times: 5, counting: count)
     try await clock.waitForSleepers(count: 1)
-    await clock.run()
+    await clock.run(timeout: Self.runTimeout)
     #expect(count.current == 5)
     #expect(clock.now == Self.at(.seconds(5)))
     task.cancel()
@@ -124,7 +129,7 @@ struct BareTestClockTests {
       }
     }
     try await clock.waitForSleepers(count: 1)
-    await clock.run()
+    await clock.run(timeout: Self.runTimeout)
     #expect(ticks.current == 10)
     #expect(clock.now == Self.at(.seconds(10)))
     task.cancel()
@@ -143,7 +148,7 @@ struct BareTestClockTests {
       order.append(1)
     }
     try await clock.waitForSleepers(count: 2)
-    await clock.run()
+    await clock.run(timeout: Self.runTimeout)
     #expect(order.values == [1, 2])
     try await late.value
     try await early.value
@@ -173,7 +178,7 @@ struct BareTestClockTests {
     }
     #expect(clock.sleeperCount == 1)  // the timer still sleeps
     isRunning.withLock { $0 = false }
-    await clock.run()  // its next tick ends it
+    await clock.run(timeout: Self.runTimeout)  // its next tick ends it
     await timer.value
     #expect(clock.sleeperCount == 0)
   }
@@ -215,7 +220,7 @@ struct BareTestClockTests {
       finished.withLock { $0 = true }
     }
     task.cancel()
-    await clock.run()
+    await clock.run(timeout: Self.runTimeout)
     #expect(!finished.current)
     await #expect(throws: CancellationError.self) { try await task.value }
     #expect(clock.now == .zero)
