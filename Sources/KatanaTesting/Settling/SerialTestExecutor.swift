@@ -13,7 +13,8 @@ import Katana
 ///
 /// Jobs run on a serial Dispatch queue, first in, first out, whatever their priority, so tasks start in the
 /// order they were created: side effects sent one after the other start, and run to their first suspension,
-/// in the order they were sent.
+/// in the order they were sent. The queue targets the global queue: a queue of its own that overcommits
+/// would get a thread whenever the others are busy, and a parallel run of test stores then made thousands.
 ///
 /// A task that calls into the main actor, or into another actor with an executor of its own, leaves the
 /// executor while that actor runs it: the executor cannot tell that from a suspension, so such work counts as

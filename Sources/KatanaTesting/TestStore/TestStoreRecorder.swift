@@ -487,15 +487,14 @@ final class TestStoreRecorder<S: State>: ClockObserving, Sendable {
     signal.bump()
   }
 
-  /// Where the store's work stands: nothing in flight, everything in flight asleep on the test clock, or
-  /// something that may still go on without the test.
+  /// Where the store's work stands: nothing in flight (`idle`), nothing of it can run until the test acts
+  /// (`parked`, with the sleepers of the test clock, if any), or something may still go on without the test
+  /// (`busy`).
   ///
-  /// The store reports the task that carries each unit of its in-flight work (followed through the effect
-  /// tools' runs and throttle windows to the task doing the work); the test clock knows which tasks sleep.
-  /// When every carrier is asleep on the clock, and every item the test started has reached the store, in one
-  /// stable snapshot, nothing can happen until the clock moves. Any doubt (a unit whose carrier is not known
-  /// yet, such as a sent item still queued; a carrier that is awake) answers `busy`: the waits then wait for
-  /// events, and the failsafe.
+  /// With the serial executor, `parked` is a fact read in one stable snapshot: no job of the store's work is
+  /// queued or running on the executor, no unstructured task that an item's work started is running (unless
+  /// it sleeps on the test clock), no item's chain runs in a task that is not the executor's (same), and no
+  /// sleep on a real clock is in progress. Without the executor, see ``inferredSettlement()``.
   func settlement() -> Settlement {
     guard let execution else { return inferredSettlement() }
     while true {
@@ -644,8 +643,10 @@ final class TestStoreRecorder<S: State>: ClockObserving, Sendable {
         state.ownWork.filter { !state.abandoned.contains($0.key) }.map(\.value)
       )
     }
-    return running.map { "\(describe($0.item)) (running)" }
+    return running.filter { !$0.isForeign }.map { "\(describe($0.item)) (running)" }
       + own.filter { !$0.hasStarted }.map { "\(describe($0.item)) (dispatched by the test, not started)" }
+      + workOutsideExecutor().map(\.description)
+      + (realTimeSleeps.inProgress > 0 ? ["a sleep on the store's real clock"] : [])
   }
 
   // MARK: - The end of the test
