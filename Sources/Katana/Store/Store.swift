@@ -136,6 +136,19 @@ public actor Store<S: State, D: SideEffectDependencyContainer> {
     }
   }
 
+  /// Creates a store that holds `initialState`, and is ready when this returns, with its dependency container
+  /// built by `dependenciesInitializer`. The package's test store starts its store this way: no test then
+  /// sees it starting (a side effect of another test store dispatching to it would wait for its start-up).
+  @inlinable
+  package init(
+    initialState: S, interceptors: [StoreInterceptor], dependenciesInitializer: sending DependenciesInitializer,
+    configuration: Configuration
+  ) {
+    self.init(
+      interceptors: interceptors, start: .value(initialState), dependenciesInitializer: dependenciesInitializer,
+      configuration: configuration)
+  }
+
   /// Creates a store whose dependency container is built with its required initializer.
   ///
   /// See ``init(interceptors:stateInitializer:dependenciesInitializer:configuration:)``.

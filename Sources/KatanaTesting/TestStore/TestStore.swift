@@ -104,9 +104,10 @@ public final class TestStore<S: State & Equatable, D: SideEffectDependencyContai
     self.recorder = recorder
     self.initialState = initialState
     self.creationLocation = creationLocation
+    // Ready when this returns: the store holds the initial state, so nothing waits for its start-up.
     let store = Store(
+      initialState: initialState,
       interceptors: [recorder.interceptor] + interceptors,
-      stateInitializer: { initialState },
       dependenciesInitializer: dependencies,
       configuration: storeConfiguration)
     self.store = store
@@ -221,8 +222,8 @@ public final class TestStore<S: State & Equatable, D: SideEffectDependencyContai
 
   /// The store's latest committed state.
   ///
-  /// Before the store has started (it starts asynchronously, and the first dispatch waits for it) this is
-  /// the initial state.
+  /// The test store's store holds the initial state from the start: it is ready when the test store's
+  /// initializer returns.
   public var state: S {
     recorder.state.withLock { $0.hasStarted } ? store.state : initialState
   }
