@@ -47,7 +47,7 @@ struct BareTestClockTests {
     #expect(!finished.current)
     await clock.advance(by: .seconds(1))
     #expect(finished.current)  // read before awaiting the task: the advance let it run
-    try await task.value
+    try await task.valueCancelledWithTheTest
   }
 
   @Test func advance_wakesAReentrantTaskAtEachDeadlineWithinTheTarget() async throws {
@@ -80,7 +80,7 @@ struct BareTestClockTests {
     let start = clock.now
     await clock.advance(by: .seconds(5))
     #expect(clock.now == start.advanced(by: .seconds(5)))
-    try await task.value
+    try await task.valueCancelledWithTheTest
   }
 
   @Test func sleepUntilExactlyNow_waitsForTheNextAdvance() async throws {
@@ -91,7 +91,7 @@ struct BareTestClockTests {
       await clock.advance()
     }
     try await clock.sleep(until: clock.now)
-    try await advancer.value
+    try await advancer.valueCancelledWithTheTest
     #expect(clock.now == .zero)
   }
 
@@ -107,7 +107,7 @@ struct BareTestClockTests {
     await clock.run(timeout: Self.runTimeout)
     #expect(finished.current)
     #expect(clock.now == Self.at(.seconds(1)))
-    try await task.value
+    try await task.valueCancelledWithTheTest
   }
 
   @Test func run_withReentrantWork_runsUntilNothingSleeps() async throws {
@@ -133,7 +133,7 @@ struct BareTestClockTests {
     #expect(ticks.current == 10)
     #expect(clock.now == Self.at(.seconds(10)))
     task.cancel()
-    await task.value
+    await task.valueCancelledWithTheTest
   }
 
   @Test func run_wakesSleepersInDeadlineOrder_notTheOrderTheyStartedIn() async throws {
@@ -150,8 +150,8 @@ struct BareTestClockTests {
     try await clock.waitForSleepers(count: 2)
     await clock.run(timeout: Self.runTimeout)
     #expect(order.values == [1, 2])
-    try await late.value
-    try await early.value
+    try await late.valueCancelledWithTheTest
+    try await early.valueCancelledWithTheTest
   }
 
   /// The timeout is measured on a test clock of its own here, so that the test knows when it has run out;
@@ -179,7 +179,7 @@ struct BareTestClockTests {
     #expect(clock.sleeperCount == 1)  // the timer still sleeps
     isRunning.withLock { $0 = false }
     await clock.run(timeout: Self.runTimeout)  // its next tick ends it
-    await timer.value
+    await timer.valueCancelledWithTheTest
     #expect(clock.sleeperCount == 0)
   }
 
@@ -193,7 +193,7 @@ struct BareTestClockTests {
       await clock.run(timeout: .milliseconds(1))
     }
     timer.cancel()
-    await timer.value
+    await timer.valueCancelledWithTheTest
   }
 
   // MARK: - checkSuspension
@@ -208,7 +208,7 @@ struct BareTestClockTests {
             + "(`advance(by:)`, `run()`) until the work is done, or cancel it."))
     await clock.advance(by: .seconds(1))
     try await clock.checkSuspension()
-    try await task.value
+    try await task.valueCancelledWithTheTest
   }
 
   // MARK: - Cancellation
@@ -248,7 +248,7 @@ struct BareTestClockTests {
     await clock.advance(by: .seconds(3))
     #expect(instants.values == [Self.at(.seconds(1)), Self.at(.seconds(2)), Self.at(.seconds(3))])
     task.cancel()
-    await task.value
+    await task.valueCancelledWithTheTest
   }
 
   @Test func timer_skipsTheTicksThatPassedWhileTheLoopRan() async throws {
@@ -270,7 +270,7 @@ struct BareTestClockTests {
     await clock.advance(by: .milliseconds(500))
     await instants.wait(forCount: 2)
     #expect(instants.values == [Self.at(.seconds(1)), Self.at(.seconds(4))])
-    await task.value
+    await task.valueCancelledWithTheTest
   }
 
   @Test func timer_endsWhenItsTaskIsCancelled() async throws {
@@ -281,7 +281,7 @@ struct BareTestClockTests {
     }
     try await clock.waitForSleepers(count: 1)
     task.cancel()
-    #expect(await task.value == 0)
+    #expect(await task.valueCancelledWithTheTest == 0)
     #expect(clock.sleeperCount == 0)
   }
 
@@ -300,5 +300,33 @@ struct BareTestClockTests {
     for await _ in clock.timer(interval: interval) { ticks += 1 }
     #expect(ticks == 0)
     #expect(clock.sleeperCount == 0)
+  }
+}
+
+extension Task {
+  /// The task's value; if the waiting test is cancelled (at its time limit), the task is cancelled too. A
+  /// task that sleeps on a clock nobody advances any more would otherwise keep the test, and the whole run,
+  /// waiting for it.
+  fileprivate var valueCancelledWithTheTest: Success {
+    get async throws {
+      try await withTaskCancellationHandler {
+        try await value
+      } onCancel: {
+        cancel()
+      }
+    }
+  }
+}
+
+extension Task where Failure == Never {
+  /// See the other `valueCancelledWithTheTest`: for a task that does not throw.
+  fileprivate var valueCancelledWithTheTest: Success {
+    get async {
+      await withTaskCancellationHandler {
+        await value
+      } onCancel: {
+        cancel()
+      }
+    }
   }
 }

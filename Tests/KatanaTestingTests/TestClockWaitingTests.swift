@@ -162,8 +162,11 @@ struct TestClockWaitingTests {
   @Test func run_withoutATestStore_advancesUntilNothingSleeps() async throws {
     let sleeper = Task { try await clock.sleep(for: .seconds(1)) }
     try await clock.waitForSleepers(count: 1)
-    await clock.run()
+    // A real-time bound longer than the default: a bare run yields, and under the thread sanitizer the pool
+    // can be starved for longer than 30 seconds.
+    await clock.run(timeout: .seconds(600))
     #expect(clock.now == .zero.advanced(by: .seconds(1)))
+    sleeper.cancel()  // nothing once it has woken; a run that failed must not leave the test waiting for it
     try await sleeper.value
   }
 }

@@ -55,7 +55,7 @@ struct ComingFromTCA {
     }
     await clock.advance(by: .seconds(2))  // lets the task reach its sleep, then ticks twice
     await #expect(throws: TestClockError.self) { try await clock.checkSuspension() }  // it sleeps again
-    await clock.run()  // the three ticks left
+    await clock.advance(by: .seconds(3))  // the three ticks left
     #expect(await ticks.value == 5)
     #expect(clock.now == .zero.advanced(by: .seconds(5)))
     try await clock.checkSuspension()  // nothing sleeps any more
