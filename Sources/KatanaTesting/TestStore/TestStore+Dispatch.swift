@@ -127,6 +127,9 @@ extension TestStore {
   /// applied, and a mismatch is attributed to this line. ``finish(fileID:filePath:line:column:)`` waits for
   /// it; await the returned task to know it is applied.
   ///
+  /// Unlike an awaited dispatch, `send` does not report received items not asserted yet: work the test sent
+  /// just before may be producing them as it runs. The next awaited `dispatch`, `receive` or `finish` does.
+  ///
   /// - Parameters:
   ///   - updater: The state updater.
   ///   - mutation: Describes the expected change, starting from the state before the updater.
