@@ -111,7 +111,7 @@ extension TestClock {
   ///
   /// It is the way to run a clock to its end without counting its sleeps. With a ``TestStore`` that uses the
   /// clock, before each step it waits, on events, until every test store that uses the clock has settled
-  /// (nothing in flight, or everything in flight asleep on this clock), as
+  /// (nothing in flight, or nothing of it can run until the test acts), as
   /// ``advance(by:fileID:filePath:line:column:)`` does. Without one, it does what pointfreeco/swift-clocks'
   /// `TestClock.run()` does: it yields to the tasks around it, then advances to the next deadline, yielding
   /// after each step as an advance does, until nothing sleeps.
@@ -243,8 +243,8 @@ extension TestClock {
     var bound: Duration { failsafe?.bound ?? timeout ?? TestClock.defaultFailsafe }
   }
 
-  /// Returns once every test store in `recorders` has settled: nothing in flight, or everything in flight
-  /// asleep on this clock. It waits for events (the stores' and the clock's), never for time; once the
+  /// Returns once every test store in `recorders` has settled: nothing in flight, or nothing of it can run
+  /// (asleep on this clock, or suspended on something the test drives). It waits for events (the stores' and the clock's), never for time; once the
   /// failsafe has expired it records an issue (unless the caller reports it) and stops waiting for the
   /// rest of the advance.
   nonisolated(nonsending) func settle(_ recorders: [any ClockObserving], _ settling: inout Settling) async {
@@ -268,8 +268,8 @@ extension TestClock {
         recordIssue(
           "\(settling.caller): the test store's work did not settle within \(describe(failsafe.bound)) (the "
             + "failsafe): still running \(settling.unsettled.joined(separator: "; ")). An advance first waits "
-            + "until the work in flight is done or asleep on the test clock; if it waits for something else the "
-            + "test drives (a gate, a stream), drive that before advancing. The clock moved anyway.",
+            + "until nothing of the work in flight can run; work that never stops running (a busy loop, a task "
+            + "the test store cannot see run) keeps it waiting. The clock moved anyway.",
           at: settling.location)
         return
       }

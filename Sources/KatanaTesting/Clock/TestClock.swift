@@ -32,7 +32,8 @@ import Testing
 ///   (`sleep(for: .zero)`) waits for the next advance, of any amount, zero included; a later one waits until
 ///   an advance reaches it. A cancelled sleeper throws `CancellationError`.
 /// - With a ``TestStore`` that uses the clock, an advance settles the store's work first: it waits until
-///   everything in flight is done or asleep on the clock, so a side effect still on its way to its sleep
+///   nothing of its work can run (done, asleep on the clock, or suspended on something the test drives), so
+///   a side effect still on its way to its sleep
 ///   gets there before time moves. It then moves time from deadline to deadline up to its target, waking
 ///   the sleepers of each deadline (in the order they started sleeping) and settling again, so a woken task
 ///   that sleeps again within the target wakes in the same advance, measured from its own deadline. When it
@@ -217,9 +218,8 @@ public final class TestClock: Clock, @unchecked Sendable {
   /// await store.receive(SetResults.self) { $0.results = ["katana"] }
   /// ```
   ///
-  /// With a ``TestStore`` that uses the clock, the advance is deterministic: it first waits until everything
-  /// the store has in flight is done or asleep on the clock (so work still on its way to a sleep gets there
-  /// first), then moves time from deadline to deadline up to `now + duration`, waking the sleepers of each
+  /// With a ``TestStore`` that uses the clock, the advance is deterministic: it first waits until nothing the
+  /// store has in flight can run (work still on its way to a sleep gets there first), then moves time from deadline to deadline up to `now + duration`, waking the sleepers of each
   /// deadline and waiting for the work they do to settle again before the next one. A timer that ticks
   /// every second ticks three times in `advance(by: .seconds(3))`, as with pointfreeco/swift-clocks'
   /// `TestClock`. It waits for events, never for time. If the work does not settle within the test store's
