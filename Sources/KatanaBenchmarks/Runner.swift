@@ -248,7 +248,9 @@ final class Runner {
     let append = BenchmarkFixture.append(size: 1_000_000, observers: .none).named(
       "append: 1,000,000 elements, no observer (recording group)",
       explanation: "The append without a history, measured next to the undoable one.")
-    try await measure([plain, oneInterceptor, .updaterDispatchRecorded, append, .undoableAppend, .undoRedoLarge])
+    try await measure([
+      plain, oneInterceptor, .updaterDispatchRecorded, append, .undoableAppend, .undoRedoInvertible, .undoRedoLarge,
+    ])
     if let added = perRound(BenchmarkFixture.updaterDispatchRecorded.name, oneInterceptor.name, -),
       let total = perRound(BenchmarkFixture.updaterDispatchRecorded.name, plain.name, -)
     {
@@ -270,6 +272,19 @@ final class Runner {
           ratio.median, value(BenchmarkFixture.undoableAppend.name) ?? 0, value(append.name) ?? 0,
           (value(BenchmarkFixture.undoRedoLarge.name) ?? 0) / 1e6),
         met: ratio.median <= 5)
+    }
+    // An undo and a redo are two dispatches through the history's interceptor: show what they cost beyond that path.
+    if let ratio = perRound(BenchmarkFixture.undoRedoInvertible.name, plain.name, /),
+      let beyond = perRound(BenchmarkFixture.undoRedoInvertible.name, oneInterceptor.name) { $0 - 2 * $1 }
+    {
+      check(
+        "undo then redo of one step on a 1,000,000-element state <= 10x a plain dispatch",
+        measured: String(
+          format: "%.2fx (median of per-round ratios, %.0f%% spread); %.1f ns vs %.1f ns; %.1f ns beyond two "
+            + "dispatches through one interceptor; replayed (100 steps, inverse unknown): %.2f ms",
+          ratio.median, ratio.spread * 100, value(BenchmarkFixture.undoRedoInvertible.name) ?? 0,
+          value(plain.name) ?? 0, beyond.median, (value(BenchmarkFixture.undoRedoLarge.name) ?? 0) / 1e6),
+        met: ratio.median <= 10)
     }
   }
 

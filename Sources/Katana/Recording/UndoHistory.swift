@@ -25,6 +25,18 @@
 /// Redo re-applies the step where it was, among the commits that followed it. A commit that cannot be re-applied
 /// (a feature's updater whose element is gone by then) is skipped in the replay.
 ///
+/// **Without replaying.** The store's history (not a scope's) skips the replay when it knows the answer already, and
+/// the result is the replay's, exactly:
+/// - an undo of a step that is the latest commit (nothing committed after it but steps undone already) whose commits
+///   are all ``InvertibleStateUpdater``s applied to the whole state (not through a scope) applies their inverses,
+///   latest first, to the store's state, in place;
+/// - a redo of a step after which nothing committed (but steps still undone), for example right after its undo,
+///   applies the step's commits again, in place (any updater: it needs no inverse).
+///
+/// Otherwise (a side effect's or another scope's commit after the step, a commit without an inverse in it, a scope's
+/// history) it replays. So undo and redo of the last step cost about as much as the step's own commits when its
+/// inverse is known, whatever the size of the state, and a replay is paid only when later commits must be kept.
+///
 /// A scope's history undoes through its scope (``undo(on:)-(ScopedStore<Slice,D>)``): its command changes only
 /// the scope's slice, so histories of disjoint scopes compose. Each command keeps the value it set: replaying a
 /// recording, or another history's replay, sets that value again; for a `Codable` state the command is `Codable`
@@ -64,9 +76,11 @@
 ///   keeping every commit: its memory would have no bound.
 ///
 /// **Cost.** The state the history keeps shares its storage with the store's (copy-on-write): the store's next
-/// change to a part copies that part once, when the history starts or folds, never per commit. An undo or redo
-/// costs one copy of the state plus re-applying the commits kept; a step after an undo, one pass over them to drop
-/// the undone steps' commits.
+/// change to a part copies that part once, when the history starts or folds, never per commit. An undo or redo that
+/// replays costs one copy of the state plus re-applying the commits kept; one that takes a fast path (see "Without
+/// replaying" above) costs the inverses or the step's commits, applied in place, plus the dispatch of its command;
+/// a step after an undo, one pass over the commits kept to drop the undone steps'. An invertible step keeps its
+/// inverse until it is folded or dropped.
 ///
 /// Put ``interceptor`` in the store's interceptors (after any that change items, so that it sees what the store
 /// applies), and give each store its own history.
@@ -80,6 +94,9 @@ public final class UndoHistory<S: State>: Sendable {
   public let scope: ScopeID?
 
   private let isUndoable: @Sendable (any Dispatchable) -> Bool
+  /// Whether undo and redo take the fast paths (inverses, re-applying the step in place) when they give what the
+  /// replay gives; false: always replay (the plain twin the tests compare the fast paths with).
+  package let undoesInPlace: Bool
   /// The store followed.
   private let attached = AttachedStore()
   private let buffer: Locked<UndoBuffer<S>>
@@ -92,14 +109,25 @@ public final class UndoHistory<S: State>: Sendable {
   ///   - commitLimit: The most commits kept since the oldest step, the steps' and the others', not counting the
   ///     history's own undos and redos (at least `stepLimit`).
   ///   - isUndoable: Whether an updater (as dispatched: the feature's own for a scope) is a step.
-  public init(
+  public convenience init(
     scope: ScopeID? = nil, stepLimit: Int = 100, commitLimit: Int = 10_000,
     isUndoable: @escaping @Sendable (any Dispatchable) -> Bool = { _ in true }
+  ) {
+    self.init(
+      scope: scope, stepLimit: stepLimit, commitLimit: commitLimit, undoesInPlace: true, isUndoable: isUndoable)
+  }
+
+  /// Creates a history that takes the fast paths of undo and redo (`undoesInPlace`), or always replays (the plain
+  /// twin that tests compare the fast paths with).
+  package init(
+    scope: ScopeID?, stepLimit: Int, commitLimit: Int, undoesInPlace: Bool,
+    isUndoable: @escaping @Sendable (any Dispatchable) -> Bool
   ) {
     self.scope = scope
     self.stepLimit = max(1, stepLimit)
     self.commitLimit = max(self.stepLimit, commitLimit)
     self.isUndoable = isUndoable
+    self.undoesInPlace = undoesInPlace
     buffer = Locked(UndoBuffer(stepLimit: self.stepLimit, commitLimit: self.commitLimit))
   }
 
@@ -203,7 +231,7 @@ public final class UndoHistory<S: State>: Sendable {
     let what = kind == .undo ? "UndoHistory.undo" : "UndoHistory.redo"
     try attached.check(store.core, what: what)
     if scope != nil { throw RecorderError.scopeRequired(what) }
-    let command = UndoCommand<S>(kind: kind, history: self) { $0 }
+    let command = UndoCommand<S>(kind: kind, history: self)
     try await store.dispatch(command)
     return command.outcome.isSet
   }
@@ -267,6 +295,8 @@ public final class UndoHistory<S: State>: Sendable {
 
   /// Takes in a commit (in commit order, while it holds the store's turn).
   private func record(_ item: any Dispatchable) {
+    // This history's own command for the whole store, told at once (one cast, where the checks below take several).
+    if let command = item as? UndoCommand<S>, command.historyIdentity == ObjectIdentifier(self) { return }
     // Time travel goes away from live and comes back to it: no part of the history.
     guard let updater = item as? any AnyStateUpdater, !(item is TimeTravelCommand<S>) else { return }
     // This history's own undos and redos are its bookkeeping, not kept: its replays need nothing of them (the value
@@ -285,18 +315,21 @@ public final class UndoHistory<S: State>: Sendable {
     } else {
       isStep = isUndoable(base)
     }
-    append(updater, isStep: isStep)
+    // Only the store's history undoes with inverses, of updaters applied to the whole state: a scoped item's change
+    // published its feature's inverse, which the channel does not hand out for the scoped item.
+    let inverse = scope == nil && undoesInPlace ? InverseChannel.inverse(of: item) : nil
+    append(updater, isStep: isStep, inverse: inverse)
   }
 
-  private func append(_ updater: any AnyStateUpdater, isStep: Bool) {
-    let released = buffer.withLock { $0.append(updater, isStep: isStep) }
+  private func append(_ updater: any AnyStateUpdater, isStep: Bool, inverse: (any AnyStateUpdater)? = nil) {
+    let released = buffer.withLock { $0.append(updater, isStep: isStep, inverse: inverse) }
     // Folded and dropped updaters are released outside the lock.
     withExtendedLifetime(released) {}
   }
 
   // MARK: - Undoing (inside the command's commit)
 
-  /// The state after undoing or redoing, or nil if there is nothing to do.
+  /// The state after undoing or redoing, replayed, or nil if there is nothing to do (a scope's history).
   func apply(_ kind: UndoKind) -> S? {
     buffer.withLock { buffer in
       switch kind {
@@ -304,6 +337,41 @@ public final class UndoHistory<S: State>: Sendable {
       case .redo: buffer.redo()
       }
     }
+  }
+
+  /// Undoes or redoes on `state`, the store's state (the store's history): in place when a fast path gives what the
+  /// replay gives (see ``UndoBuffer/undoInPlace(_:)`` and ``UndoBuffer/redoInPlace(_:)``), by replaying otherwise.
+  /// Returns whether there was a step to undo or redo (without one, `state` is left alone).
+  func apply(_ kind: UndoKind, to state: inout S) -> Bool {
+    buffer.withLock { buffer in
+      if undoesInPlace {
+        switch kind {
+        case .undo: if buffer.undoInPlace(&state) { return true }
+        case .redo: if buffer.redoInPlace(&state) { return true }
+        }
+      }
+      let replayed: S? =
+        switch kind {
+        case .undo: buffer.undo()
+        case .redo: buffer.redo()
+        }
+      guard let replayed else { return false }
+      state = replayed
+      return true
+    }
+  }
+
+  /// How many undos and redos took a fast path, and how many replayed: for tests, which check that their sequences
+  /// exercise both.
+  var pathCounts: (inPlace: Int, replayed: Int) {
+    buffer.withLock { ($0.inPlaceCount, $0.replayCount) }
+  }
+
+  /// The history's bookkeeping, written out (each entry's step, or `-` for a commit that is not one, whether it has
+  /// an inverse, then the steps, the undone count and the next step's id): for tests that compare a history with its
+  /// plain twin.
+  var bookkeeping: String {
+    buffer.withLock { $0.bookkeeping }
   }
 }
 
@@ -330,18 +398,33 @@ public struct UndoCommand<T: State>: StateUpdater, HistoryCommand {
   public let kind: UndoKind
   /// The history that made it; nil for one read from a log.
   let historyIdentity: ObjectIdentifier?
-  /// Computes the new value when the command first commits: the history's replayed state, read at the place the
-  /// command applies to; nil if there is nothing to undo or redo.
-  private let compute: @Sendable (UndoKind) -> T?
+  /// Undoes or redoes on the value at the place the command applies to, when the command first commits; returns
+  /// whether there was a step to undo or redo (without one, it leaves the value alone).
+  private let compute: @Sendable (UndoKind, inout T) -> Bool
   /// The value set by the first commit, nil if it changed nothing; `.none` until the command first commits.
   private let result: Locked<T??>
   /// Set by the commit if there was a step to undo or redo (or, for one read from a log, if it sets a value).
   let outcome: AtomicFlag
 
+  /// A command of a scope's history, whose value is the slice `read` finds in the history's replayed state.
   init<S: State>(kind: UndoKind, history: UndoHistory<S>, read: @escaping @Sendable (S) -> T?) {
     self.kind = kind
     historyIdentity = ObjectIdentifier(history)
-    compute = { kind in history.apply(kind).flatMap(read) }
+    compute = { kind, value in
+      guard let replayed = history.apply(kind).flatMap(read) else { return false }
+      value = replayed
+      return true
+    }
+    result = Locked(nil)
+    outcome = AtomicFlag(false)
+  }
+
+  /// A command of the store's history, which undoes or redoes on the store's state: in place when a fast path
+  /// allows, by replaying otherwise.
+  init(kind: UndoKind, history: UndoHistory<T>) {
+    self.kind = kind
+    historyIdentity = ObjectIdentifier(history)
+    compute = { kind, state in history.apply(kind, to: &state) }
     result = Locked(nil)
     outcome = AtomicFlag(false)
   }
@@ -351,7 +434,7 @@ public struct UndoCommand<T: State>: StateUpdater, HistoryCommand {
     self.kind = kind
     historyIdentity = nil
     // Never called: the result is known.
-    compute = { _ in value }
+    compute = { _, _ in false }
     result = Locked(.some(value))
     outcome = AtomicFlag(value != nil)
   }
@@ -359,15 +442,17 @@ public struct UndoCommand<T: State>: StateUpdater, HistoryCommand {
   /// Replaces the state with the history's, if there is a step to undo or redo (or with the value this command
   /// set when it first committed).
   public func updateState(_ state: inout T) {
-    let value = result.withLock { result -> T? in
-      if let known = result { return known }
-      let computed = compute(kind)
-      result = .some(computed)
-      return computed
+    if let known = result.withLock({ $0 }) {
+      guard let value = known else { return }
+      state = value
+      outcome.set(true)
+      return
     }
-    guard let value else { return }
-    state = value
-    outcome.set(true)
+    // The first commit: the history changes the state (in place, on its fast paths), and the command keeps the value
+    // it set, which shares its storage with the store's until either changes.
+    let changed = compute(kind, &state)
+    result.withLock { $0 = .some(changed ? state : nil) }
+    if changed { outcome.set(true) }
   }
 
   /// What the command's first commit set: `.some(nil)` if it changed nothing, nil if it has not committed.
@@ -439,6 +524,9 @@ struct UndoBuffer<S: State> {
     let updater: any AnyStateUpdater
     /// The step it belongs to; nil for a commit that is not a step.
     let step: Int?
+    /// What undoes this commit, applied to the state it produced (an ``InvertibleStateUpdater``'s inverse); nil if
+    /// unknown.
+    let inverse: (any AnyStateUpdater)?
   }
 
   /// A step kept, with the numbers of its first and last entries (counting every entry ever appended, dropped ones
@@ -467,6 +555,9 @@ struct UndoBuffer<S: State> {
   var nextStep = 1
   var groupDepth = 0
   var openGroup: Int?
+  /// How many undos and redos took a fast path, and how many replayed (for tests).
+  var inPlaceCount = 0
+  var replayCount = 0
 
   init(stepLimit: Int, commitLimit: Int) {
     self.stepLimit = max(1, stepLimit)
@@ -490,7 +581,9 @@ struct UndoBuffer<S: State> {
 
   /// Takes in a commit, then folds what the limits leave no room for; returns the entries it let go, to release
   /// after unlocking.
-  mutating func append(_ updater: any AnyStateUpdater, isStep: Bool) -> [Entry] {
+  mutating func append(_ updater: any AnyStateUpdater, isStep: Bool, inverse: (any AnyStateUpdater)? = nil)
+    -> [Entry]
+  {
     var released: [Entry] = []
     var step: Int?
     if isStep {
@@ -509,7 +602,7 @@ struct UndoBuffer<S: State> {
         if groupDepth > 0 { openGroup = id }
       }
     }
-    entries.append(Entry(updater: updater, step: step))
+    entries.append(Entry(updater: updater, step: step, inverse: inverse))
     // Appending to an empty array would allocate a second buffer: the usual case (nothing dropped) takes fold's.
     if released.isEmpty { return fold() }
     released += fold()
@@ -520,6 +613,7 @@ struct UndoBuffer<S: State> {
   mutating func undo() -> S? {
     guard canUndo else { return nil }
     undoneCount += 1
+    replayCount += 1
     return replayed()
   }
 
@@ -527,7 +621,73 @@ struct UndoBuffer<S: State> {
   mutating func redo() -> S? {
     guard canRedo else { return nil }
     undoneCount -= 1
+    replayCount += 1
     return replayed()
+  }
+
+  // MARK: Fast paths
+  //
+  // Both rest on what the replay keeps true: the store's state is the replay of `entries` from `base` without the
+  // undone steps' (every commit the history sees is an entry, applied by the store as the replay applies it, and
+  // its own undos and redos set the replay's state). That holds for the store's history, whose commands set the whole
+  // state; a scope's sets only its slice, so only the store's history takes these paths.
+
+  /// Undoes the latest step done by applying its commits' inverses to `state` (the store's state), latest first,
+  /// when that is what the replay gives: the step's commits are the latest commits not undone (no other commit came
+  /// between or after them, but the undone steps', which the store's state leaves out), and each has an inverse.
+  /// Then the state is the replay's with the step, and undoing the step's commits one by one gives the replay's
+  /// without it. Returns false, having changed nothing, otherwise (the caller replays).
+  mutating func undoInPlace(_ state: inout S) -> Bool {
+    guard base != nil, canUndo else { return false }
+    let step = steps[steps.count - undoneCount - 1]
+    let first = step.first - firstNumber
+    let last = step.last - firstNumber
+    guard first >= 0, last < entries.count else { return false }
+    for offset in first..<entries.count {
+      let entry = entries[offset]
+      // A commit that is not a step, after the step's first commit: the replay keeps it, the inverses would not.
+      guard entry.step != nil else { return false }
+      if offset <= last, entry.inverse == nil { return false }
+    }
+    for offset in stride(from: last, through: first, by: -1) {
+      guard let inverse = entries[offset].inverse else { continue }
+      // An inverse applies to the whole state it came from (``InvertibleStateUpdater``): it cannot miss its place.
+      try? StoreCore<S, EmptySideEffectDependencyContainer>.applyErased(inverse, to: &state)
+    }
+    undoneCount += 1
+    inPlaceCount += 1
+    return true
+  }
+
+  /// Redoes the step undone last by applying its commits again to `state` (the store's state), when that is what the
+  /// replay gives: no commit came after the step's first but the undone steps' (the store's state is then the
+  /// replay's without them, the state before the step). Returns false, having changed nothing, otherwise (the caller
+  /// replays).
+  mutating func redoInPlace(_ state: inout S) -> Bool {
+    guard base != nil, canRedo else { return false }
+    let step = steps[steps.count - undoneCount]
+    let first = step.first - firstNumber
+    let last = step.last - firstNumber
+    guard first >= 0, last < entries.count else { return false }
+    for offset in first..<entries.count where entries[offset].step == nil { return false }
+    for offset in first...last {
+      // As the replay does: a commit that cannot be re-applied now is skipped.
+      try? StoreCore<S, EmptySideEffectDependencyContainer>.applyErased(entries[offset].updater, to: &state)
+    }
+    undoneCount -= 1
+    inPlaceCount += 1
+    return true
+  }
+
+  /// The bookkeeping, written out: each entry's step (`-` for a commit that is not one), then the steps (id, first,
+  /// last), the undone count, the number of the oldest entry and the next step's id. Inverses are left out: the
+  /// plain twin keeps none.
+  var bookkeeping: String {
+    let kept = (0..<entries.count).map { entries[$0].step.map(String.init) ?? "-" }.joined(separator: " ")
+    let stepsKept = steps.map { "\($0.id):\($0.first)-\($0.last)" }.joined(separator: " ")
+    return
+      "entries [\(kept)] from \(firstNumber); steps [\(stepsKept)]; undone \(undoneCount); next \(nextStep); "
+      + "group \(openGroup.map(String.init) ?? "-")"
   }
 
   /// Removes the undone steps and their entries (none of which a replay applies); returns the entries.

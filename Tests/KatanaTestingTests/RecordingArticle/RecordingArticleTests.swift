@@ -81,6 +81,18 @@ struct RecordingArticle {
     #expect(store.state.editor.text == "")
   }
 
+  @Test func undoInvertible() async throws {
+    let history = UndoHistory<AppState>()
+    let store = Store<AppState, EmptySideEffectDependencyContainer>(
+      initialState: AppState(), interceptors: [history.interceptor])
+    try await store.dispatch(AddTodoUndoably(title: "Milk"))
+    try await store.dispatch(AddTodoUndoably(title: "Eggs"))
+    try await history.undo(on: store)
+    #expect(store.state.todos == ["Milk"])
+    try await history.redo(on: store)
+    #expect(store.state.todos == ["Milk", "Eggs"])
+  }
+
   @Test func undoLog() async throws {
     let history = UndoHistory<AppState>()
     let editorHistory = UndoHistory<AppState>(scope: \.editor)
@@ -145,4 +157,18 @@ extension RecordingArticle {
     func updateState(_ state: inout Editor) { state.text += text }
   }
   // ARTICLE-SNIPPET-END: state
+
+  // ARTICLE-SNIPPET-BEGIN: undo-invertible
+  struct RemoveLastTodo: StateUpdater {
+    func updateState(_ state: inout AppState) { state.todos.removeLast() }
+  }
+
+  struct AddTodoUndoably: InvertibleStateUpdater {
+    let title: String
+    func updateState(_ state: inout AppState) -> RemoveLastTodo {
+      state.todos.append(title)
+      return RemoveLastTodo()  // applied to the state this change produced, it gives back the state before
+    }
+  }
+  // ARTICLE-SNIPPET-END: undo-invertible
 }

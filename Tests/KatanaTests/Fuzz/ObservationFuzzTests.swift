@@ -206,6 +206,7 @@ struct OracleRun {
     failures += model.checkTimeTravel(kinds: kinds)
     failures += model.checkUndo(
       tapped: journal.tapped.current, histories: histories, sessionScope: world.sessionScope.id)
+    histories?.noteRootPaths()
     if let recorder, !recorder.recording().commits.isEmpty || commits.count > 1 {
       failures += model.checkRecordings(
         journal.drained.current + [recorder.recording()], kinds: kinds, resets: journal.resets.current)
@@ -429,6 +430,10 @@ struct ObservationFuzzTests {
     // something this fuzzer did. Checked on full runs (a replayed seed does only what it does); each configuration's
     // seeds are meant to do everything on their own (the other one, running concurrently, can only add).
     if ProcessInfo.processInfo.environment["KATANA_ORACLE_SEED"] == nil {
+      // The store's history takes its fast paths (undo by inverses, redo in place) and replays, both checked above.
+      let paths = OracleHistories.rootPaths.withLock { $0 }
+      print("[oracle] the store's undo histories so far: \(paths.inPlace) in place, \(paths.replayed) replayed")
+      #expect(paths.inPlace > 0 && paths.replayed > 0, "the store's undo history took only one path")
       let missing = FuzzCoverage.shared.unexercised()
       print(
         "[oracle] forcesPlainPath \(forcesPlainPath): \(FuzzEntryPoint.allCases.count - missing.count) of "

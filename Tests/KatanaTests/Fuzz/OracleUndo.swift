@@ -19,6 +19,19 @@ struct OracleHistories: Sendable {
   let nextGroup = LockedValue(1)
 
   static let rootLimits = (steps: 4, commits: 12)
+
+  /// How the store's histories undid and redid, over every run of the process: in place (an ``OracleRootBump``'s
+  /// inverse, a redo of the latest step) or by replaying. The fuzzer checks that it took both.
+  static let rootPaths = LockedValue((inPlace: 0, replayed: 0))
+
+  /// Adds the store's history's undos and redos of this run to ``rootPaths``.
+  func noteRootPaths() {
+    let counts = root.pathCounts
+    Self.rootPaths.withLock {
+      $0.inPlace += counts.inPlace
+      $0.replayed += counts.replayed
+    }
+  }
   static let sessionLimits = (steps: 3, commits: 10)
 
   /// Two histories, to install in a store's interceptors (with ``clearing``), and the store's scope of the session.
