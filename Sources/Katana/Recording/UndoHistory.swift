@@ -94,6 +94,9 @@ public final class UndoHistory<S: State>: Sendable {
   public let scope: ScopeID?
 
   private let isUndoable: @Sendable (any Dispatchable) -> Bool
+  /// The types of the store's history's commands and of moves in time, resolved once, for ``record(_:)``.
+  private let commandType = ObjectIdentifier(UndoCommand<S>.self)
+  private let travelType = ObjectIdentifier(TimeTravelCommand<S>.self)
   /// Whether undo and redo take the fast paths (inverses, re-applying the step in place) when they give what the
   /// replay gives; false: always replay (the plain twin the tests compare the fast paths with).
   package let undoesInPlace: Bool
@@ -295,22 +298,27 @@ public final class UndoHistory<S: State>: Sendable {
 
   /// Takes in a commit (in commit order, while it holds the store's turn).
   private func record(_ item: any Dispatchable) {
-    // This history's own command for the whole store, told at once (one cast, where the checks below take several).
-    if let command = item as? UndoCommand<S>, command.historyIdentity == ObjectIdentifier(self) { return }
+    // Told apart by type identity first (a comparison with a type resolved once, where a cast to a generic type
+    // resolves its metadata on every commit). This history's own command for the whole store: see below.
+    let type = ObjectIdentifier(Swift.type(of: item))
+    if type == commandType, let command = item as? UndoCommand<S>,
+      command.historyIdentity == ObjectIdentifier(self)
+    {
+      return
+    }
     // Time travel goes away from live and comes back to it: no part of the history.
-    guard let updater = item as? any AnyStateUpdater, !(item is TimeTravelCommand<S>) else { return }
+    guard type != travelType, let updater = item as? any AnyStateUpdater else { return }
     // This history's own undos and redos are its bookkeeping, not kept: its replays need nothing of them (the value
     // one set is the history's replay at that point, which the next replay computes again), and keeping them
     // would spend the limits on them. Another history's are commits like any other (replayed as the value they set).
-    let base = (item as? any ScopedDispatchable)?.base ?? item
-    if let command = base as? any HistoryCommand, command.historyIdentity == ObjectIdentifier(self) { return }
+    let scoped = item as? any ScopedDispatchable
+    let base = scoped?.base ?? item
     let isStep: Bool
-    if base is any HistoryCommand {
+    if let command = base as? any HistoryCommand {
+      if command.historyIdentity == ObjectIdentifier(self) { return }
       isStep = false
     } else if let scope {
-      guard let scoped = item as? any ScopedDispatchable, scoped.scope == scope else {
-        return append(updater, isStep: false)
-      }
+      guard let scoped, scoped.scope == scope else { return append(updater, isStep: false) }
       isStep = isUndoable(scoped.base)
     } else {
       isStep = isUndoable(base)
@@ -377,7 +385,8 @@ public final class UndoHistory<S: State>: Sendable {
 
 /// An undo or a redo of an ``UndoHistory``, as the store's interceptors and recorder see it: a state updater that
 /// replaces the state (a scope's history: its slice, dispatched through the scope) with the one the history
-/// computes when the command's turn comes.
+/// computes when the command's turn comes (by replaying, or in place on the store's history's fast paths: the same
+/// state either way).
 ///
 /// The value it sets is kept in the command, so that replaying a recording that contains it (or another history's
 /// replay) sets the same value again, without touching the history. So a recording (or another history) that keeps
@@ -440,7 +449,8 @@ public struct UndoCommand<T: State>: StateUpdater, HistoryCommand {
   }
 
   /// Replaces the state with the history's, if there is a step to undo or redo (or with the value this command
-  /// set when it first committed).
+  /// set when it first committed). The first commit of a store's history's command may change the state in place
+  /// (see "Without replaying" in ``UndoHistory``).
   public func updateState(_ state: inout T) {
     if let known = result.withLock({ $0 }) {
       guard let value = known else { return }

@@ -74,6 +74,8 @@ private struct UndoRig {
   let body: UndoHistory<UndoDocState>
   let store: UndoStore
   let bodyScope: ScopedStore<UndoText, EmptySideEffectDependencyContainer>
+  /// Records the session, the histories' commands included: its replay must give the store's state.
+  let recorder = StoreRecorder<UndoDocState>()
   var late: (gate: Gate, handle: DispatchHandle<Void>)?
 
   init(inPlace: Bool, stepLimit: Int, commitLimit: Int) {
@@ -83,7 +85,8 @@ private struct UndoRig {
     body = UndoHistory(
       scope: ScopeIDs.body, stepLimit: stepLimit, commitLimit: commitLimit, undoesInPlace: inPlace,
       isUndoable: { _ in true })
-    store = UndoStore(initialState: UndoDocState(), interceptors: [root.interceptor, body.interceptor])
+    store = UndoStore(
+      initialState: UndoDocState(), interceptors: [root.interceptor, body.interceptor, recorder.interceptor])
     bodyScope = store.scope(\.body, dependencies: \.self)
   }
 }
@@ -208,8 +211,13 @@ struct UndoInPlaceTests {
       let choice = generator.next() % 14
       trace.append("\(choice)")
       switch choice {
-      case 0, 1, 2:
+      case 0:
         for rig in [fast, plain] { try await rig.store.dispatch(UndoAppendNumber(number: step)) }
+      case 1:
+        // Sent, and type-erased: every path hands the inverse on.
+        for rig in [fast, plain] { try await rig.store.send(UndoAppendNumber(number: step)).value }
+      case 2:
+        for rig in [fast, plain] { _ = try await rig.store.anyDispatch(UndoAppendNumber(number: step)) }
       case 3:
         for rig in [fast, plain] { try await rig.store.dispatch(UndoSetCount(count: step * 100)) }
       case 4:
@@ -268,6 +276,8 @@ struct UndoInPlaceTests {
       _ = await late.handle.result
     }
     #expect(fast.store.state == plain.store.state, "\(trace)")
+    // Each command keeps the value it set, in place or replayed: the recording replays to the store's state.
+    for rig in [fast, plain] { #expect(try rig.recorder.recording().replayedState(equal: ==) == rig.store.state) }
     #expect(plain.root.pathCounts.inPlace == 0)
     let counts = fast.root.pathCounts
     #expect(counts.inPlace + counts.replayed == plain.root.pathCounts.replayed, "\(trace)")
