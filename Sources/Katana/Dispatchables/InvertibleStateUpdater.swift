@@ -69,21 +69,34 @@ extension InvertibleStateUpdater {
 /// the committed item's own type (a scoped item, whose change published a feature's inverse, takes none).
 ///
 /// The slot keeps the last inverse until the next one on the thread replaces it (several histories of one store all
-/// read it); it is released then, or when the thread exits.
+/// read it); it is released then, or when the thread exits. A history's own applications of updaters (folding,
+/// replaying, undoing and redoing in place) run ``muted(_:)``: a history that folds an invertible step while the
+/// commit is handed to the hooks leaves the next history the inverse of the commit, not of the step it folded.
 enum InverseChannel {
   /// One thread's slot.
   final class Slot {
     var inverse: (any AnyStateUpdater)?
     var producer: ObjectIdentifier?
+    /// How many ``muted(_:)`` calls are under way on the thread.
+    var muted = 0
 
     init() {}
   }
 
-  /// Keeps `inverse`, the inverse of a change of `producer`'s, as this thread's latest.
+  /// Keeps `inverse`, the inverse of a change of `producer`'s, as this thread's latest (unless muted).
   static func publish<Inverse: StateUpdater>(_ inverse: Inverse, from producer: Any.Type) {
     let slot = current
+    guard slot.muted == 0 else { return }
     slot.inverse = inverse
     slot.producer = ObjectIdentifier(producer)
+  }
+
+  /// Runs `body`, in which changes publish nothing: what a history applies itself.
+  static func muted<Result>(_ body: () throws -> Result) rethrows -> Result {
+    let slot = current
+    slot.muted += 1
+    defer { slot.muted -= 1 }
+    return try body()
   }
 
   /// The inverse of the change this thread made last, if it was `item`'s type's; nil otherwise.

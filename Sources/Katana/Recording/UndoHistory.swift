@@ -268,6 +268,8 @@ public final class UndoHistory<S: State>: Sendable {
       fresh.attached = buffer.attached
       fresh.base = buffer.replayed()
       fresh.nextStep = buffer.nextStep
+      fresh.inPlaceCount = buffer.inPlaceCount
+      fresh.replayCount = buffer.replayCount
       swap(&fresh, &buffer)
       return fresh
     }
@@ -375,9 +377,8 @@ public final class UndoHistory<S: State>: Sendable {
     buffer.withLock { ($0.inPlaceCount, $0.replayCount) }
   }
 
-  /// The history's bookkeeping, written out (each entry's step, or `-` for a commit that is not one, whether it has
-  /// an inverse, then the steps, the undone count and the next step's id): for tests that compare a history with its
-  /// plain twin.
+  /// The history's bookkeeping, written out (each entry's step, or `-` for a commit that is not one, then the steps,
+  /// the undone count, the next step's id and the open group): for tests that compare a history with its plain twin.
   var bookkeeping: String {
     buffer.withLock { $0.bookkeeping }
   }
@@ -659,10 +660,12 @@ struct UndoBuffer<S: State> {
       guard entry.step != nil else { return false }
       if offset <= last, entry.inverse == nil { return false }
     }
-    for offset in stride(from: last, through: first, by: -1) {
-      guard let inverse = entries[offset].inverse else { continue }
-      // An inverse applies to the whole state it came from (``InvertibleStateUpdater``): it cannot miss its place.
-      try? StoreCore<S, EmptySideEffectDependencyContainer>.applyErased(inverse, to: &state)
+    InverseChannel.muted {
+      for offset in stride(from: last, through: first, by: -1) {
+        guard let inverse = entries[offset].inverse else { continue }
+        // An inverse applies to the whole state it came from (``InvertibleStateUpdater``): it cannot miss its place.
+        try? StoreCore<S, EmptySideEffectDependencyContainer>.applyErased(inverse, to: &state)
+      }
     }
     undoneCount += 1
     inPlaceCount += 1
@@ -680,9 +683,11 @@ struct UndoBuffer<S: State> {
     let last = step.last - firstNumber
     guard first >= 0, last < entries.count else { return false }
     for offset in first..<entries.count where entries[offset].step == nil { return false }
-    for offset in first...last {
-      // As the replay does: a commit that cannot be re-applied now is skipped.
-      try? StoreCore<S, EmptySideEffectDependencyContainer>.applyErased(entries[offset].updater, to: &state)
+    InverseChannel.muted {
+      for offset in first...last {
+        // As the replay does: a commit that cannot be re-applied now is skipped.
+        try? StoreCore<S, EmptySideEffectDependencyContainer>.applyErased(entries[offset].updater, to: &state)
+      }
     }
     undoneCount -= 1
     inPlaceCount += 1
@@ -744,8 +749,11 @@ struct UndoBuffer<S: State> {
     }
     if var state = base {
       base = nil  // `state` is now the only reference: folding mutates it in place.
-      for entry in removed where !Self.isUndone(entry, firstUndone: firstUndone) {
-        try? StoreCore<S, EmptySideEffectDependencyContainer>.applyErased(entry.updater, to: &state)
+      // Folding runs while the commit is handed to the hooks: it must not replace the commit's inverse.
+      InverseChannel.muted {
+        for entry in removed where !Self.isUndone(entry, firstUndone: firstUndone) {
+          try? StoreCore<S, EmptySideEffectDependencyContainer>.applyErased(entry.updater, to: &state)
+        }
       }
       base = state
     }
@@ -765,11 +773,13 @@ struct UndoBuffer<S: State> {
   func replayed() -> S? {
     guard var state = base else { return nil }
     let firstUndone = self.firstUndone
-    for offset in 0..<entries.count {
-      let entry = entries[offset]
-      guard !Self.isUndone(entry, firstUndone: firstUndone) else { continue }
-      // A commit that cannot be re-applied now (its element is gone) is skipped.
-      try? StoreCore<S, EmptySideEffectDependencyContainer>.applyErased(entry.updater, to: &state)
+    InverseChannel.muted {
+      for offset in 0..<entries.count {
+        let entry = entries[offset]
+        guard !Self.isUndone(entry, firstUndone: firstUndone) else { continue }
+        // A commit that cannot be re-applied now (its element is gone) is skipped.
+        try? StoreCore<S, EmptySideEffectDependencyContainer>.applyErased(entry.updater, to: &state)
+      }
     }
     return state
   }

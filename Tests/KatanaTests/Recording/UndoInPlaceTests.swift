@@ -165,6 +165,20 @@ struct UndoInPlaceTests {
     #expect(history.pathCounts == (inPlace: 2, replayed: 0))
   }
 
+  /// Two histories of the whole store: the first one's folding applies an invertible updater to the state it keeps
+  /// while the commit is handed on; the second one still keeps the inverse of the commit itself.
+  @Test func aHistoryFoldingAnInvertibleStep_leavesTheNextHistoryTheCommitsInverse() async throws {
+    let first = UndoHistory<UndoDocState>(stepLimit: 1, commitLimit: 1)
+    let second = UndoHistory<UndoDocState>(stepLimit: 5)
+    let store = UndoStore(initialState: UndoDocState(), interceptors: [first.interceptor, second.interceptor])
+    for count in [10, 20, 30] { try await store.dispatch(UndoSetCount(count: count)) }
+    try await second.undo(on: store)
+    #expect(store.state.count == 20)
+    try await second.undo(on: store)
+    #expect(store.state.count == 10)
+    #expect(second.pathCounts == (inPlace: 2, replayed: 0))
+  }
+
   /// The inverse of a feature's updater applies to its slice: the store's history replays a step through a scope.
   @Test func aStepThroughAScope_isReplayedByTheStoresHistory() async throws {
     let history = UndoHistory<UndoDocState>()
