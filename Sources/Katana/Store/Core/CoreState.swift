@@ -29,6 +29,9 @@ struct CoreState<S: FeatureState, D: SideEffectDependencyContainer> {
   @usableFromInline private(set) var observers = Observers<S>()
   /// What every commit is handed to, besides observers: recorders and undo histories (``CommitHook``).
   @usableFromInline private(set) var commitHooks: [CommitHook<S>] = []
+  /// The logs of the recorders attached (``CommitLog``): each commit is appended to them in its own critical
+  /// section.
+  @usableFromInline private(set) var logs: [CommitLog<S>] = []
   /// The live state while the store shows a recorded one (time travel, ``StoreRecorder/travel(_:to:)``); nil
   /// while the store is live. While it is set, ``refusal(of:)`` refuses every item.
   @usableFromInline private(set) var live: S?
@@ -102,7 +105,7 @@ struct CoreState<S: FeatureState, D: SideEffectDependencyContainer> {
   ///   live), before anything changed; what `mutate` throws.
   @inlinable @inline(__always)
   mutating func commit(
-    _ item: (any Dispatchable)?, touching filter: ScopeCommitFilter?, delivering delivery: inout Commit<S>?,
+    _ item: () -> (any Dispatchable)?, touching filter: ScopeCommitFilter?, delivering delivery: inout Commit<S>?,
     _ mutate: (inout S) throws -> Bool
   ) throws -> CommitOutcome {
     var widened: [StateSubscriber<S>] = []
@@ -136,7 +139,8 @@ struct CoreState<S: FeatureState, D: SideEffectDependencyContainer> {
       commitCount &+= 1
       return .applied
     }
-    guard let filter, lifecycle.phase.isReady, commitHooks.isEmpty, live == nil, observers.concernNobody(filter)
+    guard let filter, lifecycle.phase.isReady, commitHooks.isEmpty, logs.isEmpty, live == nil,
+      observers.concernNobody(filter)
     else { return nil }
     filter.widened = false
     guard try mutate(&state) else { return .declined }
@@ -149,19 +153,22 @@ struct CoreState<S: FeatureState, D: SideEffectDependencyContainer> {
   /// ``commit(_:touching:delivering:_:)`` when someone is concerned: observers, hooks, a refusal, or a store that is not ready.
   @inlinable @inline(never)
   mutating func commitNoticed(
-    _ item: (any Dispatchable)?, touching filter: ScopeCommitFilter?, delivering delivery: inout Commit<S>?,
+    _ item: () -> (any Dispatchable)?, touching filter: ScopeCommitFilter?, delivering delivery: inout Commit<S>?,
     _ mutate: (inout S) throws -> Bool
   ) throws -> CommitOutcome {
     if let error = lifecycle.phase.dispatchError { throw error }
-    if !commitHooks.isEmpty || live != nil {
-      guard let item else { return .needsItem }
+    var recorded: (any Dispatchable)?
+    if !commitHooks.isEmpty || !logs.isEmpty || live != nil {
+      guard let item = item() else { return .needsItem }
       if let move = item as? any TimeTravelMove { return try move(&self, delivering: &delivery) }
       if let refusal = refusal(of: item) { throw refusal }
+      recorded = item
     }
     // Who is concerned is decided before the mutation, so that the old state is kept only if someone needs it
     // (keeping it makes the mutation copy what it touches).
     let concerned: [StateSubscriber<S>]
-    var needsOld = !observers.listeners.isEmpty || commitHooks.contains { $0.needsBefore.isSet }
+    var needsOld =
+      !observers.listeners.isEmpty || commitHooks.contains { $0.needsBefore.isSet } || logs.contains { $0.needsBase.isSet }
     if let filter {
       filter.widened = false
       let subscribers = observers.subscribers(concerning: filter)
@@ -177,10 +184,21 @@ struct CoreState<S: FeatureState, D: SideEffectDependencyContainer> {
     // A change that reached beyond its scope's place (an element renamed through its own scope) goes to every
     // subscriber: read here, in the commit's own critical section, like the rest.
     let subscribers = filter?.widened == true ? observers.subscribers : concerned
-    // Hooks are only ever here with the item (see above).
-    let record = item.flatMap { commitHooks.isEmpty ? nil : CommitRecord(hooks: commitHooks, item: $0) }
-    guard !subscribers.isEmpty || !observers.listeners.isEmpty || record != nil else { return .applied }
-    delivery = Commit(old: old, new: state, listeners: observers.listeners, subscribers: subscribers, record: record)
+    // Hooks and logs are only ever here with the item (see above).
+    let record = recorded.flatMap { commitHooks.isEmpty ? nil : CommitRecord(hooks: commitHooks, item: $0) }
+    // What a full log drops is released by the caller, after unlocking, as part of the commit it delivers.
+    var released: [CommitLogState<S>.Dropped] = []
+    if let recorded {
+      for log in logs {
+        if let dropped = log.record(recorded, before: old, after: state) { released.append(dropped) }
+      }
+    }
+    guard !subscribers.isEmpty || !observers.listeners.isEmpty || record != nil || !released.isEmpty else {
+      return .applied
+    }
+    delivery = Commit(
+      old: old, new: state, listeners: observers.listeners, subscribers: subscribers, record: record,
+      released: released.isEmpty ? nil : released)
     return .deliver
   }
 
@@ -224,7 +242,7 @@ struct CoreState<S: FeatureState, D: SideEffectDependencyContainer> {
   /// Recomputes ``quiet`` after one of its inputs changed.
   @usableFromInline
   mutating func refreshQuiet() {
-    quiet = lifecycle.phase.isReady && observers.isEmpty && commitHooks.isEmpty && live == nil
+    quiet = lifecycle.phase.isReady && observers.isEmpty && commitHooks.isEmpty && logs.isEmpty && live == nil
   }
 
   // MARK: - Observers and hooks
@@ -256,6 +274,15 @@ struct CoreState<S: FeatureState, D: SideEffectDependencyContainer> {
   /// Hands every later commit to `hook`, after the hooks attached before it.
   mutating func attach(_ hook: CommitHook<S>) {
     commitHooks.append(hook)
+    refreshQuiet()
+  }
+
+  /// Appends every later commit to `log`, reading the time on `clock`; the state now (once the store is ready) is
+  /// the state before the first commit logged.
+  mutating func attach(_ log: CommitLog<S>, clock: any Clock<Duration>) {
+    guard !logs.contains(where: { $0 === log }) else { return }
+    log.attach(clock: clock, state: lifecycle.phase.isReady ? state : nil)
+    logs.append(log)
     refreshQuiet()
   }
 

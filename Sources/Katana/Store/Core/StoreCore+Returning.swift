@@ -50,7 +50,7 @@ extension StoreCore {
   where U.StateType == S {
     guard !hasInterceptors else { return nil }
     var value: U.ReturnValue?
-    let applied = try applyIfIdle(touching: nil) {
+    let applied = try applyIfIdle(touching: nil, item: { updater }) {
       try Self.checkCancellationAtArrival()
       value = updater.updateState(&$0)
     }

@@ -56,6 +56,9 @@ final class StoreCore<S: FeatureState, D: SideEffectDependencyContainer>: @unche
   /// lets side effects start directly only while it is clear, and ``StoreRecorder/isAwayFromLive`` answer,
   /// without the lock.
   @usableFromInline let awayFlag: AtomicFlag
+  /// Set once a ``StoreRecorder`` is attached: side effects then start through the path that records them
+  /// (``recordingSideEffect(_:_:)``). Read without the lock.
+  @usableFromInline let recordsEffects = AtomicFlag()
   /// Per-store objects attached by store features, keyed by their type. A lock of their own, so that store
   /// features reach them from anywhere, including from inside a state updater.
   let attachments = Locked<[ObjectIdentifier: any Sendable]?>([:])
