@@ -172,6 +172,30 @@ extension OracleWorld {
     return false
   }
 
+  /// Reads what the recorder holds after a commit it keeps, as a page following the store does, racing commits,
+  /// drains and resets: the commits come in order, consecutive, all after the one asked for; the side effects after a
+  /// number are above it or still running.
+  func followOp(_ generator: inout SeededGenerator) {
+    guard let recorder else { return }
+    FuzzCoverage.note(.recorderCommitsAfter)
+    let all = recorder.commits(after: 0)
+    let from = all.isEmpty ? 0 : all[Int(generator.next() % UInt64(all.count))].sequence
+    for read in [all, recorder.commits(after: from)] {
+      for (earlier, later) in zip(read, read.dropFirst()) where later.sequence != earlier.sequence + 1 {
+        journal.problem("commits(after:) read commit \(later.sequence) right after \(earlier.sequence)")
+      }
+    }
+    if let first = recorder.commits(after: from).first, first.sequence <= from {
+      journal.problem("commits(after: \(from)) read commit \(first.sequence)")
+    }
+    FuzzCoverage.note(.recorderEffectsAfter)
+    let effects = recorder.effects(after: 0)
+    let seen = effects.isEmpty ? 0 : effects[Int(generator.next() % UInt64(effects.count))].id
+    for effect in recorder.effects(after: seen) where effect.id <= seen && effect.outcome != nil {
+      journal.problem("effects(after: \(seen)) read side effect \(effect.id), which had ended")
+    }
+  }
+
   /// Forgets what the recorder holds: the commits since the last drain are lost to the check, the next recording
   /// starts at the state before its first commit.
   func resetOp() {
