@@ -164,7 +164,7 @@ struct CommitLogState<S: FeatureState> {
   }
 
   /// Makes room in the ring: doubles it, up to the capacity plus one (the commit that makes the log drop).
-  @usableFromInline
+  @inlinable
   mutating func grow(capacity: Int) {
     let size = min(capacity + 1, max(16, ring.count * 2))
     var grown = ContiguousArray<RecordedCommit?>(repeating: nil, count: size)
@@ -176,13 +176,16 @@ struct CommitLogState<S: FeatureState> {
   }
 
   /// Drops the oldest commits up to the oldest checkpoint, whose state becomes the base.
-  @usableFromInline
+  @inlinable
   mutating func dropToOldestCheckpoint() -> Dropped {
     let checkpoint = checkpoints.removeFirst()
     var dropped = Dropped()
-    while let first = entry(0), first.sequence <= checkpoint.sequence {
-      dropped.commits.append(first)
-      ring[head] = nil
+    dropped.commits.reserveCapacity(max(0, checkpoint.sequence - (entry(0)?.sequence ?? checkpoint.sequence) + 1))
+    while count > 0, let first = ring[head]?.sequence, first <= checkpoint.sequence {
+      // Moved out, not copied: the ring's slot is left empty.
+      var taken: RecordedCommit?
+      swap(&taken, &ring[head])
+      if let taken { dropped.commits.append(taken) }
       head = (head + 1) % ring.count
       count -= 1
     }
@@ -249,6 +252,8 @@ func recorderTimer(_ clock: any Clock<Duration>) -> @Sendable () -> Duration {
     let start = clock.now
     return { start.duration(to: clock.now) }
   }
+  // The usual clock, read by specialised code.
+  if clock is ContinuousClock { return opened(ContinuousClock()) }
   guard let trusted = clock as? any RecorderTimeSource else { return opened(ContinuousClock()) }
   return opened(trusted)
 }

@@ -60,11 +60,17 @@ struct CoreState<S: FeatureState, D: SideEffectDependencyContainer> {
 
   /// Mirrors whether ``live`` is set, for readers that do not take the lock (``StoreCore/awayFlag``).
   let awayFlag: AtomicFlag
+  /// The type of the moves in time of this store's state (``TimeTravelCommand``): a commit checks its item's type
+  /// against it before the cast to ``TimeTravelMove`` (a protocol conformance lookup, which cost more than the rest of
+  /// a recorded commit). A move of another state type is an updater of another state type, refused as such.
+  @usableFromInline let moveType: ObjectIdentifier?
 
   init(state: S, tracksActivity: Bool, awayFlag: AtomicFlag) {
     self.state = state
     self.lifecycle = Lifecycle(tracksActivity: tracksActivity)
     self.awayFlag = awayFlag
+    func moveType<T: State>(_: T.Type) -> ObjectIdentifier { ObjectIdentifier(TimeTravelCommand<T>.self) }
+    self.moveType = (S.self as? any State.Type).map { moveType($0) }
   }
 
   mutating func makeID() -> UInt64 {
@@ -160,7 +166,9 @@ struct CoreState<S: FeatureState, D: SideEffectDependencyContainer> {
     var recorded: (any Dispatchable)?
     if !commitHooks.isEmpty || !logs.isEmpty || live != nil {
       guard let item = item() else { return .needsItem }
-      if let move = item as? any TimeTravelMove { return try move(&self, delivering: &delivery) }
+      if ObjectIdentifier(type(of: item)) == moveType, let move = item as? any TimeTravelMove {
+        return try move(&self, delivering: &delivery)
+      }
       if let refusal = refusal(of: item) { throw refusal }
       recorded = item
     }
