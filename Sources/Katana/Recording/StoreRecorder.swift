@@ -3,26 +3,32 @@
 ///
 /// ```swift
 /// let recorder = StoreRecorder<AppState>(capacity: 10_000)
-/// let store = Store<AppState, AppDependencies>(
-///   initialState: AppState(), interceptors: [logger, recorder.interceptor])
+/// let store = Store<AppState, AppDependencies>(initialState: AppState(), interceptors: [logger])
+/// try recorder.attach(to: store)
 /// // ... the app runs ...
 /// let recording = recorder.recording()
 /// let replayed = try recording.replayedState()   // equals store.state
 /// ```
 ///
-/// The recorder is an interceptor: put ``interceptor`` **last** in the store's array, so that it sees each item
-/// as the store applies it (after the other interceptors changed or dropped it). A state updater's interceptors
-/// run while it holds the store's turn (see ``StoreInterceptor``), so the recorder sees commits one at a time, in
-/// the order the store made them, with the state before and after each. It records:
+/// The store writes to the recorder itself (``attach(to:)``): each commit is appended in the commit's own critical
+/// section, by the one transition every commit goes through, so the recorder sees commits one at a time, in the
+/// order the store made them, as the store applied them (after interceptors changed or dropped items). It records:
 /// - each commit: its ``RecordedCommit/sequence`` number, the time on the store's clock, the updater itself (a
 ///   ``ScopedDispatchable`` for one dispatched through a scope), and the side effect that caused it: the one whose
-///   task dispatched it (or a task that effect started as a child). An updater handed over with `send` runs in
-///   the store's own task, and is recorded without a cause.
-/// - each side effect's start, end and outcome (``RecordedEffect``).
+///   task dispatched it (or a task that effect started as a child). An updater handed over with `send` names its
+///   sender's side effect when the store applies it at once, on the sending thread; one that waits for its turn
+///   runs in the store's own task, and is recorded without a cause.
+/// - each side effect's start, end and outcome (``RecordedEffect``), written where the store runs it.
 ///
-/// A store without a recorder pays nothing for this feature. With one, every dispatch takes the interceptor path
-/// (see <doc:Performance> for the measured cost per commit); the recorder only appends values under a lock of its
-/// own, never the store's, and encodes nothing: a ``Recording`` is encoded when, and where, the app asks.
+/// A store without a recorder pays nothing for this feature. One with a recorder keeps its fast paths (an idle
+/// store applies a dispatched or sent updater at once); each commit costs an entry in a ring under the recorder's
+/// own lock, and a side effect two more (see <doc:Performance> for the measured cost). Nothing is encoded: a
+/// ``Recording`` is encoded when, and where, the app asks. A page following the store, or a sink, reads what is
+/// new with ``commits(after:)`` and ``effects(after:)``, which copy only that.
+///
+/// The time of a commit is read on the store's clock when it is `ContinuousClock`, `SuspendingClock` or one of
+/// KatanaTesting's clocks; for another clock (whose `now` could run any code, in the store's critical section) the
+/// recorder reads `ContinuousClock`.
 ///
 /// Memory is bounded: the recorder keeps at most ``capacity`` commits (and as many side effects), and the state at
 /// every ``checkpointInterval``-th commit. When full, it drops the oldest commits up to the oldest checkpoint,
