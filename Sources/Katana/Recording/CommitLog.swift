@@ -2,11 +2,11 @@
 /// (``CoreState/commit(_:touching:delivering:_:)``) in the commit's own critical section, and each side effect's
 /// start and end, written by the store where it runs the side effect (``StoreCore/recordingSideEffect(_:_:)``).
 ///
-/// A commit costs a fixed-size entry (sequence, time, updater, cause) in a ring that grows to the recorder's
-/// capacity and is then reused, plus, every `interval` commits, a checkpoint (the state after it, shared with the
-/// store's copy-on-write storage). The transition takes the log's lock inside the store's (readers take the log's
-/// alone, so the order is always store, then log). Nothing is released under either lock: a full ring hands the
-/// entries it drops back to the transition, which hands them to the caller to release after unlocking.
+/// A commit costs a fixed-size entry (sequence, time, updater, cause) appended to a chunk reserved for `interval`
+/// commits, plus, every `interval` commits, a checkpoint (the state after it, shared with the store's copy-on-write
+/// storage), which closes the chunk. The transition takes the log's lock inside the store's (readers take the log's
+/// alone, so the order is always store, then log). Nothing is released under either lock: a full log hands its
+/// oldest chunk back to the transition, which hands it to the caller to release after unlocking.
 ///
 /// The log reads the time on the store's clock in the critical section only when that clock runs no user code
 /// (``RecorderTimeSource``); for any other clock it reads `ContinuousClock`.
@@ -28,7 +28,7 @@ final class CommitLog<S: FeatureState>: @unchecked Sendable {
   }
 
   /// Appends `item`'s commit (called by the commit transition, under the store's lock, once the state is `after`);
-  /// returns what a full ring dropped, to release after unlocking.
+  /// returns what a full log dropped, to release after unlocking.
   @inlinable
   func record(_ item: any Dispatchable, before: S?, after: S) -> CommitLogState<S>.Dropped? {
     let cause = RecorderCause.current
@@ -77,11 +77,15 @@ final class CommitLog<S: FeatureState>: @unchecked Sendable {
 struct CommitLogState<S: FeatureState> {
   /// The state before the oldest commit kept; nil until the store hands it over.
   @usableFromInline var base: S?
-  /// The commits kept, oldest first from `head`: a ring, grown to the capacity (plus one) on demand, then reused.
-  @usableFromInline var ring: ContiguousArray<RecordedCommit?> = []
-  @usableFromInline var head = 0
+  /// The commits kept, oldest first, in chunks that each end at a checkpoint (but the last, still filling): a
+  /// chunk is reserved once, for `interval` commits, and dropping the oldest commits up to the oldest checkpoint
+  /// drops the first chunk whole (it is handed out as it is, never copied, to release after unlocking).
+  @usableFromInline var chunks: [ContiguousArray<RecordedCommit>] = []
+  /// Whether the last chunk ended at a checkpoint: the next commit starts a new one.
+  @usableFromInline var lastChunkClosed = true
+  /// The number of commits kept.
   @usableFromInline var count = 0
-  /// The kept states, by commit number, oldest first.
+  /// The kept states, by commit number, oldest first: the last commit of each closed chunk.
   @usableFromInline var checkpoints: [(sequence: Int, state: S)] = []
   /// The number the next commit takes.
   @usableFromInline var nextSequence = 1
@@ -98,9 +102,13 @@ struct CommitLogState<S: FeatureState> {
   /// What a full log drops, released by the caller after unlocking.
   @usableFromInline
   struct Dropped {
-    @usableFromInline var commits: [RecordedCommit] = []
+    @usableFromInline var commits: ContiguousArray<RecordedCommit>
     @usableFromInline var base: S?
-    @usableFromInline init() {}
+
+    @inlinable init(commits: ContiguousArray<RecordedCommit>, base: S?) {
+      self.commits = commits
+      self.base = base
+    }
   }
 
   @inlinable
@@ -116,24 +124,22 @@ struct CommitLogState<S: FeatureState> {
   /// The commits kept whose number is above `sequence` (all of them for nil), oldest first: a copy of those entries
   /// only.
   func commits(after sequence: Int?) -> [RecordedCommit] {
-    var skip = 0
-    if let sequence, let first = entry(0)?.sequence {
-      // Numbers are consecutive within the ring.
-      skip = min(count, max(0, sequence >= first ? sequence - first + 1 : 0))
-    }
     var result: [RecordedCommit] = []
+    // Numbers are consecutive across the chunks: skip whole chunks, then the start of the first one read.
+    var skip = 0
+    if let sequence, let first = chunks.first?.first?.sequence, sequence >= first {
+      skip = min(count, sequence - first + 1)
+    }
     result.reserveCapacity(count - skip)
-    for index in skip..<count {
-      if let commit = entry(index) { result.append(commit) }
+    for chunk in chunks {
+      guard skip < chunk.count else {
+        skip -= chunk.count
+        continue
+      }
+      result.append(contentsOf: chunk[(chunk.startIndex + skip)...])
+      skip = 0
     }
     return result
-  }
-
-  /// The `index`-th commit kept, oldest first.
-  @inlinable
-  func entry(_ index: Int) -> RecordedCommit? {
-    guard index < count else { return nil }
-    return ring[(head + index) % ring.count]
   }
 
   /// Appends a commit, with the state before it if the log has no base yet, and the state after it.
@@ -153,43 +159,24 @@ struct CommitLogState<S: FeatureState> {
       }
       base = before
     }
-    if count == ring.count { grow(capacity: capacity) }
-    ring[(head + count) % ring.count] = RecordedCommit(sequence: sequence, time: now(), updater: item, cause: cause)
+    if lastChunkClosed {
+      var chunk = ContiguousArray<RecordedCommit>()
+      chunk.reserveCapacity(min(interval, capacity + 1))
+      chunks.append(chunk)
+      lastChunkClosed = false
+    }
+    chunks[chunks.count - 1].append(RecordedCommit(sequence: sequence, time: now(), updater: item, cause: cause))
     count += 1
     if sequence % interval == 0 {
       checkpoints.append((sequence, after))
+      lastChunkClosed = true
     }
     guard count > capacity, !checkpoints.isEmpty else { return nil }
-    return dropToOldestCheckpoint()
-  }
-
-  /// Makes room in the ring: doubles it, up to the capacity plus one (the commit that makes the log drop).
-  @inlinable
-  mutating func grow(capacity: Int) {
-    let size = min(capacity + 1, max(16, ring.count * 2))
-    var grown = ContiguousArray<RecordedCommit?>(repeating: nil, count: size)
-    for index in 0..<count {
-      grown[index] = ring[(head + index) % ring.count]
-    }
-    ring = grown
-    head = 0
-  }
-
-  /// Drops the oldest commits up to the oldest checkpoint, whose state becomes the base.
-  @inlinable
-  mutating func dropToOldestCheckpoint() -> Dropped {
+    // Drop the oldest commits up to the oldest checkpoint (the end of the first chunk), whose state becomes the base.
     let checkpoint = checkpoints.removeFirst()
-    var dropped = Dropped()
-    dropped.commits.reserveCapacity(max(0, checkpoint.sequence - (entry(0)?.sequence ?? checkpoint.sequence) + 1))
-    while count > 0, let first = ring[head]?.sequence, first <= checkpoint.sequence {
-      // Moved out, not copied: the ring's slot is left empty.
-      var taken: RecordedCommit?
-      swap(&taken, &ring[head])
-      if let taken { dropped.commits.append(taken) }
-      head = (head + 1) % ring.count
-      count -= 1
-    }
-    dropped.base = base
+    let chunk = chunks.removeFirst()
+    count -= chunk.count
+    let dropped = Dropped(commits: chunk, base: base)
     base = checkpoint.state
     return dropped
   }

@@ -39,6 +39,10 @@ struct CoreState<S: FeatureState, D: SideEffectDependencyContainer> {
   /// nothing to refuse. The first branch of ``commit(_:touching:delivering:_:)``, kept as one stored flag so that the hot
   /// path reads one word; ``refreshQuiet()`` recomputes it wherever one of its inputs changes.
   @usableFromInline private(set) var quiet = false
+  /// Whether a commit concerns the recorders' logs and nobody else: the store is ready, live, and has logs and no
+  /// observer or hook. The second branch of ``commitIfQuiet(touching:item:widened:released:_:)``, which appends to
+  /// the logs in the fast paths' first critical section; kept by ``refreshQuiet()`` like ``quiet``.
+  @usableFromInline private(set) var onlyLogged = false
   /// The number of commits the store has made: every commit, whichever path made it, takes the next number.
   @usableFromInline private(set) var commitCount: UInt64 = 0
   var shutdownHandlers: [@Sendable () -> Void] = []
@@ -115,9 +119,14 @@ struct CoreState<S: FeatureState, D: SideEffectDependencyContainer> {
     _ mutate: (inout S) throws -> Bool
   ) throws -> CommitOutcome {
     var widened: [StateSubscriber<S>] = []
-    if let outcome = try commitIfQuiet(touching: filter, widened: &widened, mutate) {
+    var released: [CommitLogState<S>.Dropped] = []
+    if let outcome = try commitIfQuiet(touching: filter, item: item, widened: &widened, released: &released, mutate) {
       if case .deliver = outcome {
         delivery = .widened(state, to: widened)
+      } else if !released.isEmpty {
+        // What a full log dropped goes out with the commit, to release after unlocking.
+        delivery = Commit(old: nil, new: state, listeners: [], subscribers: [], record: nil, released: released)
+        return .deliver
       }
       return outcome
     }
@@ -132,18 +141,22 @@ struct CoreState<S: FeatureState, D: SideEffectDependencyContainer> {
   /// them out in `widened`, read in this critical section like the rest (so a subscriber registered after it is
   /// never delivered it); the state to deliver is the state after the commit, which the caller holds the turn for.
   ///
-  /// The fast paths call it on its own first (``StoreCore/applyIfIdle(touching:_:)``), so that the hot path of
+  /// The fast paths call it on its own first (``StoreCore/applyIfIdle(touching:item:_:)``), so that the hot path of
   /// every dispatch handles no ``Commit`` at all: a commit holds two copies of the state, and a function that may
   /// make one keeps them in memory, and copies, checks and destroys them through value witnesses (that made an
   /// awaited dispatch 3.6 times slower, a `send` 5.7 times, and a feature's commit with observers elsewhere 4 times).
   @inlinable @inline(__always)
   mutating func commitIfQuiet(
-    touching filter: ScopeCommitFilter?, widened: inout [StateSubscriber<S>], _ mutate: (inout S) throws -> Bool
+    touching filter: ScopeCommitFilter?, item: () -> (any Dispatchable)?, widened: inout [StateSubscriber<S>],
+    released: inout [CommitLogState<S>.Dropped], _ mutate: (inout S) throws -> Bool
   ) rethrows -> CommitOutcome? {
     if quiet {
       guard try mutate(&state) else { return .declined }
       commitCount &+= 1
       return .applied
+    }
+    if onlyLogged, filter == nil {
+      return try commitIfOnlyLogged(item, released: &released, mutate)
     }
     guard let filter, lifecycle.phase.isReady, commitHooks.isEmpty, logs.isEmpty, live == nil,
       observers.concernNobody(filter)
@@ -154,6 +167,24 @@ struct CoreState<S: FeatureState, D: SideEffectDependencyContainer> {
     guard filter.widened, !observers.subscribers.isEmpty else { return .applied }
     widened = observers.subscribers
     return .deliver
+  }
+
+  /// The branch of ``commitIfQuiet(touching:item:widened:released:_:)`` for a store whose only concern is its recorders'
+  /// logs: commits `mutate` and appends `item` to each log, in this critical section; what a full log drops comes out
+  /// in `released`, to release after unlocking. Nil, having changed nothing, when the caller has no item, the item is
+  /// a move in time, or a log needs the state before the commit (after a reset): the noticed path handles those.
+  @inlinable
+  mutating func commitIfOnlyLogged(
+    _ item: () -> (any Dispatchable)?, released: inout [CommitLogState<S>.Dropped], _ mutate: (inout S) throws -> Bool
+  ) rethrows -> CommitOutcome? {
+    for log in logs where log.needsBase.isSet { return nil }
+    guard let item = item(), ObjectIdentifier(type(of: item)) != moveType else { return nil }
+    guard try mutate(&state) else { return .declined }
+    commitCount &+= 1
+    for log in logs {
+      if let dropped = log.record(item, before: nil, after: state) { released.append(dropped) }
+    }
+    return .applied
   }
 
   /// ``commit(_:touching:delivering:_:)`` when someone is concerned: observers, hooks, a refusal, or a store that is not ready.
@@ -250,7 +281,9 @@ struct CoreState<S: FeatureState, D: SideEffectDependencyContainer> {
   /// Recomputes ``quiet`` after one of its inputs changed.
   @usableFromInline
   mutating func refreshQuiet() {
-    quiet = lifecycle.phase.isReady && observers.isEmpty && commitHooks.isEmpty && logs.isEmpty && live == nil
+    let unobserved = lifecycle.phase.isReady && observers.isEmpty && commitHooks.isEmpty && live == nil
+    quiet = unobserved && logs.isEmpty
+    onlyLogged = unobserved && !logs.isEmpty
   }
 
   // MARK: - Observers and hooks

@@ -3,7 +3,7 @@ extension StoreCore {
 
   /// The fast path of an updater dispatch: applies `mutate` right away if the store is ready and nothing is ahead
   /// in the mailbox, delivers the change, and returns true. One critical section, and no ``Commit`` at all when the
-  /// commit concerns nobody (``CoreState/commitIfQuiet(touching:widened:_:)``); otherwise the whole commit is made
+  /// commit concerns nobody (``CoreState/commitIfQuiet(touching:item:widened:released:_:)``); otherwise the whole commit is made
   /// in a second critical section (the first changed nothing). With a delivery to make, the turn is taken in the
   /// commit's critical section and released once the delivery is done, so that deliveries never overlap.
   ///
@@ -19,9 +19,12 @@ extension StoreCore {
     touching filter: ScopeCommitFilter?, item: () -> (any Dispatchable)? = { nil }, _ mutate: (inout S) throws -> Void
   ) throws -> Bool {
     var widened: [StateSubscriber<S>] = []
+    // What a full recorder's log drops in this commit: released when this function returns, after unlocking.
+    var released: [CommitLogState<S>.Dropped] = []
     let quietly = try withLockRunningUpdater { core -> Bool? in
       guard core.canTakeTurnNow else { return false }
-      let outcome = try core.commitIfQuiet(touching: filter, widened: &widened) { state in
+      let outcome = try core.commitIfQuiet(touching: filter, item: item, widened: &widened, released: &released) {
+        state in
         try mutate(&state)
         return true
       }
@@ -49,7 +52,7 @@ extension StoreCore {
     releaseTurn()
   }
 
-  /// ``applyIfIdle(touching:_:)`` for a commit that someone is concerned by: the whole commit transition, in one
+  /// ``applyIfIdle(touching:item:_:)`` for a commit that someone is concerned by: the whole commit transition, in one
   /// critical section. Kept out of line, so that the hot path above handles no ``Commit``.
   @inlinable @inline(never)
   func applyNoticedIfIdle(

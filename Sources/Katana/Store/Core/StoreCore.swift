@@ -16,7 +16,7 @@
 /// How it is built, so that its synchronisation can be checked:
 /// - **façade → one route → one transition → deliver.** ``Store``, ``ScopedStore`` and ``SideEffectContext`` are
 ///   façades. Every state updater, typed or type-erased, at the root or through a scope (whose routes lift it to the
-///   root's state), takes one of three routes: applied at once on an idle store (``applyIfIdle(touching:_:)``),
+///   root's state), takes one of three routes: applied at once on an idle store (``applyIfIdle(touching:item:_:)``),
 ///   awaited in the mailbox (``dispatchUpdaterWaitingForTurn(_:frame:apply:depth:)``), or sent as a job
 ///   (``enqueueUpdater(_:apply:frame:)``; a type-erased send's handle reads the same job's storage). Whatever the
 ///   route, and whoever makes the commit (the interceptor chain's final `next`, a replay, a move in time, an undo), it
