@@ -124,18 +124,19 @@ struct OracleRun {
         journal.problem("attaching the recorder: unexpected error \(error)")
       }
     }
+    // A third of the runs with no interceptors (where every fast path applies) have no commit log: no listener at all,
+    // so that commits that concern nobody take their own path, and, with a recorder, commits that concern only the
+    // recorder theirs. Those runs do not travel in time, whose moves only the commit log explains; their recording
+    // must replay to the store's final state.
+    let unlogged = !plainPath && interceptors.isEmpty && generator.next() % 3 == 0
     // In runs with time travel, a tap on the store's commits (internal: it sees the moves, which recorders leave out)
     // tells which commits of the log are moves, undos and operations.
-    if recorder != nil {
+    if recorder != nil, !unlogged {
       let tap = CommitHook<OracleState>(needsBefore: false, seesMoves: true) { item, _, after in
         journal.tapped.withLock { $0.append((item, after)) }
       }
       store.core.withLock { $0.attach(tap) }
     }
-    // A third of the runs with neither interceptors nor a recorder (where every fast path applies) have no commit
-    // log: no listener at all, so that commits that concern nobody take their own path. (A recorder's runs travel in
-    // time, whose moves only the commit log explains.)
-    let unlogged = !plainPath && interceptors.isEmpty && recorder == nil && generator.next() % 3 == 0
     let world = OracleWorld(
       seed: seed, store: store, journal: journal, intercepted: intercepted, recorder: recorder, histories: histories,
       hasHoldInterceptor: holds, unlogged: unlogged)
@@ -187,7 +188,15 @@ struct OracleRun {
     stopLog()
     let final = store.state
     if world.unlogged {
-      let failures = journal.problems.current + journal.localFailures(finalState: final)
+      var failures = journal.problems.current + journal.localFailures(finalState: final)
+      if let recorder {
+        do {
+          let replayed = try recorder.recording().replayedState()
+          if replayed != final { failures.append("the recording replays to \(replayed), the store ends at \(final)") }
+        } catch {
+          failures.append("the recording does not replay: \(error)")
+        }
+      }
       return failures.isEmpty ? [] : ["\(header), no commit log (observers checked on their own):"] + failures
     }
     var commits = journal.commits.current

@@ -120,7 +120,7 @@ extension OracleWorld {
   /// Moves the store to a recorded commit, lets the others race it for a moment (their items are refused while it is
   /// away), then brings it back to live, unless the seed leaves that to another operation.
   func travelOp(_ generator: inout SeededGenerator) async {
-    guard let recorder else { return }
+    guard let recorder, !unlogged else { return }
     let recording = recorder.recording()
     FuzzCoverage.note(.recorderRecording)
     let first = (recording.commits.first?.sequence ?? 1) - 1
@@ -141,7 +141,7 @@ extension OracleWorld {
 
   /// Brings the store back to live.
   func returnOp() async {
-    guard let recorder else { return }
+    guard let recorder, !unlogged else { return }
     let call = journal.tick()
     FuzzCoverage.note(.recorderReturnToLive)
     do {

@@ -67,6 +67,36 @@ struct AttachedRecorderTests {
     #expect(recording.commits.map(\.cause) == [nil, nil, nil, nil, nil, nil, effect.id, effect.id])
   }
 
+  /// Many commits from several tasks at once, on a store with only a recorder (each commit on whichever path its
+  /// arrival finds: at once, or after waiting for its turn): every one is recorded, numbered in commit order, and
+  /// the recording replays to the store's state.
+  @Test func concurrentCommits_areAllRecorded_inCommitOrder() async throws {
+    let recorder = StoreRecorder<RecCounterState>(capacity: 100_000, checkpointInterval: 64)
+    let store = RecStore(initialState: RecCounterState())
+    try recorder.attach(to: store)
+    try await withThrowingTaskGroup(of: Void.self) { group in
+      for task in 0..<4 {
+        group.addTask {
+          for index in 0..<500 {
+            if index % 2 == 0 {
+              try await store.dispatch(RecAdd(amount: task))
+            } else {
+              _ = await store.send(RecAdd(amount: task)).result
+            }
+          }
+        }
+      }
+      try await group.waitForAll()
+    }
+    let recording = recorder.recording()
+    // Compared by count and gaps, so that a failure reads in one line.
+    #expect(recording.commits.count == 2_000)
+    let gaps = zip(recording.commits, recording.commits.dropFirst()).filter { $1.sequence != $0.sequence + 1 }
+    #expect(gaps.isEmpty, "numbers skipped after \(gaps.prefix(3).map(\.0.sequence))")
+    #expect(try recording.replayedState() == store.state)
+    #expect(recording.commits.compactMap { ($0.updater as? RecAdd)?.amount } == store.state.history)
+  }
+
   /// Attached later, the recorder starts from the store's state then.
   @Test func attachedLater_startsFromTheStateThen() async throws {
     let store = RecStore(initialState: RecCounterState())
