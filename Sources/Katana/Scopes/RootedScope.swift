@@ -116,7 +116,8 @@ final class RootedScope<Root: FeatureState, RootDependencies: SideEffectDependen
     -> R.ReturnValue
   {
     guard !core.sideEffectsStartDirectly, let chain = try await core.chainOnceSideEffectsMayStart(effect) else {
-      return try await core.recordingSideEffect(ScopedReturningSideEffect(scope: id, effect: effect, context: context)) {
+      return try await core.recordingSideEffect(ScopedReturningSideEffect(scope: id, effect: effect, context: context))
+      {
         try await core.runBody { try await effect.sideEffect(context) }
       }
     }

@@ -207,7 +207,8 @@ struct CoreState<S: FeatureState, D: SideEffectDependencyContainer> {
     // (keeping it makes the mutation copy what it touches).
     let concerned: [StateSubscriber<S>]
     var needsOld =
-      !observers.listeners.isEmpty || commitHooks.contains { $0.needsBefore.isSet } || logs.contains { $0.needsBase.isSet }
+      !observers.listeners.isEmpty || commitHooks.contains { $0.needsBefore.isSet }
+      || logs.contains { $0.needsBase.isSet }
     if let filter {
       filter.widened = false
       let subscribers = observers.subscribers(concerning: filter)

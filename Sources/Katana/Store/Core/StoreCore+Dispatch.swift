@@ -12,21 +12,25 @@ extension StoreCore {
   @inlinable @inline(never)
   func dispatchWithoutWaiting<U: StateUpdater>(_ updater: U) throws -> Bool where U.StateType == S {
     guard !hasInterceptors else { return false }
-    return try applyIfIdle(touching: nil, item: { updater }) {
-      // Read under the store's lock: see ``checkCancellationAtArrival()``.
-      try Self.checkCancellationAtArrival()
-      updater.updateState(&$0)
-    }
+    return try applyIfIdle(
+      touching: nil, item: { updater },
+      {
+        // Read under the store's lock: see ``checkCancellationAtArrival()``.
+        try Self.checkCancellationAtArrival()
+        updater.updateState(&$0)
+      })
   }
 
   /// ``dispatchWithoutWaiting(_:)`` for a type-erased updater.
   @inline(never)
   func dispatchWithoutWaiting(erased updater: any AnyStateUpdater) throws -> Bool {
     guard !hasInterceptors else { return false }
-    return try applyIfIdle(touching: nil, item: { updater }) {
-      try Self.checkCancellationAtArrival()
-      try Self.applyErased(updater, to: &$0)
-    }
+    return try applyIfIdle(
+      touching: nil, item: { updater },
+      {
+        try Self.checkCancellationAtArrival()
+        try Self.applyErased(updater, to: &$0)
+      })
   }
 
   /// Throws `CancellationError` if the calling task is cancelled. Called under the store's lock, where an

@@ -50,10 +50,12 @@ extension StoreCore {
   where U.StateType == S {
     guard !hasInterceptors else { return nil }
     var value: U.ReturnValue?
-    let applied = try applyIfIdle(touching: nil, item: { updater }) {
-      try Self.checkCancellationAtArrival()
-      value = updater.updateState(&$0)
-    }
+    let applied = try applyIfIdle(
+      touching: nil, item: { updater },
+      {
+        try Self.checkCancellationAtArrival()
+        value = updater.updateState(&$0)
+      })
     return try Returned(applied: applied, value, of: U.self)
   }
 }
