@@ -65,9 +65,12 @@ final class CommitLog<S: FeatureState>: @unchecked Sendable {
   @usableFromInline
   func endEffect(_ id: Int, outcome: RecordedEffect.Outcome) {
     storage.withLock { log in
+      guard log.effects[id] != nil else { return }
       let end = log.now()
       log.effects[id]?.end = end
       log.effects[id]?.outcome = outcome
+      log.effectVersion += 1
+      log.effectStamps[id] = log.effectVersion
     }
   }
 }
@@ -96,6 +99,10 @@ struct CommitLogState<S: FeatureState> {
   var effectOrder: [Int] = []
   var effectStart = 0
   var nextEffectID = 1
+  /// Counts the side effects' starts and ends; `effectStamps` holds, for each side effect kept, the count at its
+  /// latest (``StoreRecorder/effects(changedSince:)``).
+  var effectVersion = 0
+  var effectStamps: [Int: Int] = [:]
 
   @usableFromInline init() {}
 
@@ -186,6 +193,7 @@ struct CommitLogState<S: FeatureState> {
     var fresh = CommitLogState()
     fresh.nextSequence = nextSequence
     fresh.nextEffectID = nextEffectID
+    fresh.effectVersion = effectVersion
     fresh.timer = timer
     fresh.base = newBase
     swap(&fresh, &self)
@@ -196,6 +204,7 @@ struct CommitLogState<S: FeatureState> {
   mutating func carryRunningEffects(from old: CommitLogState<S>) {
     for id in old.effectOrder[old.effectStart...] where old.effects[id]?.outcome == nil {
       effects[id] = old.effects[id]
+      effectStamps[id] = old.effectStamps[id]
       effectOrder.append(id)
     }
   }
@@ -211,9 +220,12 @@ struct CommitLogState<S: FeatureState> {
     let id = given ?? nextEffectID
     nextEffectID = max(nextEffectID, id &+ 1)
     effects[id] = RecordedEffect(id: id, sideEffect: item, cause: cause, start: now())
+    effectVersion += 1
+    effectStamps[id] = effectVersion
     effectOrder.append(id)
     var dropped: RecordedEffect?
     if effectOrder.count - effectStart > capacity {
+      effectStamps[effectOrder[effectStart]] = nil
       dropped = effects.removeValue(forKey: effectOrder[effectStart])
       effectStart += 1
       if effectStart > capacity {

@@ -24,7 +24,7 @@
 /// store applies a dispatched or sent updater at once); each commit costs an entry in a ring under the recorder's
 /// own lock, and a side effect two more (see <doc:Performance> for the measured cost). Nothing is encoded: a
 /// ``Recording`` is encoded when, and where, the app asks. A page following the store, or a sink, reads what is
-/// new with ``commits(after:)`` and ``effects(after:)``, which copy only that.
+/// new with ``commits(after:)`` and ``effects(changedSince:)``, which copy only that.
 ///
 /// The time of a commit is read on the store's clock when it is `ContinuousClock`, `SuspendingClock` or one of
 /// KatanaTesting's clocks; for another clock (whose `now` could run any code, in the store's critical section) the
@@ -130,16 +130,21 @@ public final class StoreRecorder<S: State>: Sendable {
     log.storage.withLock { $0.commits(after: sequence) }
   }
 
-  /// The side effects the recorder keeps whose number is above `id`, in the order they started, and those at or
-  /// below it still running; what a page following the store reads with ``commits(after:)``.
+  /// The side effects the recorder keeps that started or ended since the read that returned `version`, in the order
+  /// they started, and the version to pass next time: what a page following the store reads with ``commits(after:)``.
   ///
-  /// - Parameter id: The highest side-effect number the caller has seen; 0 for all.
-  public func effects(after id: Int) -> [RecordedEffect] {
+  /// A side effect that started and then ended between two reads comes once, ended. It copies only those side
+  /// effects, under the recorder's own lock.
+  ///
+  /// - Parameter version: What the previous read returned; 0 for every side effect kept.
+  /// - Returns: The side effects changed since `version`, and the version now.
+  public func effects(changedSince version: Int) -> (effects: [RecordedEffect], version: Int) {
     log.storage.withLock { log in
-      log.effectOrder[log.effectStart...].compactMap { key in
-        guard let effect = log.effects[key], key > id || effect.outcome == nil else { return nil }
-        return effect
+      let changed = log.effectOrder[log.effectStart...].compactMap { id -> RecordedEffect? in
+        guard let stamp = log.effectStamps[id], stamp > version else { return nil }
+        return log.effects[id]
       }
+      return (changed, log.effectVersion)
     }
   }
 

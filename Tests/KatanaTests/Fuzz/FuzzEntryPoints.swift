@@ -270,7 +270,7 @@ enum FuzzEntryPoint: String, CaseIterable, Sendable {
   /// `OracleWorld.followOp`: what a follower reads racing commits, and at the end, against the recording.
   case recorderCommitsAfter = "StoreRecorder.commits(after: Int)"
   /// `OracleWorld.followOp`: the side effects read racing their starts and ends.
-  case recorderEffectsAfter = "StoreRecorder.effects(after: Int)"
+  case recorderEffectsChanged = "StoreRecorder.effects(changedSince: Int)"
   /// `OracleRun.checkReplay`: the recording of the whole run.
   case recorderRecording = "StoreRecorder.recording()"
   /// A drain racing dispatches; the drained recordings chain and replay to the commit log (operation to add).

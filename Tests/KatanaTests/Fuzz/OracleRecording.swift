@@ -188,11 +188,15 @@ extension OracleWorld {
     if let first = recorder.commits(after: from).first, first.sequence <= from {
       journal.problem("commits(after: \(from)) read commit \(first.sequence)")
     }
-    FuzzCoverage.note(.recorderEffectsAfter)
-    let effects = recorder.effects(after: 0)
-    let seen = effects.isEmpty ? 0 : effects[Int(generator.next() % UInt64(effects.count))].id
-    for effect in recorder.effects(after: seen) where effect.id <= seen && effect.outcome != nil {
-      journal.problem("effects(after: \(seen)) read side effect \(effect.id), which had ended")
+    FuzzCoverage.note(.recorderEffectsChanged)
+    let (before, version) = recorder.effects(changedSince: 0)
+    let (after, next) = recorder.effects(changedSince: version)
+    if next < version { journal.problem("effects(changedSince:) went from version \(version) back to \(next)") }
+    // What changed since the first read started after it, or was still running then (or the recorder was drained or
+    // reset meanwhile, which keeps only running side effects).
+    let ended = Set(before.filter { $0.outcome != nil }.map(\.id))
+    for effect in after where ended.contains(effect.id) {
+      journal.problem("effects(changedSince: \(version)) read side effect \(effect.id) again, which had ended before")
     }
   }
 

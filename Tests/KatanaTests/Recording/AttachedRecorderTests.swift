@@ -146,8 +146,8 @@ struct AttachedRecorderTests {
     #expect(try recorder.recording().replayedState() == store.state)
   }
 
-  /// `effects(after:)` reads the side effects started after a number, and those still running before it.
-  @Test func effectsAfter_readsNewAndRunningSideEffects() async throws {
+  /// `effects(changedSince:)` reads the side effects that started or ended since the last read.
+  @Test func effectsChangedSince_readsWhatStartedOrEnded() async throws {
     let recorder = StoreRecorder<RecCounterState>()
     let store = RecStore(initialState: RecCounterState())
     try recorder.attach(to: store)
@@ -157,12 +157,16 @@ struct AttachedRecorderTests {
     await started.waitIgnoringCancellation()
     try await store.dispatch(RecAddAll(amounts: [2]))
     // 1 ended, 2 runs (waiting), 3 ended.
-    #expect(recorder.effects(after: 0).map(\.id) == [1, 2, 3])
-    #expect(recorder.effects(after: 1).map(\.id) == [2, 3])
-    #expect(recorder.effects(after: 3).map(\.id) == [2])
+    let (all, version) = recorder.effects(changedSince: 0)
+    #expect(all.map(\.id) == [1, 2, 3])
+    #expect(all.map { $0.outcome == nil } == [false, true, false])
+    #expect(recorder.effects(changedSince: version).effects.isEmpty)
     gate.open()
     _ = await running.result
-    #expect(recorder.effects(after: 3).isEmpty)
+    // Only 2 changed since: it ended.
+    let (changed, later) = recorder.effects(changedSince: version)
+    #expect(changed.map(\.id) == [2] && changed.first?.outcome != nil)
+    #expect(recorder.effects(changedSince: later).effects.isEmpty)
     #expect(recorder.recording().commits.last?.cause == 2)
   }
 
