@@ -31,17 +31,18 @@ final class CommitLog<S: FeatureState>: @unchecked Sendable {
   /// returns what a full log dropped, to release after unlocking.
   @inlinable
   func record(_ item: any Dispatchable, before: S?, after: S) -> CommitLogState<S>.Dropped? {
-    let cause = RecorderCause.current
-    return storage.withLock { log in
+    storage.withLock { log in
       log.append(
-        item, cause: cause, before: before, after: after, interval: interval, capacity: capacity, needsBase: needsBase)
+        item, cause: RecorderCause.current(on: log.store), before: before, after: after, interval: interval,
+        capacity: capacity, needsBase: needsBase)
     }
   }
 
   /// Sets the store and its clock the log follows, and its state at attachment (nil while it is starting): the
   /// state before the first commit logged. Called under the store's lock.
-  func attach(clock: any Clock<Duration>, state: S?) {
+  func attach(store: ObjectIdentifier, clock: any Clock<Duration>, state: S?) {
     storage.withLock { log in
+      log.store = store
       log.timer = recorderTimer(clock)
       if log.base == nil, let state {
         log.base = state
@@ -94,6 +95,8 @@ struct CommitLogState<S: FeatureState> {
   @usableFromInline var nextSequence = 1
   /// Reads the store's clock, as the time since the log was attached.
   @usableFromInline var timer: (@Sendable () -> Duration)?
+  /// The store the log is attached to: the side effects that cause its commits are that store's.
+  @usableFromInline var store: ObjectIdentifier?
   /// Side effects by id, and their ids in the order they started (from `effectStart`).
   var effects: [Int: RecordedEffect] = [:]
   var effectOrder: [Int] = []
@@ -195,6 +198,7 @@ struct CommitLogState<S: FeatureState> {
     fresh.nextEffectID = nextEffectID
     fresh.effectVersion = effectVersion
     fresh.timer = timer
+    fresh.store = store
     fresh.base = newBase
     swap(&fresh, &self)
     return fresh

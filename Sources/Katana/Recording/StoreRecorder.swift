@@ -245,16 +245,32 @@ public final class StoreRecorder<S: State>: Sendable {
   }
 }
 
-/// The side effect whose task is running: what a commit made from it, or a side effect it starts, is attributed to
-/// (its number in the recorders' logs).
+/// The side effect whose task is running, and its store: what a commit made from it, or a side effect it starts, on
+/// that store is attributed to (its number in the store's recorders' logs). A side effect of one store that
+/// dispatches to another is no cause there.
 @usableFromInline
 enum RecorderCause {
-  /// The task-local behind ``current``, declared without the property wrapper so that inlined code can read and
+  /// The task-local behind ``current(on:)``, declared without the property wrapper so that inlined code can read and
   /// bind it.
-  @usableFromInline static let local = TaskLocal<Int?>(wrappedValue: nil)
+  @usableFromInline static let local = TaskLocal<Bound?>(wrappedValue: nil)
 
-  /// The number of the side effect whose task is running, if any.
-  @inlinable static var current: Int? { local.get() }
+  /// A side effect's number, and the store it runs for.
+  @usableFromInline
+  struct Bound: Sendable {
+    @usableFromInline let store: ObjectIdentifier
+    @usableFromInline let id: Int
+
+    @usableFromInline init(store: ObjectIdentifier, id: Int) {
+      self.store = store
+      self.id = id
+    }
+  }
+
+  /// The number of the side effect of `store` whose task is running, if any.
+  @inlinable static func current(on store: ObjectIdentifier?) -> Int? {
+    guard let bound = local.get(), bound.store == store else { return nil }
+    return bound.id
+  }
 }
 
 /// A move of the store to a recorded state, or back to live (``StoreRecorder/travel(_:to:)``), as interceptors see

@@ -40,6 +40,15 @@ struct RecWaitThenAdd: SideEffect {
   }
 }
 
+/// Adds one on its own store, then on `other`.
+struct RecDispatchElsewhere: SideEffect {
+  let other: RecStore
+  func sideEffect(_ context: SideEffectContext<RecCounterState, EmptySideEffectDependencyContainer>) async throws {
+    try await context.dispatch(RecAdd(amount: 1))
+    try await other.dispatch(RecAdd(amount: 1))
+  }
+}
+
 @Suite("StoreRecorder.attach(to:): a recorder without an interceptor", .timeLimit(.minutes(3)))
 struct AttachedRecorderTests {
   /// A store with a recorder and nothing else (no observer, no interceptor) commits on its fast paths, which must
@@ -168,6 +177,17 @@ struct AttachedRecorderTests {
     #expect(changed.map(\.id) == [2] && changed.first?.outcome != nil)
     #expect(recorder.effects(changedSince: later).effects.isEmpty)
     #expect(recorder.recording().commits.last?.cause == 2)
+  }
+
+  /// A side effect of one store that dispatches to another is no cause there: the other store's commit has none.
+  @Test func aSideEffectOfAnotherStore_isNoCause() async throws {
+    let (first, second) = (StoreRecorder<RecCounterState>(), StoreRecorder<RecCounterState>())
+    let (one, other) = (RecStore(initialState: RecCounterState()), RecStore(initialState: RecCounterState()))
+    try first.attach(to: one)
+    try second.attach(to: other)
+    try await one.dispatch(RecDispatchElsewhere(other: other))
+    #expect(first.recording().commits.map(\.cause) == [1])
+    #expect(second.recording().commits.map(\.cause) == [nil])
   }
 
   /// A full recorder releases what it drops (the updaters of the commits before its new initial state).

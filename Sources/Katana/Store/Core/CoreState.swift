@@ -321,9 +321,9 @@ struct CoreState<S: FeatureState, D: SideEffectDependencyContainer> {
 
   /// Appends every later commit to `log`, reading the time on `clock`; the state now (once the store is ready) is
   /// the state before the first commit logged.
-  mutating func attach(_ log: CommitLog<S>, clock: any Clock<Duration>) {
+  mutating func attach(_ log: CommitLog<S>, store: ObjectIdentifier, clock: any Clock<Duration>) {
     guard !logs.contains(where: { $0 === log }) else { return }
-    log.attach(clock: clock, state: lifecycle.phase.isReady ? state : nil)
+    log.attach(store: store, clock: clock, state: lifecycle.phase.isReady ? state : nil)
     logs.append(log)
     refreshQuiet()
   }

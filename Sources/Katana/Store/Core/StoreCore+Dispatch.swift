@@ -304,7 +304,7 @@ extension StoreCore {
 
   /// Appends every later commit to `log`, and records every later side effect in it.
   func attach(_ log: CommitLog<S>) {
-    withLock { $0.attach(log, clock: configuration.clock) }
+    withLock { $0.attach(log, store: id, clock: configuration.clock) }
     recordsEffects.set(true)
   }
 
@@ -327,19 +327,21 @@ extension StoreCore {
     _ item: any Dispatchable, in logs: [CommitLog<S>], _ body: nonisolated(nonsending) () async throws -> T
   ) async throws -> T {
     guard let first = logs.first else { return try await body() }
-    let cause = RecorderCause.current
+    let cause = RecorderCause.current(on: self.id)
     // Every log records the side effect under the first one's number, the one its commits name as their cause.
-    let id = first.startEffect(item, cause: cause)
-    for log in logs.dropFirst() { _ = log.startEffect(item, cause: cause, id: id) }
+    let number = first.startEffect(item, cause: cause)
+    for log in logs.dropFirst() { _ = log.startEffect(item, cause: cause, id: number) }
     let value: T
     do {
-      value = try await RecorderCause.local.withValue(id) { try await body() }
+      value = try await RecorderCause.local.withValue(RecorderCause.Bound(store: self.id, id: number)) {
+        try await body()
+      }
     } catch {
       let outcome: RecordedEffect.Outcome = error is CancellationError ? .cancelled : .failed(error)
-      for log in logs { log.endEffect(id, outcome: outcome) }
+      for log in logs { log.endEffect(number, outcome: outcome) }
       throw error
     }
-    for log in logs { log.endEffect(id, outcome: .completed) }
+    for log in logs { log.endEffect(number, outcome: .completed) }
     return value
   }
 }
