@@ -14,7 +14,7 @@ extension StoreCore {
   /// ``send(_:)`` without the dispatch observers.
   @inlinable
   func sendUnobserved<U: StateUpdater>(_ updater: U) -> DispatchHandle<Void> where U.StateType == S {
-    if sendsApplyDirectly, (try? applyIfIdle(touching: nil, { updater.updateState(&$0) })) == true {
+    if sendsApplyDirectly, (try? applyIfIdle(touching: nil, item: { updater }, { updater.updateState(&$0) })) == true {
       return succeededHandle
     }
     return enqueueUpdater(
@@ -72,7 +72,7 @@ extension StoreCore {
       // The typed route, whose handle is read as `any Sendable`: one job, one storage.
       if sendsApplyDirectly {
         do {
-          if try applyIfIdle(touching: nil, { try Self.applyErased(updater, to: &$0) }) {
+          if try applyIfIdle(touching: nil, item: { updater }, { try Self.applyErased(updater, to: &$0) }) {
             return DispatchHandle(erasing: succeededHandle)
           }
         } catch {
