@@ -39,6 +39,10 @@
 ///   inverse is a wrong undo). Do not implement the plain `updateState(_:)` yourself: it is the one that hands the
 ///   inverse on. A type cannot be both a ``ReturningStateUpdater`` and an invertible one (both supply the plain
 ///   form).
+///
+/// - Note: A history keeps an inverse with its step until the step is folded or dropped, and the last inverse
+///   computed on a thread is also kept until that thread computes the next one (that is how it reaches the
+///   history): an inverse that holds a large value (the old contents of a collection) holds it that long.
 public protocol InvertibleStateUpdater: StateUpdater {
   /// The state this updater changes; see ``StateUpdater/StateType``. (Restated here so that Swift infers it from
   /// the inverting `updateState(_:)`.)
