@@ -21,6 +21,9 @@ struct CoreState<S: FeatureState, D: SideEffectDependencyContainer> {
   /// a function stored in a generic container (`Optional` included) is re-abstracted, and every call then
   /// goes through a thunk, an extra async frame.
   @usableFromInline var chain: StoreInterceptorNext = Self.noChain
+  /// The same chain as an ``OpaqueChain``, which state updaters run; nil without interceptors, after shutdown, and
+  /// when updaters run the plain chain (``StoreConfiguration/usesPlainInterceptorChain``).
+  @usableFromInline var opaqueChain: OpaqueChain<Void>?
   /// The frame of the updater whose interceptor chain holds the turn.
   @usableFromInline private(set) var turnFrame: UpdaterFrame<S>?
   /// Dispatches whose chain returned while a call of its `next` was still delivering (see
@@ -293,12 +296,13 @@ struct CoreState<S: FeatureState, D: SideEffectDependencyContainer> {
   ///
   /// - Throws: The phase's error once the store has failed or shut down.
   @inlinable
-  mutating func installChain(_ frame: UpdaterFrame<S>, holder: TaskIdentity?) throws -> StoreInterceptorNext {
+  mutating func installChain(_ frame: UpdaterFrame<S>, holder: TaskIdentity?) throws -> InstalledChain {
     if let error = lifecycle.phase.dispatchError { throw error }
     frame.chainEnd = .running
     turnFrame = frame
     mailbox.turnHolder = holder
-    return chain
+    if let opaqueChain { return .opaque(opaqueChain) }
+    return .plain(chain)
   }
 
   /// A call of `next` begins for `frame`'s dispatch: it may go on only while that dispatch holds the turn, its
@@ -379,6 +383,15 @@ struct CoreState<S: FeatureState, D: SideEffectDependencyContainer> {
     turnFrame = nil
     return true
   }
+}
+
+/// The interceptor chain a state updater's dispatch runs, as ``CoreState/installChain(_:holder:)`` hands it out.
+@usableFromInline
+enum InstalledChain {
+  /// The chain at its handlers' own representation (every store, by default).
+  case opaque(OpaqueChain<Void>)
+  /// The plain twin: the chain at its substituted type (``StoreConfiguration/usesPlainInterceptorChain``).
+  case plain(StoreInterceptorNext)
 }
 
 /// What a commit (``CoreState/commit(_:touching:delivering:_:)``) tells its caller, to act on after unlocking.

@@ -54,11 +54,13 @@ final class UpdaterFrame<S: FeatureState>: DispatchFrame, @unchecked Sendable {
   @usableFromInline typealias TypedApply = (any Dispatchable, inout S) -> Bool
 
   @usableFromInline let applyIfDispatchedType: TypedApply
+  // Both fields are only touched under the store's lock, which already makes their accesses exclusive: unchecked,
+  // they cost no dynamic exclusivity check (about 3% of a dispatch through one interceptor).
   /// Items of the other kind handed to `next`; dispatched once the chain has returned.
-  @usableFromInline var redirects: [any Dispatchable] = []
+  @exclusivity(unchecked) @usableFromInline var redirects: [any Dispatchable] = []
   /// Where the dispatch's chain stands (see ``ChainEnd``). Changed only by ``CoreState``'s chain-end transitions,
   /// under the store's lock.
-  @usableFromInline var chainEnd = ChainEnd.running
+  @exclusivity(unchecked) @usableFromInline var chainEnd = ChainEnd.running
 
   /// A frame for a dispatch of `U`.
   @inlinable

@@ -70,6 +70,9 @@ final class StoreCore<S: FeatureState, D: SideEffectDependencyContainer>: @unche
   @usableFromInline let sideEffectRunner: (any SideEffectRunner)?
   /// ``StoreConfiguration/dispatchObservers``, fixed at initialisation; nil when there are none.
   @usableFromInline let dispatchObservers: DispatchObservers?
+  /// Whether updaters run the plain interceptor chain (``StoreConfiguration/usesPlainInterceptorChain``, or
+  /// ``StoreConfiguration/forcesPlainPath``), fixed at initialisation.
+  let usesPlainInterceptorChain: Bool
   /// `StoreConfiguration.afterCommit`, fixed at initialisation (a test hook; nil in every other store).
   @usableFromInline let afterCommit: (@Sendable () -> Void)?
 
@@ -84,6 +87,7 @@ final class StoreCore<S: FeatureState, D: SideEffectDependencyContainer>: @unche
     self.sideEffectRunner = configuration.sideEffectRunner
     self.dispatchObservers = DispatchObservers.make(configuration.dispatchObservers, owner: owner)
     self.afterCommit = configuration.afterCommit
+    self.usesPlainInterceptorChain = configuration.usesPlainInterceptorChain || configuration.forcesPlainPath
   }
 
   /// Delivers a commit, which the calling dispatch made and holds the turn for: the one place commits are delivered.
