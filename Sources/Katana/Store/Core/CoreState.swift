@@ -26,6 +26,9 @@ struct CoreState<S: FeatureState, D: SideEffectDependencyContainer> {
   @usableFromInline var opaqueChain: OpaqueChain<Void>?
   /// The frame of the updater whose interceptor chain holds the turn.
   @usableFromInline private(set) var turnFrame: UpdaterFrame<S>?
+  /// The frame of an awaited updater dispatch that has ended, kept for the next one (see ``takeSpareFrame(applying:)``):
+  /// a dispatch through the opaque chain allocates no frame.
+  @usableFromInline private(set) var spareFrame: UpdaterFrame<S>?
   /// Dispatches whose chain returned while a call of its `next` was still delivering (see
   /// ``closeChain(_:)``).
   @usableFromInline var chainCloseWaiters = Waiters<Waiter>()
@@ -303,6 +306,34 @@ struct CoreState<S: FeatureState, D: SideEffectDependencyContainer> {
     mailbox.turnHolder = holder
     if let opaqueChain { return .opaque(opaqueChain) }
     return .plain(chain)
+  }
+
+  /// The spare frame (``spareFrame``), to install for a dispatch whose frame applies `apply`, if nothing but the
+  /// store holds it; nil otherwise, and the dispatch makes a frame of its own.
+  ///
+  /// Held by nothing else, it can be found by no `next` call: a task that carries it (one an interceptor of its
+  /// earlier dispatch started, still running) holds it through its task-local. So a `next` kept from the earlier
+  /// dispatch can never be taken for one of the frame's later dispatch, which a frame's identity decides.
+  @inlinable
+  mutating func takeSpareFrame(applying apply: @escaping UpdaterFrame<S>.TypedApply) -> UpdaterFrame<S>? {
+    guard isKnownUniquelyReferenced(&spareFrame), let frame = spareFrame else { return nil }
+    spareFrame = nil
+    // Releases ``UpdaterFrame/applyingNothing`` (see ``recycle(_:)``): nothing of the user's.
+    frame.applyIfDispatchedType = apply
+    return frame
+  }
+
+  /// Keeps `frame`, whose dispatch has ended and released the turn, as the spare frame; returns what that displaces
+  /// (the previous spare, the frame's function, which may hold a user's values), for the caller to release after
+  /// unlocking.
+  @inlinable
+  mutating func recycle(_ frame: UpdaterFrame<S>) -> (UpdaterFrame<S>?, UpdaterFrame<S>.TypedApply) {
+    let apply = frame.applyIfDispatchedType
+    frame.applyIfDispatchedType = UpdaterFrame<S>.applyingNothing
+    frame.redirects = []
+    let displaced = spareFrame
+    spareFrame = frame
+    return (displaced, apply)
   }
 
   /// A call of `next` begins for `frame`'s dispatch: it may go on only while that dispatch holds the turn, its

@@ -94,13 +94,16 @@ extension StoreCore {
   /// items. Only waiting and the chain itself are asynchronous.
   @inlinable
   nonisolated(nonsending) func dispatchUpdaterWaitingForTurn(
-    _ item: any Dispatchable, frame: UpdaterFrame<S>, apply: (inout S) throws -> Void, depth: Int
+    _ item: any Dispatchable, applying typedApply: @escaping UpdaterFrame<S>.TypedApply,
+    apply: (inout S) throws -> Void, depth: Int
   ) async throws {
     let holder = TaskIdentity.current
-    // With interceptors, taking the turn at once also installs the frame and reads the chain (one critical
-    // section instead of two).
+    // With interceptors, taking the turn at once also installs the frame (the spare one, if it is free) and reads
+    // the chain (one critical section instead of two).
     var chain: InstalledChain?
-    try await acquireTurn(holder: holder, installing: hasInterceptors ? frame : nil, chain: &chain)
+    var installed: UpdaterFrame<S>?
+    try await acquireTurn(
+      holder: holder, installing: hasInterceptors ? typedApply : nil, frame: &installed, chain: &chain)
     guard hasInterceptors else {
       do {
         try commitHoldingTurn(item, apply)
@@ -111,6 +114,7 @@ extension StoreCore {
       releaseTurn()
       return
     }
+    let frame = installed ?? UpdaterFrame(storeID: id, applyIfDispatchedType: typedApply)
     do {
       if let chain {
         try await run(chain, item, frame: frame)
@@ -123,21 +127,29 @@ extension StoreCore {
       throw error
     }
     // Closing the chain makes a `next` called later fail instead of being lost; in the same critical section,
-    // the redirects are read and the turn released, unless a `next` is still in progress: then once it is done.
+    // the redirects are read, the frame kept for the next dispatch (but on the plain chain, which keeps a frame per
+    // dispatch) and the turn released, unless a `next` is still in progress: then once it is done. What recycling
+    // displaces is released after unlocking.
     var waiter: UInt64?
+    var recycled: (UpdaterFrame<S>?, UpdaterFrame<S>.TypedApply)?
     var (redirects, actions) = withLock {
       core -> ([any Dispatchable], Mailbox<CoreState<S, D>.Waiter, MailboxJob>.Actions) in
       waiter = core.closeChain(frame)
       if waiter != nil { return ([], Mailbox<CoreState<S, D>.Waiter, MailboxJob>.Actions()) }
-      return (frame.redirects, core.releaseTurn(byPump: false))
+      let redirects = frame.redirects
+      if !usesPlainInterceptorChain { recycled = core.recycle(frame) }
+      return (redirects, core.releaseTurn(byPump: false))
     }
     if let waiter {
       await waitForChainClose(waiter)
       (redirects, actions) = withLock {
         core -> ([any Dispatchable], Mailbox<CoreState<S, D>.Waiter, MailboxJob>.Actions) in
-        (frame.redirects, core.releaseTurn(byPump: false))
+        let redirects = frame.redirects
+        if !usesPlainInterceptorChain { recycled = core.recycle(frame) }
+        return (redirects, core.releaseTurn(byPump: false))
       }
     }
+    recycled = nil
     if !actions.isEmpty {
       perform(actions)
     }
@@ -174,8 +186,9 @@ extension StoreCore {
   nonisolated(nonsending) func commitOutsideChain(_ item: any Dispatchable, _ mutate: (inout S) throws -> Void)
     async throws
   {
+    var frame: UpdaterFrame<S>?
     var chain: InstalledChain?
-    try await acquireTurn(holder: TaskIdentity.current, installing: nil, chain: &chain)
+    try await acquireTurn(holder: TaskIdentity.current, installing: nil, frame: &frame, chain: &chain)
     defer { releaseTurn() }
     try commitHoldingTurn(item, mutate)
   }
@@ -184,8 +197,9 @@ extension StoreCore {
   /// state it will return to) while the calling task holds the turn, without committing: every commit before it has
   /// been delivered and handed to the commit hooks, and none can come until `body` returns.
   nonisolated(nonsending) func withTurnOnLiveState<T>(_ body: (S) -> T) async throws -> T {
+    var frame: UpdaterFrame<S>?
     var chain: InstalledChain?
-    try await acquireTurn(holder: TaskIdentity.current, installing: nil, chain: &chain)
+    try await acquireTurn(holder: TaskIdentity.current, installing: nil, frame: &frame, chain: &chain)
     defer { releaseTurn() }
     let state = withLock { $0.live ?? $0.state }
     return body(state)
@@ -194,23 +208,29 @@ extension StoreCore {
   /// Waits until the calling task holds the turn.
   ///
   /// - Parameters:
-  ///   - frame: A chain frame to install if the turn is granted at once, in the same critical section.
-  ///   - chain: Set to the interceptor chain when `frame` is installed (the chain may then run at once); left nil
+  ///   - apply: What the frame of a dispatch through the chain applies in place: given, a frame (the spare one if it
+  ///     is free, ``CoreState/takeSpareFrame(applying:)``, or a new one) is installed if the turn is granted at once, in
+  ///     the same critical section.
+  ///   - frame: Set to the frame installed.
+  ///   - chain: Set to the interceptor chain when a frame is installed (the chain may then run at once); left nil
   ///     otherwise.
   /// - Throws: `CancellationError` if the caller is cancelled before its turn comes (the updater is then
   ///   withdrawn), ``StoreError/deadlock(_:)`` if the caller is the one holding the turn or running the
   ///   state initializer, the phase's error once the store has failed or shut down.
   @inlinable @inline(__always)
   nonisolated(nonsending) func acquireTurn(
-    holder: TaskIdentity?, installing frame: UpdaterFrame<S>?, chain: inout InstalledChain?
+    holder: TaskIdentity?, installing apply: UpdaterFrame<S>.TypedApply?, frame: inout UpdaterFrame<S>?,
+    chain: inout InstalledChain?
   ) async throws {
     let (arrival, waitingCount) = try withLock {
       core throws -> (Mailbox<CoreState<S, D>.Waiter, MailboxJob>.Arrival, Int) in
       try Self.checkCancellationAtArrival()
       let runsStartup = holder != nil && holder == core.lifecycle.startupTask
       let arrival = core.mailbox.arriveUpdater(holder: holder, runsStartup: runsStartup)
-      if case .proceed = arrival, let frame, let installedChain = try? core.installChain(frame, holder: holder) {
-        chain = installedChain
+      if case .proceed = arrival, let apply {
+        let installing = core.takeSpareFrame(applying: apply) ?? UpdaterFrame(storeID: id, applyIfDispatchedType: apply)
+        frame = installing
+        chain = try? core.installChain(installing, holder: holder)
       }
       return (arrival, core.mailbox.waitingCount)
     }

@@ -72,7 +72,7 @@ final class StoreCore<S: FeatureState, D: SideEffectDependencyContainer>: @unche
   @usableFromInline let dispatchObservers: DispatchObservers?
   /// Whether updaters run the plain interceptor chain (``StoreConfiguration/usesPlainInterceptorChain``, or
   /// ``StoreConfiguration/forcesPlainPath``), fixed at initialisation.
-  let usesPlainInterceptorChain: Bool
+  @usableFromInline let usesPlainInterceptorChain: Bool
   /// `StoreConfiguration.afterCommit`, fixed at initialisation (a test hook; nil in every other store).
   @usableFromInline let afterCommit: (@Sendable () -> Void)?
 
