@@ -97,13 +97,12 @@ extension StoreCore {
     _ item: any Dispatchable, applying typedApply: @escaping UpdaterFrame<S>.TypedApply,
     apply: (inout S) throws -> Void, depth: Int
   ) async throws {
-    let holder = TaskIdentity.current
     // With interceptors, taking the turn at once also installs the frame (the spare one, if it is free) and reads
     // the chain (one critical section instead of two).
     var chain: InstalledChain?
     var installed: UpdaterFrame<S>?
-    try await acquireTurn(
-      holder: holder, installing: hasInterceptors ? typedApply : nil, frame: &installed, chain: &chain)
+    let holder = try await acquireTurn(
+      installing: hasInterceptors ? typedApply : nil, frame: &installed, chain: &chain)
     guard hasInterceptors else {
       do {
         try commitHoldingTurn(item, apply)
@@ -188,7 +187,7 @@ extension StoreCore {
   {
     var frame: UpdaterFrame<S>?
     var chain: InstalledChain?
-    try await acquireTurn(holder: TaskIdentity.current, installing: nil, frame: &frame, chain: &chain)
+    _ = try await acquireTurn(installing: nil, frame: &frame, chain: &chain)
     defer { releaseTurn() }
     try commitHoldingTurn(item, mutate)
   }
@@ -199,13 +198,13 @@ extension StoreCore {
   nonisolated(nonsending) func withTurnOnLiveState<T>(_ body: (S) -> T) async throws -> T {
     var frame: UpdaterFrame<S>?
     var chain: InstalledChain?
-    try await acquireTurn(holder: TaskIdentity.current, installing: nil, frame: &frame, chain: &chain)
+    _ = try await acquireTurn(installing: nil, frame: &frame, chain: &chain)
     defer { releaseTurn() }
     let state = withLock { $0.live ?? $0.state }
     return body(state)
   }
 
-  /// Waits until the calling task holds the turn.
+  /// Waits until the calling task holds the turn, and returns the task's identity (the turn's holder).
   ///
   /// - Parameters:
   ///   - apply: What the frame of a dispatch through the chain applies in place: given, a frame (the spare one if it
@@ -219,26 +218,33 @@ extension StoreCore {
   ///   state initializer, the phase's error once the store has failed or shut down.
   @inlinable @inline(__always)
   nonisolated(nonsending) func acquireTurn(
-    holder: TaskIdentity?, installing apply: UpdaterFrame<S>.TypedApply?, frame: inout UpdaterFrame<S>?,
-    chain: inout InstalledChain?
-  ) async throws {
-    let (arrival, waitingCount) = try withLock {
-      core throws -> (Mailbox<CoreState<S, D>.Waiter, MailboxJob>.Arrival, Int) in
-      try Self.checkCancellationAtArrival()
-      let runsStartup = holder != nil && holder == core.lifecycle.startupTask
-      let arrival = core.mailbox.arriveUpdater(holder: holder, runsStartup: runsStartup)
-      if case .proceed = arrival, let apply {
-        let installing = core.takeSpareFrame(applying: apply) ?? UpdaterFrame(storeID: id, applyIfDispatchedType: apply)
-        frame = installing
-        chain = try? core.installChain(installing, holder: holder)
+    installing apply: UpdaterFrame<S>.TypedApply?, frame: inout UpdaterFrame<S>?, chain: inout InstalledChain?
+  ) async throws -> TaskIdentity? {
+    // One look at the current task gives its identity and, under the lock, whether it is cancelled (what
+    // ``checkCancellationAtArrival()`` reads): each look takes the task from thread-local storage and retains it.
+    let (arrival, waitingCount, holder) = try withUnsafeCurrentTask { task in
+      let holder = task.map(TaskIdentity.init)
+      let (arrival, waitingCount) = try withLock {
+        core throws -> (Mailbox<CoreState<S, D>.Waiter, MailboxJob>.Arrival, Int) in
+        if task?.isCancelled == true { throw CancellationError() }
+        let runsStartup = holder != nil && holder == core.lifecycle.startupTask
+        let arrival = core.mailbox.arriveUpdater(holder: holder, runsStartup: runsStartup)
+        if case .proceed = arrival, let apply {
+          let installing =
+            core.takeSpareFrame(applying: apply) ?? UpdaterFrame(storeID: id, applyIfDispatchedType: apply)
+          frame = installing
+          chain = try? core.installChain(installing, holder: holder)
+        }
+        return (arrival, core.mailbox.waitingCount)
       }
-      return (arrival, core.mailbox.waitingCount)
+      return (arrival, waitingCount, holder)
     }
     switch arrival {
     case .proceed:
-      return
+      return holder
     case .wait(let waiter, let position):
       try await waitInMailbox(waiter, at: position, waitingCount: waitingCount)
+      return holder
     case .fail(let error):
       throw error
     case .deadlock(let reason):
