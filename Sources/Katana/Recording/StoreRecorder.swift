@@ -15,9 +15,8 @@
 /// order the store made them, as the store applied them (after interceptors changed or dropped items). It records:
 /// - each commit: its ``RecordedCommit/sequence`` number, the time on the store's clock, the updater itself (a
 ///   ``ScopedDispatchable`` for one dispatched through a scope), and the side effect that caused it: the one whose
-///   task dispatched it (or a task that effect started as a child). An updater handed over with `send` names its
-///   sender's side effect when the store applies it at once, on the sending thread; one that waits for its turn
-///   runs in the store's own task, and is recorded without a cause.
+///   task dispatched it (or a task that effect started as a child), or sent it with `send` (whether the store
+///   applies it at once or when its turn comes).
 /// - each side effect's start, end and outcome (``RecordedEffect``), written where the store runs it.
 ///
 /// A store without a recorder pays nothing for this feature. One with a recorder keeps its fast paths (an idle

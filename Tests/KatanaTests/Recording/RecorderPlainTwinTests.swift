@@ -8,6 +8,14 @@ import Testing
 /// critical section, ``CoreState/commitIfOnlyLogged(_:released:_:)``) against its plain twin, the same store with
 /// `forcesPlainPath` (every commit through the interceptor chain and the noticed commit transition), on the same
 /// seeded sequences of every way in.
+/// Sends `amounts` from its own task, and waits for each.
+struct RecSendAll: SideEffect {
+  let amounts: [Int]
+  func sideEffect(_ context: SideEffectContext<RecCounterState, EmptySideEffectDependencyContainer>) async throws {
+    for amount in amounts { try await context.send(RecAdd(amount: amount)).value }
+  }
+}
+
 @Suite("StoreRecorder: the fast path against its plain twin", .timeLimit(.minutes(3)))
 struct RecorderPlainTwinTests {
   /// What a recording says, in a form two runs compare: each commit's number, updater and cause, each side effect's
@@ -48,7 +56,13 @@ struct RecorderPlainTwinTests {
       case 4: _ = try await store.dispatch(RecAddReturning(amount: amount))
       case 5: try await store.scope(\.cart, dependencies: \.self).dispatch(FeatAddToCart(value: amount))
       case 6: try await store.dispatch(RecAddAll(amounts: [amount, amount + 1]))
-      case 7: _ = try? await store.dispatch(RecFailingEffect())
+      case 7:
+        if generator.next() % 2 == 0 {
+          _ = try? await store.dispatch(RecFailingEffect())
+        } else {
+          // Sent from a side effect: the sender is the cause, whether the store applies it at once or later.
+          try await store.dispatch(RecSendAll(amounts: [amount, amount + 2]))
+        }
       case 8: summaries.append(summary(try await recorder.drain(store)))
       default: recorder.reset()
       }
