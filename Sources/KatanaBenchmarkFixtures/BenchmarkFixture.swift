@@ -107,7 +107,7 @@ extension BenchmarkFixture {
         stream,
         mainQueueRoundTrip, mainQueuePosts, awaitedPromise, awaitedPromiseOnMainActor,
         pipelinedPromiseOnMainActor, hydraAwaitUpdater, hydraAwaitKatana6SideEffect, pipelinedPromise,
-        updaterDispatchRecorded, undoableAppend, undoRedoLarge,
+        updaterDispatchRecorded, sendRecorded, updaterDispatchRecordedByInterceptor, undoableAppend, undoRedoLarge,
       ]
   }
 }

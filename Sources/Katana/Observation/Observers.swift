@@ -269,14 +269,21 @@ struct Commit<S: FeatureState> {
   @usableFromInline let subscribers: [StateSubscriber<S>]
   /// The commit hooks' share, if the store has any.
   @usableFromInline let record: CommitRecord<S>?
+  /// What the recorders' logs dropped in this commit: user values (updaters, states), released with the commit,
+  /// after the store's lock.
+  @usableFromInline let released: [CommitLogState<S>.Dropped]?
 
   @inlinable
-  init(old: S?, new: S, listeners: [ListenerEntry<S>], subscribers: [StateSubscriber<S>], record: CommitRecord<S>?) {
+  init(
+    old: S?, new: S, listeners: [ListenerEntry<S>], subscribers: [StateSubscriber<S>], record: CommitRecord<S>?,
+    released: [CommitLogState<S>.Dropped]? = nil
+  ) {
     self.old = old
     self.new = new
     self.listeners = listeners
     self.subscribers = subscribers
     self.record = record
+    self.released = released
   }
 
   /// The commit of a change through a scope that reached beyond the scope's place (an element renamed through its

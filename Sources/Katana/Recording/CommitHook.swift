@@ -23,6 +23,9 @@ protocol RecorderAttachable: StoreContextInternals {
   /// Hands the store's commits to `hook`; returns the store as the recorder or history follows it, or nil if the hook
   /// is for another state type or the context is not a store's.
   func attach<T: State>(_ hook: CommitHook<T>) -> FollowedStore?
+  /// Attaches `recorder` to the store; returns false if the context is not a store's, the store's state type is
+  /// another, or the recorder records another store.
+  func attach<T: State>(_ recorder: StoreRecorder<T>) -> Bool
 }
 
 extension SideEffectContext: RecorderAttachable {
@@ -30,6 +33,16 @@ extension SideEffectContext: RecorderAttachable {
     guard case .store(let core) = backing, let hook = hook as? CommitHook<S> else { return nil }
     core.withLock { $0.attach(hook) }
     return FollowedStore(identity: ObjectIdentifier(core), awayFlag: core.awayFlag)
+  }
+
+  func attach<T: State>(_ recorder: StoreRecorder<T>) -> Bool {
+    guard case .store(let core) = backing, let core = core as? StoreCore<T, D> else { return false }
+    do {
+      try recorder.attach(core, what: "StoreRecorder.interceptor")
+      return true
+    } catch {
+      return false
+    }
   }
 }
 
@@ -46,6 +59,15 @@ final class AttachedStore: Sendable {
 
   func set(_ store: FollowedStore?) {
     followed.withLock { $0 = store }
+  }
+
+  /// Follows `store` if no store is followed yet; returns whether it did.
+  func setIfUnset(_ store: FollowedStore) -> Bool {
+    followed.withLock { followed in
+      guard followed == nil else { return false }
+      followed = store
+      return true
+    }
   }
 
   /// Whether the store followed is away from live (time travel); false before one is followed.

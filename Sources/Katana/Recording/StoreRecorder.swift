@@ -3,26 +3,31 @@
 ///
 /// ```swift
 /// let recorder = StoreRecorder<AppState>(capacity: 10_000)
-/// let store = Store<AppState, AppDependencies>(
-///   initialState: AppState(), interceptors: [logger, recorder.interceptor])
+/// let store = Store<AppState, AppDependencies>(initialState: AppState(), interceptors: [logger])
+/// try recorder.attach(to: store)
 /// // ... the app runs ...
 /// let recording = recorder.recording()
 /// let replayed = try recording.replayedState()   // equals store.state
 /// ```
 ///
-/// The recorder is an interceptor: put ``interceptor`` **last** in the store's array, so that it sees each item
-/// as the store applies it (after the other interceptors changed or dropped it). A state updater's interceptors
-/// run while it holds the store's turn (see ``StoreInterceptor``), so the recorder sees commits one at a time, in
-/// the order the store made them, with the state before and after each. It records:
+/// The store writes to the recorder itself (``attach(to:)``): each commit is appended in the commit's own critical
+/// section, by the one transition every commit goes through, so the recorder sees commits one at a time, in the
+/// order the store made them, as the store applied them (after interceptors changed or dropped items). It records:
 /// - each commit: its ``RecordedCommit/sequence`` number, the time on the store's clock, the updater itself (a
 ///   ``ScopedDispatchable`` for one dispatched through a scope), and the side effect that caused it: the one whose
-///   task dispatched it (or a task that effect started as a child). An updater handed over with `send` runs in
-///   the store's own task, and is recorded without a cause.
-/// - each side effect's start, end and outcome (``RecordedEffect``).
+///   task dispatched it (or a task that effect started as a child), or sent it with `send` (whether the store
+///   applies it at once or when its turn comes).
+/// - each side effect's start, end and outcome (``RecordedEffect``), written where the store runs it.
 ///
-/// A store without a recorder pays nothing for this feature. With one, every dispatch takes the interceptor path
-/// (see <doc:Performance> for the measured cost per commit); the recorder only appends values under a lock of its
-/// own, never the store's, and encodes nothing: a ``Recording`` is encoded when, and where, the app asks.
+/// A store without a recorder pays nothing for this feature. One with a recorder keeps its fast paths (an idle
+/// store applies a dispatched or sent updater at once); each commit costs an entry in a ring under the recorder's
+/// own lock, and a side effect two more (see <doc:Performance> for the measured cost). Nothing is encoded: a
+/// ``Recording`` is encoded when, and where, the app asks. A page following the store, or a sink, reads what is
+/// new with ``commits(after:)`` and ``effects(changedSince:)``, which copy only that.
+///
+/// The time of a commit is read on the store's clock when it is `ContinuousClock`, `SuspendingClock` or one of
+/// KatanaTesting's clocks; for another clock (whose `now` could run any code, in the store's critical section) the
+/// recorder reads `ContinuousClock`.
 ///
 /// Memory is bounded: the recorder keeps at most ``capacity`` commits (and as many side effects), and the state at
 /// every ``checkpointInterval``-th commit. When full, it drops the oldest commits up to the oldest checkpoint,
@@ -36,7 +41,8 @@ public final class StoreRecorder<S: State>: Sendable {
   /// where ``Recording/replayedState()`` checks the replayed state, and where the oldest commits are dropped.
   public let checkpointInterval: Int
 
-  private let buffer: Locked<RecorderBuffer<S>>
+  /// What the store writes: commits, checkpoints and side effects.
+  let log: CommitLog<S>
   /// The store recorded.
   private let attached = AttachedStore()
 
@@ -50,80 +56,94 @@ public final class StoreRecorder<S: State>: Sendable {
     let capacity = max(1, capacity)
     self.capacity = capacity
     self.checkpointInterval = min(capacity, max(1, checkpointInterval ?? min(1_000, capacity)))
-    buffer = Locked(RecorderBuffer())
+    log = CommitLog(capacity: capacity, interval: self.checkpointInterval)
   }
 
-  /// The interceptor that records: put it last in the store's interceptors, and give each store a recorder of
-  /// its own.
+  /// Starts recording `store`: every commit it makes from now on, and every side effect it starts.
   ///
-  /// A recorder given to a store of another state type, or to a second store, records nothing there (and says so
-  /// in a runtime warning).
+  /// Call it right after making the store to record everything (the state it starts from, once ready, is the
+  /// recording's ``Recording/initialState``), or later to record from then on (the store's state at that moment is
+  /// the initial state). Attaching the same store again does nothing.
+  ///
+  /// - Throws: ``RecorderError/anotherStore(_:)`` if the recorder already records another store.
+  public func attach<D: SideEffectDependencyContainer>(to store: Store<S, D>) throws(RecorderError) {
+    try attach(store.core, what: "StoreRecorder.attach(to:)")
+  }
+
+  /// The older way to attach a recorder: an interceptor that attaches it to the store whose interceptors it is
+  /// among, and otherwise hands every item on.
+  ///
+  /// Prefer ``attach(to:)``: a store with an interceptor takes the interceptor path for every dispatch (see
+  /// <doc:Performance>), which a recorder no longer needs. Give each store a recorder of its own: one given to a
+  /// store of another state type, or to a second store, records nothing there (and says so in a runtime warning).
   public var interceptor: StoreInterceptor {
     { [self] context in
-      let now = Self.timer(context.clock)
-      // A store the recorder does not record (a second one, or one of another state type) passes everything on.
-      guard attach(to: context, now: now) else { return { next in next } }
-      return { next in
-        { item in
-          // State updaters are recorded by the store as it commits them (``CommitHook``), one at a time
-          // while they hold its turn; this handler only times side effects. What the store refuses (while it is
-          // away from live, say) the store refuses itself, on every path.
-          guard !(item is any AnyStateUpdater) else { return try await next(item) }
-          try await self.recordSideEffect(item, now: now, next: next)
+      if let target = context as? any RecorderAttachable {
+        if !target.attach(self) {
+          target.runtimeWarning(
+            "A StoreRecorder<\(String(reflecting: S.self))> was given to a second store or to a store of another "
+              + "state type; it records nothing there.")
         }
       }
+      return { next in next }
     }
   }
 
-  /// Attaches the recorder to the store of `context`; returns whether it records that store.
-  private func attach(to context: any AnySideEffectContext, now: @escaping @Sendable () -> Duration) -> Bool {
-    let hook = CommitHook<S>(needsBefore: false) { [self] item, before, after in
-      record(item, before: before, after: after, time: now())
+  /// Attaches the recorder to `core`, the first store it is given.
+  func attach<D: SideEffectDependencyContainer>(_ core: StoreCore<S, D>, what: String) throws(RecorderError) {
+    let followed = FollowedStore(identity: ObjectIdentifier(core), awayFlag: core.awayFlag)
+    guard attached.setIfUnset(followed) else {
+      try attached.check(core, what: what)
+      return
     }
-    // Every store's interceptors get a store's context.
-    guard let target = context as? any RecorderAttachable else { return false }
-    guard let initial = context.getAnyState() as? S else {
-      target.runtimeWarning(
-        "A StoreRecorder<\(String(reflecting: S.self))> was given to a store of another state type; it records nothing."
-      )
-      return false
-    }
-    let isFirstStore = buffer.withLock { buffer -> Bool in
-      guard buffer.hook == nil else { return false }
-      buffer.hook = hook
-      buffer.base = initial
-      return true
-    }
-    guard isFirstStore else {
-      target.runtimeWarning("A StoreRecorder was given to a second store; it records only the first one.")
-      return false
-    }
-    attached.set(target.attach(hook))
-    return true
-  }
-
-  private func record(_ item: any Dispatchable, before: S?, after: S, time: Duration) {
-    // Time travel is no part of the session: the store hands its moves to no hook.
-    let cause = RecorderCause.current
-    let interval = checkpointInterval
-    let dropped = buffer.withLock { buffer -> RecorderBuffer<S>.Dropped in
-      let commit = RecordedCommit(sequence: buffer.nextSequence, time: time, updater: item, cause: cause)
-      return buffer.append(commit, before: before, after: after, interval: interval, capacity: capacity)
-    }
-    // User values (updaters, states) are released outside the lock.
-    withExtendedLifetime(dropped) {}
+    core.attach(log)
   }
 
   /// What the recorder holds now: the state before its oldest commit, the commits in order, the checkpoints and
   /// the side effects (those still running have no end yet).
   ///
-  /// Before the first commit the recording is empty, and its initial state is the store's start-up state if the
-  /// recorder has seen a dispatch, `S()` otherwise.
+  /// It copies every commit kept; to follow a store as it goes, read ``commits(after:)`` instead. Before the first
+  /// commit the recording is empty, and its initial state is the store's state when the recorder was attached (if
+  /// it was ready then), `S()` otherwise.
   public func recording() -> Recording<S> {
-    buffer.withLock { buffer in
+    log.storage.withLock { log in
       Recording(
-        initialState: buffer.base ?? S(), commits: buffer.commits, checkpoints: buffer.checkpoints,
-        effects: buffer.effectOrder.compactMap { buffer.effects[$0] })
+        initialState: log.base ?? S(), commits: log.commits,
+        checkpoints: log.checkpoints.map { Recording.Checkpoint(sequence: $0.sequence, state: $0.state) },
+        effects: log.keptEffects)
+    }
+  }
+
+  /// The commits recorded after commit `sequence` that the recorder still keeps, oldest first, and the side effects
+  /// it keeps that started, or ended, since the read that returned `since`: what a page following the store, or a
+  /// sink writing commits elsewhere, reads as it goes.
+  ///
+  /// It copies only those entries (never the recorder's whole window), under the recorder's own lock, so the store's
+  /// next commit copies nothing because of it. When the recorder dropped commits after `sequence` (it keeps at most
+  /// ``capacity``), the first commit returned is above `sequence + 1`: compare it with what you expected to see
+  /// that commits were missed.
+  ///
+  /// - Parameter sequence: The last commit the caller has; 0 (or any number below the first kept) for all kept.
+  /// - Returns: The commits kept after `sequence`, in commit order.
+  public func commits(after sequence: Int) -> [RecordedCommit] {
+    log.storage.withLock { $0.commits(after: sequence) }
+  }
+
+  /// The side effects the recorder keeps that started or ended since the read that returned `version`, in the order
+  /// they started, and the version to pass next time: what a page following the store reads with ``commits(after:)``.
+  ///
+  /// A side effect that started and then ended between two reads comes once, ended. It copies only those side
+  /// effects, under the recorder's own lock.
+  ///
+  /// - Parameter version: What the previous read returned; 0 for every side effect kept.
+  /// - Returns: The side effects changed since `version`, and the version now.
+  public func effects(changedSince version: Int) -> (effects: [RecordedEffect], version: Int) {
+    log.storage.withLock { log in
+      let changed = log.effectOrder[log.effectStart...].compactMap { id -> RecordedEffect? in
+        guard let stamp = log.effectStamps[id], stamp > version else { return nil }
+        return log.effects[id]
+      }
+      return (changed, log.effectVersion)
     }
   }
 
@@ -145,24 +165,17 @@ public final class StoreRecorder<S: State>: Sendable {
   {
     try attached.check(store.core, what: "StoreRecorder.drain")
     let (recording, dropped) = try await store.core.withTurnOnLiveState { state in
-      buffer.withLock { buffer -> (Recording<S>, RecorderBuffer<S>) in
+      log.storage.withLock { log -> (Recording<S>, CommitLogState<S>) in
         let recording = Recording(
-          initialState: buffer.base ?? state, commits: buffer.commits, checkpoints: buffer.checkpoints,
-          effects: buffer.effectOrder.compactMap { buffer.effects[$0] })
-        var fresh = RecorderBuffer<S>()
-        fresh.nextSequence = buffer.nextSequence
-        fresh.nextEffectID = buffer.nextEffectID
-        fresh.hook = buffer.hook
-        fresh.base = state
-        for id in buffer.effectOrder where buffer.effects[id]?.outcome == nil {
-          fresh.effects[id] = buffer.effects[id]
-          fresh.effectOrder.append(id)
-        }
-        buffer.hook?.needsBefore.set(false)
-        swap(&fresh, &buffer)
-        return (recording, fresh)
+          initialState: log.base ?? state, commits: log.commits,
+          checkpoints: log.checkpoints.map { Recording.Checkpoint(sequence: $0.sequence, state: $0.state) },
+          effects: log.keptEffects)
+        let old = log.reset(base: state)
+        log.carryRunningEffects(from: old)
+        return (recording, old)
       }
     }
+    log.needsBase.set(false)
     // User values (updaters, states, errors) are released outside the lock.
     withExtendedLifetime(dropped) {}
     return recording
@@ -170,16 +183,11 @@ public final class StoreRecorder<S: State>: Sendable {
 
   /// Forgets everything recorded so far; the next commit starts a new recording (its sequence numbers go on).
   public func reset() {
-    let dropped = buffer.withLock { buffer -> RecorderBuffer<S> in
-      var fresh = RecorderBuffer<S>()
-      fresh.nextSequence = buffer.nextSequence
-      fresh.nextEffectID = buffer.nextEffectID
-      fresh.hook = buffer.hook
+    let dropped = log.storage.withLock { log -> CommitLogState<S> in
       // The store hands the state before its next commit over: the new recording's initial state.
-      buffer.hook?.needsBefore.set(true)
-      swap(&fresh, &buffer)
-      return fresh
+      log.reset(base: nil)
     }
+    log.needsBase.set(true)
     // User values (updaters, states, errors) are released outside the lock.
     withExtendedLifetime(dropped) {}
   }
@@ -212,7 +220,7 @@ public final class StoreRecorder<S: State>: Sendable {
   ) async throws {
     try attached.check(store.core, what: "StoreRecorder.travel")
     let recording = recording()
-    let first = (recording.commits.first?.sequence ?? buffer.withLock { $0.nextSequence }) - 1
+    let first = (recording.commits.first?.sequence ?? log.storage.withLock { $0.nextSequence }) - 1
     let kept = first...(first + recording.commits.count)
     guard kept.contains(sequence) else { throw TimeTravelError.notKept(sequence, kept: kept) }
     let target = try Recording(
@@ -234,119 +242,33 @@ public final class StoreRecorder<S: State>: Sendable {
     try attached.check(store.core, what: "StoreRecorder.returnToLive")
     try await store.dispatch(TimeTravelCommand<S>(target: nil))
   }
-
-  // MARK: - Recording
-
-  private func recordSideEffect(_ item: any Dispatchable, now: @Sendable () -> Duration, next: StoreInterceptorNext)
-    async throws
-  {
-    let start = now()
-    let cause = RecorderCause.current
-    let (id, dropped) = buffer.withLock { buffer in
-      buffer.start(RecordedEffect(id: 0, sideEffect: item, cause: cause, start: start), capacity: capacity)
-    }
-    withExtendedLifetime(dropped) {}
-    let outcome: RecordedEffect.Outcome
-    do {
-      try await RecorderCause.$current.withValue(id) { try await next(item) }
-      outcome = .completed
-    } catch {
-      outcome = error is CancellationError ? .cancelled : .failed(error)
-      buffer.withLock { $0.end(id, at: now(), outcome: outcome) }
-      throw error
-    }
-    buffer.withLock { $0.end(id, at: now(), outcome: outcome) }
-  }
-
-  /// A function that reads `clock` as the time since now.
-  private static func timer(_ clock: any Clock<Duration>) -> @Sendable () -> Duration {
-    func opened<C: Clock<Duration>>(_ clock: C) -> @Sendable () -> Duration {
-      let start = clock.now
-      return { start.duration(to: clock.now) }
-    }
-    return opened(clock)
-  }
 }
 
-/// The side effect whose task is running: what a commit made from it is attributed to.
+/// The side effect whose task is running, and its store: what a commit made from it, or a side effect it starts, on
+/// that store is attributed to (its number in the store's recorders' logs). A side effect of one store that
+/// dispatches to another is no cause there.
+@usableFromInline
 enum RecorderCause {
-  @TaskLocal static var current: Int?
-}
+  /// The task-local behind ``current(on:)``, declared without the property wrapper so that inlined code can read and
+  /// bind it.
+  @usableFromInline static let local = TaskLocal<Bound?>(wrappedValue: nil)
 
-/// What a ``StoreRecorder`` holds, under its lock. Removing entries hands them back, to release after unlocking.
-struct RecorderBuffer<S: State> {
-  /// The store's hook, once the recorder is attached.
-  var hook: CommitHook<S>?
-  /// The state before the oldest commit kept; nil after a reset, until the store hands the next one over.
-  var base: S?
-  var commits: [RecordedCommit] = []
-  var checkpoints: [Recording<S>.Checkpoint] = []
-  var nextSequence = 1
-  /// Side effects by id, and their ids in the order they started.
-  var effects: [Int: RecordedEffect] = [:]
-  var effectOrder: [Int] = []
-  var effectStart = 0
-  var nextEffectID = 1
+  /// A side effect's number, and the store it runs for.
+  @usableFromInline
+  struct Bound: Sendable {
+    @usableFromInline let store: ObjectIdentifier
+    @usableFromInline let id: Int
 
-  /// What a full buffer drops.
-  struct Dropped {
-    var commits: ArraySlice<RecordedCommit> = []
-    var base: S?
-    var effect: RecordedEffect?
+    @usableFromInline init(store: ObjectIdentifier, id: Int) {
+      self.store = store
+      self.id = id
+    }
   }
 
-  /// Appends a commit, with the state before it if the recorder asked for it (after a reset), and the state after.
-  mutating func append(_ commit: RecordedCommit, before: S?, after: S, interval: Int, capacity: Int) -> Dropped {
-    var dropped = Dropped()
-    if base == nil {
-      hook?.needsBefore.set(false)
-      guard let before else {
-        // Reset while this commit was being made: the recording starts after it, and the next commit keeps its own
-        // number (numbers count every commit the recorder saw).
-        base = after
-        nextSequence = commit.sequence + 1
-        return dropped
-      }
-      base = before
-    }
-    nextSequence = commit.sequence + 1
-    commits.append(commit)
-    if commit.sequence % interval == 0 {
-      checkpoints.append(Recording.Checkpoint(sequence: commit.sequence, state: after))
-    }
-    guard commits.count > capacity, !checkpoints.isEmpty else { return dropped }
-    // Drop the oldest commits up to the oldest checkpoint, whose state becomes the base.
-    let checkpoint = checkpoints.removeFirst()
-    let count = commits.prefix { $0.sequence <= checkpoint.sequence }.count
-    dropped.commits = commits[..<count]
-    commits.removeFirst(count)
-    dropped.base = base
-    base = checkpoint.state
-    return dropped
-  }
-
-  mutating func start(_ effect: RecordedEffect, capacity: Int) -> (Int, Dropped) {
-    var effect = effect
-    let id = nextEffectID
-    nextEffectID += 1
-    effect.id = id
-    effects[id] = effect
-    effectOrder.append(id)
-    var dropped = Dropped()
-    if effectOrder.count - effectStart > capacity {
-      dropped.effect = effects.removeValue(forKey: effectOrder[effectStart])
-      effectStart += 1
-      if effectStart > capacity {
-        effectOrder.removeFirst(effectStart)
-        effectStart = 0
-      }
-    }
-    return (id, dropped)
-  }
-
-  mutating func end(_ id: Int, at time: Duration, outcome: RecordedEffect.Outcome) {
-    effects[id]?.end = time
-    effects[id]?.outcome = outcome
+  /// The number of the side effect of `store` whose task is running, if any.
+  @inlinable static func current(on store: ObjectIdentifier?) -> Int? {
+    guard let bound = local.get(), bound.store == store else { return nil }
+    return bound.id
   }
 }
 

@@ -76,13 +76,15 @@ final class RootedScope<Root: FeatureState, RootDependencies: SideEffectDependen
     async throws
   where E.StateType == S, E.Dependencies == D {
     guard !core.sideEffectsStartDirectly, let chain = try await core.chainOnceSideEffectsMayStart(effect) else {
-      try await core.runBody { try await effect.sideEffect(context) }
+      try await core.recordingSideEffect(ScopedSideEffect(scope: id, effect: effect, context: context)) {
+        try await core.runBody { try await effect.sideEffect(context) }
+      }
       return
     }
     let item = ScopedSideEffect(scope: id, effect: effect, context: context)
     let frame = TypedSideEffectFrame<ScopedSideEffect<E>>(
       storeID: core.id, context: context, runner: core.sideEffectRunner)
-    try await DispatchFrame.withFrame(frame) { try await chain(item) }
+    try await core.recordingSideEffect(item) { try await DispatchFrame.withFrame(frame) { try await chain(item) } }
     try await core.dispatchRedirects(frame.close().redirects, depth: 0)
   }
 
@@ -114,12 +116,15 @@ final class RootedScope<Root: FeatureState, RootDependencies: SideEffectDependen
     -> R.ReturnValue
   {
     guard !core.sideEffectsStartDirectly, let chain = try await core.chainOnceSideEffectsMayStart(effect) else {
-      return try await core.runBody { try await effect.sideEffect(context) }
+      return try await core.recordingSideEffect(ScopedReturningSideEffect(scope: id, effect: effect, context: context))
+      {
+        try await core.runBody { try await effect.sideEffect(context) }
+      }
     }
     let item = ScopedReturningSideEffect(scope: id, effect: effect, context: context)
     let frame = ReturningSideEffectFrame<ScopedReturningSideEffect<R, S, D>>(
       storeID: core.id, context: context, runner: core.sideEffectRunner)
-    try await DispatchFrame.withFrame(frame) { try await chain(item) }
+    try await core.recordingSideEffect(item) { try await DispatchFrame.withFrame(frame) { try await chain(item) } }
     let record = frame.close()
     try await core.dispatchRedirects(record.redirects, depth: 0)
     guard let value = record.value else {

@@ -7,9 +7,9 @@ let recordingStep = Step(title: "Record, replay and undo: a session reproduced i
   let recorder = StoreRecorder<TodoState>()
   let history = UndoHistory<TodoState>(isUndoable: { !($0 is SetSyncing) })
   // On a test clock, the times the log records are the same on every run.
-  let store = makeTodoStore(
-    api: FakeRemoteAPI(), interceptors: [history.interceptor, recorder.interceptor], clock: TestClock())
-  trace.say("interceptors: [history.interceptor, recorder.interceptor]   (an UndoHistory and a StoreRecorder)")
+  let store = makeTodoStore(api: FakeRemoteAPI(), interceptors: [history.interceptor], clock: TestClock())
+  try recorder.attach(to: store)
+  trace.say("interceptors: [history.interceptor]; recorder.attach(to: store)   (an UndoHistory and a StoreRecorder)")
 
   _ = try await store.dispatch(CreateTodo(title: "Pay rent"))
   _ = try await store.dispatch(CreateTodo(title: "Book dentist"))

@@ -526,3 +526,9 @@ final class UnsetClockReport: Sendable {
     recordIssue(message, at: location)
   }
 }
+
+// A recorder reads the time in a commit's critical section: `now` takes only the clock's own lock, and runs no user
+// code.
+extension TestClock: RecorderTimeSource {}
+extension ImmediateClock: RecorderTimeSource {}
+extension RealTimeClock: RecorderTimeSource where Base: RecorderTimeSource {}

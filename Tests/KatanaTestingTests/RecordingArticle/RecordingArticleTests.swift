@@ -11,8 +11,8 @@ struct RecordingArticle {
   @Test func record() async throws {
     // ARTICLE-SNIPPET-BEGIN: record
     let recorder = StoreRecorder<AppState>(capacity: 10_000, checkpointInterval: 1_000)
-    let store = Store<AppState, EmptySideEffectDependencyContainer>(
-      initialState: AppState(), interceptors: [recorder.interceptor])
+    let store = Store<AppState, EmptySideEffectDependencyContainer>(initialState: AppState())
+    try recorder.attach(to: store)
 
     try await store.dispatch(AddTodo(title: "Milk"))
     try await store.scope(\.editor, dependencies: \.self).dispatch(TypeText(text: "Hello"))

@@ -265,6 +265,12 @@ enum FuzzEntryPoint: String, CaseIterable, Sendable {
 
   /// `OracleRun` on the plain path: the recorder, last among the interceptors.
   case recorderInterceptor = "StoreRecorder.interceptor"
+  /// `OracleRun`: the recorder attached to the store it made (in the runs where it is not an interceptor).
+  case recorderAttach = "StoreRecorder.attach(to: Store<S, D>)"
+  /// `OracleWorld.followOp`: what a follower reads racing commits, and at the end, against the recording.
+  case recorderCommitsAfter = "StoreRecorder.commits(after: Int)"
+  /// `OracleWorld.followOp`: the side effects read racing their starts and ends.
+  case recorderEffectsChanged = "StoreRecorder.effects(changedSince: Int)"
   /// `OracleRun.checkReplay`: the recording of the whole run.
   case recorderRecording = "StoreRecorder.recording()"
   /// A drain racing dispatches; the drained recordings chain and replay to the commit log (operation to add).

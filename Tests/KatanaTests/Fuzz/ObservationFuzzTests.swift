@@ -70,15 +70,18 @@ struct OracleRun {
     // In a third of the runs, dispatch observers, each item checked to be seen once before and once after.
     let watch = generator.next() % 3 == 0 ? OracleDispatchWatch() : nil
     if let watch { configuration.dispatchObservers = watch.observers }
-    // On the plain path (which has an interceptor anyway), and in half the runs that have interceptors, a recorder,
-    // last, sees every commit: replayed, its recordings (drained during the run, and the last one) must reproduce the
-    // commit log exactly (checked every 7 commits on the way, and compared in full). Its runs travel in time too.
-    let recorded = plainPath || (intercepted && generator.next() % 2 == 0)
+    // On the plain path (which has an interceptor anyway), and in half the other runs, a recorder sees every commit:
+    // replayed, its recordings (drained during the run, and the last one) must reproduce the commit log exactly
+    // (checked every 7 commits on the way, and compared in full). Its runs travel in time too. It is attached with
+    // `attach(to:)` (keeping every fast path of a store without interceptors), or, in half the runs that have
+    // interceptors, through its interceptor, last.
+    let recorded = plainPath || generator.next() % 2 == 0
     let recorder = recorded ? StoreRecorder<OracleState>(capacity: 1 << 20, checkpointInterval: 7) : nil
+    let recorderIntercepts = recorded && intercepted && generator.next() % 2 == 0
     // In half the runs with a recorder, undo histories: the store's, and one of the session's scope.
     let histories = recorded && generator.next() % 2 == 0 ? OracleHistories() : nil
     if let histories { interceptors += histories.interceptors }
-    if let recorder {
+    if let recorder, recorderIntercepts {
       FuzzCoverage.note(.recorderInterceptor)
       interceptors.append(recorder.interceptor)
     }
@@ -113,17 +116,27 @@ struct OracleRun {
         initialState: .startUp, dependencies: OracleDependencies(), interceptors: interceptors,
         configuration: configuration)
     }
+    if let recorder, !recorderIntercepts {
+      FuzzCoverage.note(.recorderAttach)
+      do {
+        try recorder.attach(to: store)
+      } catch {
+        journal.problem("attaching the recorder: unexpected error \(error)")
+      }
+    }
+    // A third of the runs with no interceptors (where every fast path applies) have no commit log: no listener at all,
+    // so that commits that concern nobody take their own path, and, with a recorder, commits that concern only the
+    // recorder theirs. Those runs do not travel in time, whose moves only the commit log explains; their recording
+    // must replay to the store's final state.
+    let unlogged = !plainPath && interceptors.isEmpty && generator.next() % 3 == 0
     // In runs with time travel, a tap on the store's commits (internal: it sees the moves, which recorders leave out)
     // tells which commits of the log are moves, undos and operations.
-    if recorder != nil {
+    if recorder != nil, !unlogged {
       let tap = CommitHook<OracleState>(needsBefore: false, seesMoves: true) { item, _, after in
         journal.tapped.withLock { $0.append((item, after)) }
       }
       store.core.withLock { $0.attach(tap) }
     }
-    // A third of the runs with neither interceptors nor a commit hook (where every fast path applies) have no commit
-    // log: no listener at all, so that commits that concern nobody take their own path.
-    let unlogged = !plainPath && interceptors.isEmpty && generator.next() % 3 == 0
     let world = OracleWorld(
       seed: seed, store: store, journal: journal, intercepted: intercepted, recorder: recorder, histories: histories,
       hasHoldInterceptor: holds, unlogged: unlogged)
@@ -175,7 +188,15 @@ struct OracleRun {
     stopLog()
     let final = store.state
     if world.unlogged {
-      let failures = journal.problems.current + journal.localFailures(finalState: final)
+      var failures = journal.problems.current + journal.localFailures(finalState: final)
+      if let recorder {
+        do {
+          let replayed = try recorder.recording().replayedState()
+          if replayed != final { failures.append("the recording replays to \(replayed), the store ends at \(final)") }
+        } catch {
+          failures.append("the recording does not replay: \(error)")
+        }
+      }
       return failures.isEmpty ? [] : ["\(header), no commit log (observers checked on their own):"] + failures
     }
     var commits = journal.commits.current
@@ -206,6 +227,14 @@ struct OracleRun {
     failures += model.checkTimeTravel(kinds: kinds)
     failures += model.checkUndo(
       tapped: journal.tapped.current, histories: histories, sessionScope: world.sessionScope.id)
+    if let recorder {
+      // What a follower reads at the end is what the last recording holds.
+      let followed = recorder.commits(after: 0).map(\.sequence)
+      let recorded = recorder.recording().commits.map(\.sequence)
+      if followed != recorded {
+        failures.append("commits(after: 0) read \(followed.count) commits, the recording holds \(recorded.count)")
+      }
+    }
     if let recorder, !recorder.recording().commits.isEmpty || commits.count > 1 {
       failures += model.checkRecordings(
         journal.drained.current + [recorder.recording()], kinds: kinds, resets: journal.resets.current)
@@ -324,10 +353,11 @@ struct OracleRun {
       case 20:
         await world.emitOp(op: op, &generator)
       case 21:
-        switch generator.next() % 8 {
+        switch generator.next() % 9 {
         case 0, 1, 2: await world.travelOp(&generator)
         case 3, 4: await world.returnOp()
         case 5, 6: await world.drainOp()
+        case 7: world.followOp(&generator)
         default: world.resetOp()
         }
       case 22:

@@ -120,7 +120,7 @@ extension OracleWorld {
   /// Moves the store to a recorded commit, lets the others race it for a moment (their items are refused while it is
   /// away), then brings it back to live, unless the seed leaves that to another operation.
   func travelOp(_ generator: inout SeededGenerator) async {
-    guard let recorder else { return }
+    guard let recorder, !unlogged else { return }
     let recording = recorder.recording()
     FuzzCoverage.note(.recorderRecording)
     let first = (recording.commits.first?.sequence ?? 1) - 1
@@ -141,7 +141,7 @@ extension OracleWorld {
 
   /// Brings the store back to live.
   func returnOp() async {
-    guard let recorder else { return }
+    guard let recorder, !unlogged else { return }
     let call = journal.tick()
     FuzzCoverage.note(.recorderReturnToLive)
     do {
@@ -170,6 +170,34 @@ extension OracleWorld {
     if error is StoreError || error is OracleError || error is TimeTravelError { return true }
     if case RecorderError.notInstalled = error { return true }
     return false
+  }
+
+  /// Reads what the recorder holds after a commit it keeps, as a page following the store does, racing commits,
+  /// drains and resets: the commits come in order, consecutive, all after the one asked for; the side effects after a
+  /// number are above it or still running.
+  func followOp(_ generator: inout SeededGenerator) {
+    guard let recorder else { return }
+    FuzzCoverage.note(.recorderCommitsAfter)
+    let all = recorder.commits(after: 0)
+    let from = all.isEmpty ? 0 : all[Int(generator.next() % UInt64(all.count))].sequence
+    for read in [all, recorder.commits(after: from)] {
+      for (earlier, later) in zip(read, read.dropFirst()) where later.sequence != earlier.sequence + 1 {
+        journal.problem("commits(after:) read commit \(later.sequence) right after \(earlier.sequence)")
+      }
+    }
+    if let first = recorder.commits(after: from).first, first.sequence <= from {
+      journal.problem("commits(after: \(from)) read commit \(first.sequence)")
+    }
+    FuzzCoverage.note(.recorderEffectsChanged)
+    let (before, version) = recorder.effects(changedSince: 0)
+    let (after, next) = recorder.effects(changedSince: version)
+    if next < version { journal.problem("effects(changedSince:) went from version \(version) back to \(next)") }
+    // What changed since the first read started after it, or was still running then (or the recorder was drained or
+    // reset meanwhile, which keeps only running side effects).
+    let ended = Set(before.filter { $0.outcome != nil }.map(\.id))
+    for effect in after where ended.contains(effect.id) {
+      journal.problem("effects(changedSince: \(version)) read side effect \(effect.id) again, which had ended before")
+    }
   }
 
   /// Forgets what the recorder holds: the commits since the last drain are lost to the check, the next recording

@@ -12,7 +12,8 @@ import ServiceLifecycle
 ///
 /// ```swift
 /// let recorder = StoreRecorder<AppState>()
-/// let store = Store<AppState, AppDependencies>(initialState: AppState(), interceptors: [recorder.interceptor])
+/// let store = Store<AppState, AppDependencies>(initialState: AppState())
+/// try recorder.attach(to: store)
 /// let inspector = try await store.inspect(recorder: recorder, port: 9_000)
 /// print("Inspector at \(inspector.url)")
 /// // ...

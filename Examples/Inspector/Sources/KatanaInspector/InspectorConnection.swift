@@ -44,15 +44,14 @@ struct InspectorConnection<S: State & Encodable, D: SideEffectDependencyContaine
     while !Task.isCancelled {
       try await credits.acquire()
       while true {
-        let recording = recorder.recording()
         let live = !recorder.isAwayFromLive
-        if let batch = feed.next(from: recording) ?? (live != wasLive ? FeedBatch() : nil) {
+        if let batch = feed.next(from: recorder) ?? (live != wasLive ? FeedBatch() : nil) {
           wasLive = live
           var batch = batch
           if batch.lastSequence == 0 { batch.lastSequence = feed.lastSequence ?? 0 }
           try await outbound.write(.text(ServerMessage.batch(batch, live: live)))
           // More than one batch's worth waiting: go on at once (subject to the page's credits).
-          if !feed.hasMore(in: recording) {
+          if !feed.hasMore {
             try await Task.sleep(for: configuration.pollInterval)
           }
           break

@@ -32,17 +32,21 @@ struct FeedBatch: Sendable, Equatable {
   var lastSequence: Int = 0
 }
 
-/// One connection's cursor over the recorder: which commits and side effects it has sent. A pure state machine:
-/// it is given a recording, returns what to send, and keeps no reference to the store.
+/// One connection's cursor over the recorder: which commits and side effects it has sent. A state machine over
+/// what it reads: each call reads only what is new since the last one (``StoreRecorder/commits(after:)`` and
+/// ``StoreRecorder/effects(changedSince:)``, which copy nothing else, so a page following a busy store costs the
+/// store nothing per poll beyond those entries), returns what to send, and keeps no reference to the store.
 struct InspectorFeed {
-  /// The most items one batch carries; the rest wait for the next batch.
+  /// The most commits one batch carries; the rest wait for the next batch.
   let maximumBatch: Int
   /// The last commit sent; nil before the first batch.
   private(set) var lastSequence: Int?
-  /// The last side effect sent.
+  /// The highest side-effect number sent.
   private var lastEffectID = 0
-  /// Side effects sent while they ran: sent again when they end.
-  private var running: Set<Int> = []
+  /// What the last read of the side effects returned, to pass to the next.
+  private var effectsVersion = 0
+  /// Whether the last read left commits unsent (more than a batch's worth were waiting).
+  private(set) var hasMore = false
   /// Commits that left the window unsent, in all.
   private(set) var dropped = 0
   /// ``dropped`` as the last batch reported it.
@@ -52,53 +56,36 @@ struct InspectorFeed {
     self.maximumBatch = max(1, maximumBatch)
   }
 
-  /// The items of `recording` not sent yet (at most ``maximumBatch`` commits), and what was lost since the last
-  /// call; nil if there is nothing new.
-  mutating func next<S: State>(from recording: Recording<S>) -> FeedBatch? {
+  /// What `recorder` recorded that this feed has not sent yet (at most ``maximumBatch`` commits, and every side
+  /// effect that started or ended), and what was lost since the last call; nil if there is nothing new.
+  mutating func next<S: State>(from recorder: StoreRecorder<S>) -> FeedBatch? {
     var items: [TimelineItem] = []
-    let commits = recording.commits
+    let commits = recorder.commits(after: lastSequence ?? 0)
+    hasMore = false
     if let first = commits.first?.sequence {
       // The first batch starts at the window's oldest commit: what came before was never this page's.
       let last = lastSequence ?? (first - 1)
       if last + 1 < first {
         dropped += first - (last + 1)
       }
-      let start = max(0, last + 1 - first)
-      if start < commits.count {
-        let end = min(commits.count, start + maximumBatch)
-        items.reserveCapacity(end - start)
-        for commit in commits[start..<end] {
-          items.append(Self.item(commit))
-        }
-        lastSequence = commits[end - 1].sequence
-      } else {
-        lastSequence = last
+      let end = min(commits.count, maximumBatch)
+      items.reserveCapacity(end)
+      for commit in commits[..<end] {
+        items.append(Self.item(commit))
       }
+      lastSequence = commits[end - 1].sequence
+      hasMore = end < commits.count
     }
-    // Side effects: new ones, and running ones that ended.
-    for effect in recording.effects where effect.id > lastEffectID || running.contains(effect.id) {
-      if effect.id > lastEffectID {
-        items.append(Self.item(effect, update: false))
-        lastEffectID = effect.id
-        if effect.end == nil { running.insert(effect.id) }
-      } else if effect.end != nil {
-        items.append(Self.item(effect, update: true))
-        running.remove(effect.id)
-      }
-    }
-    // The window drops the oldest side effects first: those that left it while running are forgotten.
-    if let oldest = recording.effects.first?.id {
-      running = running.filter { $0 >= oldest }
+    // Side effects that started (new to the page) or ended (an update of one it has, unless it started since).
+    let (effects, version) = recorder.effects(changedSince: effectsVersion)
+    effectsVersion = version
+    for effect in effects {
+      items.append(Self.item(effect, update: effect.id <= lastEffectID))
+      lastEffectID = max(lastEffectID, effect.id)
     }
     guard !items.isEmpty || dropped != lastReportedDropped else { return nil }
     lastReportedDropped = dropped
     return FeedBatch(items: items, dropped: dropped, lastSequence: lastSequence ?? 0)
-  }
-
-  /// Whether the recording holds commits this feed has not sent.
-  func hasMore<S: State>(in recording: Recording<S>) -> Bool {
-    guard let last = recording.commits.last?.sequence else { return false }
-    return last > (lastSequence ?? 0)
   }
 
   static func item(_ commit: RecordedCommit) -> TimelineItem {

@@ -99,7 +99,10 @@ func withPage(_ inspector: Inspector, _ body: () async throws -> Double) async t
 /// A store with a recorder (and the recorder).
 func makeRecorded() -> (BenchStore, StoreRecorder<BenchState>) {
   let recorder = StoreRecorder<BenchState>(capacity: 10_000)
-  return (BenchStore(initialState: BenchState(), interceptors: [recorder.interceptor]), recorder)
+  let store = BenchStore(initialState: BenchState())
+  // A recorder new to this store cannot fail to attach.
+  try? recorder.attach(to: store)
+  return (store, recorder)
 }
 
 print("Flat out: \(commits) commits back to back (after \(commits / 10) to warm up), ns per commit")

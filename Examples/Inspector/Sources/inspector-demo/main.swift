@@ -34,7 +34,8 @@ while let argument = arguments.popFirst() {
 }
 
 let recorder = StoreRecorder<DemoState>(capacity: 10_000)
-let store = DemoStore(initialState: DemoState(), interceptors: [recorder.interceptor])
+let store = DemoStore(initialState: DemoState())
+try recorder.attach(to: store)
 let inspector: Inspector
 do {
   inspector = try await store.inspect(recorder: recorder, port: port)

@@ -12,13 +12,13 @@ import Testing
     for amount in 1...25 { try await store.dispatch(Add(amount: amount)) }
     var feed = InspectorFeed(maximumBatch: 10)
     var sequences: [Int] = []
-    while let batch = feed.next(from: recorder.recording()) {
+    while let batch = feed.next(from: recorder) {
       #expect(batch.items.count <= 10)
       #expect(batch.dropped == 0)
       sequences += batch.items.map(\.id)
     }
     #expect(sequences == Array(1...25))
-    let none = feed.next(from: recorder.recording())
+    let none = feed.next(from: recorder)
     #expect(none == nil)
   }
 
@@ -27,13 +27,12 @@ import Testing
     let store = TotalStore(initialState: TotalState(), interceptors: [recorder.interceptor])
     for amount in 1...3 { try await store.dispatch(Add(amount: amount)) }
     var feed = InspectorFeed(maximumBatch: 100)
-    let firstBatch = feed.next(from: recorder.recording())
+    let firstBatch = feed.next(from: recorder)
     let first = try #require(firstBatch)
     #expect(first.items.map(\.id) == [1, 2, 3])
     for amount in 4...50 { try await store.dispatch(Add(amount: amount)) }
-    let recording = recorder.recording()
-    let oldest = try #require(recording.commits.first?.sequence)
-    let secondBatch = feed.next(from: recording)
+    let oldest = try #require(recorder.commits(after: 0).first?.sequence)
+    let secondBatch = feed.next(from: recorder)
     let second = try #require(secondBatch)
     #expect(second.dropped == oldest - 4)
     #expect(second.items.map(\.id) == Array(oldest...50))
@@ -46,14 +45,14 @@ import Testing
     let store = TotalStore(initialState: TotalState(), interceptors: [recorder.interceptor])
     await #expect(throws: Fail.self) { try await store.dispatch(AddThenFail()) }
     var feed = InspectorFeed(maximumBatch: 100)
-    let next = feed.next(from: recorder.recording())
+    let next = feed.next(from: recorder)
     let batch = try #require(next)
     let effect = try #require(batch.items.first { $0.kind == "sideEffect" })
     #expect(effect.type == "AddThenFail")
     #expect(effect.outcome?.hasPrefix("failed") == true)
     let commit = try #require(batch.items.first { $0.kind == "commit" })
     #expect(commit.cause == effect.id)
-    let none = feed.next(from: recorder.recording())
+    let none = feed.next(from: recorder)
     #expect(none == nil)
   }
 

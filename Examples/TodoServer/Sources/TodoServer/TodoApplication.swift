@@ -31,9 +31,10 @@ public struct TodoBackend: Sendable {
   ) throws -> TodoBackend {
     let database = try SQLiteTodoDatabase(path: path)
     let audit = auditLog.map { AuditLog(options: $0, sink: database, logger: logger) }
-    let store = makeTodoStore(
-      database: database,
-      interceptors: instrumentation.interceptors + audit.interceptors + (recorder.map { [$0.interceptor] } ?? []))
+    let store = makeTodoStore(database: database, interceptors: instrumentation.interceptors)
+    // The store writes its commits to the audit log's recorder and to `recorder` itself (no interceptor needed).
+    try audit?.attach(to: store)
+    try recorder?.attach(to: store)
     return TodoBackend(
       store: store, database: database, auditLog: audit,
       services: [StoreService(store: store, database: database, logger: logger)]
@@ -68,9 +69,15 @@ public struct TodoBackend: Sendable {
           tls: .disable),
       options: options, logger: logger)
     let audit = auditLog.map { AuditLog(options: $0, sink: database, logger: logger) }
-    let store = makeTodoStore(
-      database: database,
-      interceptors: instrumentation.interceptors + audit.interceptors + (recorder.map { [$0.interceptor] } ?? []))
+    let store = makeTodoStore(database: database, interceptors: instrumentation.interceptors)
+    // The store writes its commits to the audit log's recorder and to `recorder` itself (no interceptor needed). Both
+    // are new to this store, unless the caller passed a recorder that records another one.
+    do {
+      try audit?.attach(to: store)
+      try recorder?.attach(to: store)
+    } catch {
+      logger.error("The recorder passed to TodoBackend.postgres records another store: \(error)")
+    }
     return TodoBackend(
       store: store, database: database, auditLog: audit,
       services: [
@@ -85,9 +92,6 @@ public struct TodoBackend: Sendable {
 }
 
 extension AuditLog? {
-  /// The store's interceptors for the log: its recorder, which goes last.
-  fileprivate var interceptors: [StoreInterceptor] { map { [$0.interceptor] } ?? [] }
-
   /// The service that flushes the log.
   fileprivate func services(store: TodoStore, logger: Logger) -> [any Service] {
     map { [AuditLogService(auditLog: $0, store: store, logger: logger)] } ?? []

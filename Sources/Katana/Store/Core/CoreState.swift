@@ -35,6 +35,9 @@ struct CoreState<S: FeatureState, D: SideEffectDependencyContainer> {
   @usableFromInline private(set) var observers = Observers<S>()
   /// What every commit is handed to, besides observers: recorders and undo histories (``CommitHook``).
   @usableFromInline private(set) var commitHooks: [CommitHook<S>] = []
+  /// The logs of the recorders attached (``CommitLog``): each commit is appended to them in its own critical
+  /// section.
+  @usableFromInline private(set) var logs: [CommitLog<S>] = []
   /// The live state while the store shows a recorded one (time travel, ``StoreRecorder/travel(_:to:)``); nil
   /// while the store is live. While it is set, ``refusal(of:)`` refuses every item.
   @usableFromInline private(set) var live: S?
@@ -42,6 +45,10 @@ struct CoreState<S: FeatureState, D: SideEffectDependencyContainer> {
   /// nothing to refuse. The first branch of ``commit(_:touching:delivering:_:)``, kept as one stored flag so that the hot
   /// path reads one word; ``refreshQuiet()`` recomputes it wherever one of its inputs changes.
   @usableFromInline private(set) var quiet = false
+  /// Whether a commit concerns the recorders' logs and nobody else: the store is ready, live, and has logs and no
+  /// observer or hook. The second branch of ``commitIfQuiet(touching:item:widened:released:_:)``, which appends to
+  /// the logs in the fast paths' first critical section; kept by ``refreshQuiet()`` like ``quiet``.
+  @usableFromInline private(set) var onlyLogged = false
   /// The number of commits the store has made: every commit, whichever path made it, takes the next number.
   @usableFromInline private(set) var commitCount: UInt64 = 0
   var shutdownHandlers: [@Sendable () -> Void] = []
@@ -63,11 +70,17 @@ struct CoreState<S: FeatureState, D: SideEffectDependencyContainer> {
 
   /// Mirrors whether ``live`` is set, for readers that do not take the lock (``StoreCore/awayFlag``).
   let awayFlag: AtomicFlag
+  /// The type of the moves in time of this store's state (``TimeTravelCommand``): a commit checks its item's type
+  /// against it before the cast to ``TimeTravelMove`` (a protocol conformance lookup, which cost more than the rest of
+  /// a recorded commit). A move of another state type is an updater of another state type, refused as such.
+  @usableFromInline let moveType: ObjectIdentifier?
 
   init(state: S, tracksActivity: Bool, awayFlag: AtomicFlag) {
     self.state = state
     self.lifecycle = Lifecycle(tracksActivity: tracksActivity)
     self.awayFlag = awayFlag
+    func moveType<T: State>(_: T.Type) -> ObjectIdentifier { ObjectIdentifier(TimeTravelCommand<T>.self) }
+    self.moveType = (S.self as? any State.Type).map { moveType($0) }
   }
 
   mutating func makeID() -> UInt64 {
@@ -108,13 +121,18 @@ struct CoreState<S: FeatureState, D: SideEffectDependencyContainer> {
   ///   live), before anything changed; what `mutate` throws.
   @inlinable @inline(__always)
   mutating func commit(
-    _ item: (any Dispatchable)?, touching filter: ScopeCommitFilter?, delivering delivery: inout Commit<S>?,
+    _ item: () -> (any Dispatchable)?, touching filter: ScopeCommitFilter?, delivering delivery: inout Commit<S>?,
     _ mutate: (inout S) throws -> Bool
   ) throws -> CommitOutcome {
     var widened: [StateSubscriber<S>] = []
-    if let outcome = try commitIfQuiet(touching: filter, widened: &widened, mutate) {
+    var released: [CommitLogState<S>.Dropped] = []
+    if let outcome = try commitIfQuiet(touching: filter, item: item, widened: &widened, released: &released, mutate) {
       if case .deliver = outcome {
         delivery = .widened(state, to: widened)
+      } else if !released.isEmpty {
+        // What a full log dropped goes out with the commit, to release after unlocking.
+        delivery = Commit(old: nil, new: state, listeners: [], subscribers: [], record: nil, released: released)
+        return .deliver
       }
       return outcome
     }
@@ -129,20 +147,25 @@ struct CoreState<S: FeatureState, D: SideEffectDependencyContainer> {
   /// them out in `widened`, read in this critical section like the rest (so a subscriber registered after it is
   /// never delivered it); the state to deliver is the state after the commit, which the caller holds the turn for.
   ///
-  /// The fast paths call it on its own first (``StoreCore/applyIfIdle(touching:_:)``), so that the hot path of
+  /// The fast paths call it on its own first (``StoreCore/applyIfIdle(touching:item:_:)``), so that the hot path of
   /// every dispatch handles no ``Commit`` at all: a commit holds two copies of the state, and a function that may
   /// make one keeps them in memory, and copies, checks and destroys them through value witnesses (that made an
   /// awaited dispatch 3.6 times slower, a `send` 5.7 times, and a feature's commit with observers elsewhere 4 times).
   @inlinable @inline(__always)
   mutating func commitIfQuiet(
-    touching filter: ScopeCommitFilter?, widened: inout [StateSubscriber<S>], _ mutate: (inout S) throws -> Bool
+    touching filter: ScopeCommitFilter?, item: () -> (any Dispatchable)?, widened: inout [StateSubscriber<S>],
+    released: inout [CommitLogState<S>.Dropped], _ mutate: (inout S) throws -> Bool
   ) rethrows -> CommitOutcome? {
     if quiet {
       guard try mutate(&state) else { return .declined }
       commitCount &+= 1
       return .applied
     }
-    guard let filter, lifecycle.phase.isReady, commitHooks.isEmpty, live == nil, observers.concernNobody(filter)
+    if onlyLogged, filter == nil {
+      return try commitIfOnlyLogged(item, released: &released, mutate)
+    }
+    guard let filter, lifecycle.phase.isReady, commitHooks.isEmpty, logs.isEmpty, live == nil,
+      observers.concernNobody(filter)
     else { return nil }
     filter.widened = false
     guard try mutate(&state) else { return .declined }
@@ -152,22 +175,46 @@ struct CoreState<S: FeatureState, D: SideEffectDependencyContainer> {
     return .deliver
   }
 
+  /// The branch of ``commitIfQuiet(touching:item:widened:released:_:)`` for a store whose only concern is its recorders'
+  /// logs: commits `mutate` and appends `item` to each log, in this critical section; what a full log drops comes out
+  /// in `released`, to release after unlocking. Nil, having changed nothing, when the caller has no item, the item is
+  /// a move in time, or a log needs the state before the commit (after a reset): the noticed path handles those.
+  @inlinable
+  mutating func commitIfOnlyLogged(
+    _ item: () -> (any Dispatchable)?, released: inout [CommitLogState<S>.Dropped], _ mutate: (inout S) throws -> Bool
+  ) rethrows -> CommitOutcome? {
+    for log in logs where log.needsBase.isSet { return nil }
+    guard let item = item(), ObjectIdentifier(type(of: item)) != moveType else { return nil }
+    guard try mutate(&state) else { return .declined }
+    commitCount &+= 1
+    for log in logs {
+      if let dropped = log.record(item, before: nil, after: state) { released.append(dropped) }
+    }
+    return .applied
+  }
+
   /// ``commit(_:touching:delivering:_:)`` when someone is concerned: observers, hooks, a refusal, or a store that is not ready.
   @inlinable @inline(never)
   mutating func commitNoticed(
-    _ item: (any Dispatchable)?, touching filter: ScopeCommitFilter?, delivering delivery: inout Commit<S>?,
+    _ item: () -> (any Dispatchable)?, touching filter: ScopeCommitFilter?, delivering delivery: inout Commit<S>?,
     _ mutate: (inout S) throws -> Bool
   ) throws -> CommitOutcome {
     if let error = lifecycle.phase.dispatchError { throw error }
-    if !commitHooks.isEmpty || live != nil {
-      guard let item else { return .needsItem }
-      if let move = item as? any TimeTravelMove { return try move(&self, delivering: &delivery) }
+    var recorded: (any Dispatchable)?
+    if !commitHooks.isEmpty || !logs.isEmpty || live != nil {
+      guard let item = item() else { return .needsItem }
+      if ObjectIdentifier(type(of: item)) == moveType, let move = item as? any TimeTravelMove {
+        return try move(&self, delivering: &delivery)
+      }
       if let refusal = refusal(of: item) { throw refusal }
+      recorded = item
     }
     // Who is concerned is decided before the mutation, so that the old state is kept only if someone needs it
     // (keeping it makes the mutation copy what it touches).
     let concerned: [StateSubscriber<S>]
-    var needsOld = !observers.listeners.isEmpty || commitHooks.contains { $0.needsBefore.isSet }
+    var needsOld =
+      !observers.listeners.isEmpty || commitHooks.contains { $0.needsBefore.isSet }
+      || logs.contains { $0.needsBase.isSet }
     if let filter {
       filter.widened = false
       let subscribers = observers.subscribers(concerning: filter)
@@ -183,10 +230,21 @@ struct CoreState<S: FeatureState, D: SideEffectDependencyContainer> {
     // A change that reached beyond its scope's place (an element renamed through its own scope) goes to every
     // subscriber: read here, in the commit's own critical section, like the rest.
     let subscribers = filter?.widened == true ? observers.subscribers : concerned
-    // Hooks are only ever here with the item (see above).
-    let record = item.flatMap { commitHooks.isEmpty ? nil : CommitRecord(hooks: commitHooks, item: $0) }
-    guard !subscribers.isEmpty || !observers.listeners.isEmpty || record != nil else { return .applied }
-    delivery = Commit(old: old, new: state, listeners: observers.listeners, subscribers: subscribers, record: record)
+    // Hooks and logs are only ever here with the item (see above).
+    let record = recorded.flatMap { commitHooks.isEmpty ? nil : CommitRecord(hooks: commitHooks, item: $0) }
+    // What a full log drops is released by the caller, after unlocking, as part of the commit it delivers.
+    var released: [CommitLogState<S>.Dropped] = []
+    if let recorded {
+      for log in logs {
+        if let dropped = log.record(recorded, before: old, after: state) { released.append(dropped) }
+      }
+    }
+    guard !subscribers.isEmpty || !observers.listeners.isEmpty || record != nil || !released.isEmpty else {
+      return .applied
+    }
+    delivery = Commit(
+      old: old, new: state, listeners: observers.listeners, subscribers: subscribers, record: record,
+      released: released.isEmpty ? nil : released)
     return .deliver
   }
 
@@ -230,7 +288,9 @@ struct CoreState<S: FeatureState, D: SideEffectDependencyContainer> {
   /// Recomputes ``quiet`` after one of its inputs changed.
   @usableFromInline
   mutating func refreshQuiet() {
-    quiet = lifecycle.phase.isReady && observers.isEmpty && commitHooks.isEmpty && live == nil
+    let unobserved = lifecycle.phase.isReady && observers.isEmpty && commitHooks.isEmpty && live == nil
+    quiet = unobserved && logs.isEmpty
+    onlyLogged = unobserved && !logs.isEmpty
   }
 
   // MARK: - Observers and hooks
@@ -262,6 +322,15 @@ struct CoreState<S: FeatureState, D: SideEffectDependencyContainer> {
   /// Hands every later commit to `hook`, after the hooks attached before it.
   mutating func attach(_ hook: CommitHook<S>) {
     commitHooks.append(hook)
+    refreshQuiet()
+  }
+
+  /// Appends every later commit to `log`, reading the time on `clock`; the state now (once the store is ready) is
+  /// the state before the first commit logged.
+  mutating func attach(_ log: CommitLog<S>, store: ObjectIdentifier, clock: any Clock<Duration>) {
+    guard !logs.contains(where: { $0 === log }) else { return }
+    log.attach(store: store, clock: clock, state: lifecycle.phase.isReady ? state : nil)
+    logs.append(log)
     refreshQuiet()
   }
 

@@ -12,21 +12,25 @@ extension StoreCore {
   @inlinable @inline(never)
   func dispatchWithoutWaiting<U: StateUpdater>(_ updater: U) throws -> Bool where U.StateType == S {
     guard !hasInterceptors else { return false }
-    return try applyIfIdle(touching: nil) {
-      // Read under the store's lock: see ``checkCancellationAtArrival()``.
-      try Self.checkCancellationAtArrival()
-      updater.updateState(&$0)
-    }
+    return try applyIfIdle(
+      touching: nil, item: { updater },
+      {
+        // Read under the store's lock: see ``checkCancellationAtArrival()``.
+        try Self.checkCancellationAtArrival()
+        updater.updateState(&$0)
+      })
   }
 
   /// ``dispatchWithoutWaiting(_:)`` for a type-erased updater.
   @inline(never)
   func dispatchWithoutWaiting(erased updater: any AnyStateUpdater) throws -> Bool {
     guard !hasInterceptors else { return false }
-    return try applyIfIdle(touching: nil) {
-      try Self.checkCancellationAtArrival()
-      try Self.applyErased(updater, to: &$0)
-    }
+    return try applyIfIdle(
+      touching: nil, item: { updater },
+      {
+        try Self.checkCancellationAtArrival()
+        try Self.applyErased(updater, to: &$0)
+      })
   }
 
   /// Throws `CancellationError` if the calling task is cancelled. Called under the store's lock, where an
@@ -72,10 +76,11 @@ extension StoreCore {
   }
 
   /// Whether side effects may start right away, in the caller's task, without the lock: the store is
-  /// ready, live (not away in time, where ``CoreState/refusal(of:)`` refuses them) and has no interceptor.
+  /// ready, live (not away in time, where ``CoreState/refusal(of:)`` refuses them), has no interceptor and no
+  /// recorder (which records each side effect's start and end, ``recordingSideEffect(_:_:)``).
   @inlinable
   var sideEffectsStartDirectly: Bool {
-    !hasInterceptors && readyFlag.isSet && !awayFlag.isSet
+    !hasInterceptors && readyFlag.isSet && !awayFlag.isSet && !recordsEffects.isSet
   }
 
   /// Dispatches a side effect in the calling task and returns when its body returns.
@@ -115,11 +120,11 @@ extension StoreCore {
     _ effect: E, context: SideEffectContext<S, D>
   ) async throws where E.StateType == S, E.Dependencies == D {
     guard let chain = try await chainOnceSideEffectsMayStart(effect) else {
-      try await runBody { try await effect.sideEffect(context) }
+      try await recordingSideEffect(effect) { try await runBody { try await effect.sideEffect(context) } }
       return
     }
     let frame = TypedSideEffectFrame<E>(storeID: id, context: context, runner: sideEffectRunner)
-    try await DispatchFrame.withFrame(frame) { try await chain(effect) }
+    try await recordingSideEffect(effect) { try await DispatchFrame.withFrame(frame) { try await chain(effect) } }
     try await dispatchRedirects(frame.close().redirects, depth: 0)
   }
 
@@ -159,10 +164,10 @@ extension StoreCore {
     _ effect: R, context: any AnySideEffectContext
   ) async throws -> R.ReturnValue {
     guard let chain = try await chainOnceSideEffectsMayStart(effect) else {
-      return try await runBody { try await effect.sideEffect(context) }
+      return try await recordingSideEffect(effect) { try await runBody { try await effect.sideEffect(context) } }
     }
     let frame = ReturningSideEffectFrame<R>(storeID: id, context: context, runner: sideEffectRunner)
-    try await DispatchFrame.withFrame(frame) { try await chain(effect) }
+    try await recordingSideEffect(effect) { try await DispatchFrame.withFrame(frame) { try await chain(effect) } }
     let record = frame.close()
     try await dispatchRedirects(record.redirects, depth: 0)
     guard let value = record.value else {
@@ -269,10 +274,10 @@ extension StoreCore {
       let chain = try await chainOnceSideEffectsMayStart(item)
       let context = try makeContext()
       guard let chain else {
-        return try await runBody { try await effect.anySideEffect(context) }
+        return try await recordingSideEffect(item) { try await runBody { try await effect.anySideEffect(context) } }
       }
       let frame = SideEffectFrame(storeID: id, runner: sideEffectRunner)
-      try await DispatchFrame.withFrame(frame) { try await chain(item) }
+      try await recordingSideEffect(item) { try await DispatchFrame.withFrame(frame) { try await chain(item) } }
       let record = frame.close()
       try await dispatchRedirects(record.redirects, depth: depth)
       if let value = record.value { return value }
@@ -292,5 +297,52 @@ extension StoreCore {
       }
       _ = try await anyDispatch(item, depth: depth + 1)
     }
+  }
+}
+
+extension StoreCore {
+  // MARK: - Recorders
+
+  /// Appends every later commit to `log`, and records every later side effect in it.
+  func attach(_ log: CommitLog<S>) {
+    withLock { $0.attach(log, store: id, clock: configuration.clock) }
+    recordsEffects.set(true)
+  }
+
+  /// Runs a side effect's chain or body, `body`, recording its start, end and outcome in the logs of the recorders
+  /// attached: the one place where the store records side effects. Commits its task makes meanwhile (and side
+  /// effects it starts) name it as their cause.
+  ///
+  /// - Parameter item: The side effect as recorded (a ``ScopedDispatchable`` for one dispatched through a scope);
+  ///   made only if a recorder is attached.
+  @inlinable
+  nonisolated(nonsending) func recordingSideEffect<T>(
+    _ item: @autoclosure () -> any Dispatchable, _ body: nonisolated(nonsending) () async throws -> T
+  ) async throws -> T {
+    guard recordsEffects.isSet else { return try await body() }
+    return try await recordingSideEffect(item(), in: withLock { $0.logs }, body)
+  }
+
+  @usableFromInline
+  nonisolated(nonsending) func recordingSideEffect<T>(
+    _ item: any Dispatchable, in logs: [CommitLog<S>], _ body: nonisolated(nonsending) () async throws -> T
+  ) async throws -> T {
+    guard let first = logs.first else { return try await body() }
+    let cause = RecorderCause.current(on: self.id)
+    // Every log records the side effect under the first one's number, the one its commits name as their cause.
+    let number = first.startEffect(item, cause: cause)
+    for log in logs.dropFirst() { _ = log.startEffect(item, cause: cause, id: number) }
+    let value: T
+    do {
+      value = try await RecorderCause.local.withValue(RecorderCause.Bound(store: self.id, id: number)) {
+        try await body()
+      }
+    } catch {
+      let outcome: RecordedEffect.Outcome = error is CancellationError ? .cancelled : .failed(error)
+      for log in logs { log.endEffect(number, outcome: outcome) }
+      throw error
+    }
+    for log in logs { log.endEffect(number, outcome: .completed) }
+    return value
   }
 }

@@ -1,7 +1,7 @@
 // Returning state updaters: the value of `updateState` threaded out of the one commit of a dispatch.
 //
 // No route of its own: a returning updater takes the routes of every updater (the fast path
-// ``StoreCore/applyIfIdle(touching:_:)``, the mailbox and the interceptor chain through
+// ``StoreCore/applyIfIdle(touching:item:_:)``, the mailbox and the interceptor chain through
 // ``StoreCore/dispatchUpdaterWaitingForTurn(_:frame:apply:depth:)``, a scope's ``ScopeRoutes``), and so the one commit
 // transition; only the mutation it hands them differs: it keeps the value where the dispatch reads it once the route
 // has returned. A plain updater's dispatch is untouched and pays nothing for this.
@@ -50,10 +50,12 @@ extension StoreCore {
   where U.StateType == S {
     guard !hasInterceptors else { return nil }
     var value: U.ReturnValue?
-    let applied = try applyIfIdle(touching: nil) {
-      try Self.checkCancellationAtArrival()
-      value = updater.updateState(&$0)
-    }
+    let applied = try applyIfIdle(
+      touching: nil, item: { updater },
+      {
+        try Self.checkCancellationAtArrival()
+        value = updater.updateState(&$0)
+      })
     return try Returned(applied: applied, value, of: U.self)
   }
 }

@@ -3,20 +3,28 @@ extension StoreCore {
 
   /// The fast path of an updater dispatch: applies `mutate` right away if the store is ready and nothing is ahead
   /// in the mailbox, delivers the change, and returns true. One critical section, and no ``Commit`` at all when the
-  /// commit concerns nobody (``CoreState/commitIfQuiet(touching:widened:_:)``); otherwise the whole commit is made
+  /// commit concerns nobody (``CoreState/commitIfQuiet(touching:item:widened:released:_:)``); otherwise the whole commit is made
   /// in a second critical section (the first changed nothing). With a delivery to make, the turn is taken in the
   /// commit's critical section and released once the delivery is done, so that deliveries never overlap.
   ///
   /// Returns false, having changed nothing, if the caller must take the plain path: the store is busy (or not
-  /// running), or the commit needs its item (commit hooks, a refusal to decide), which a fast path does not build.
+  /// running), or the commit needs its item (commit hooks, recorders, a refusal to decide) and `item` gives none.
   ///
-  /// - Parameter filter: The observers a commit through a scope concerns (nil: every observer).
+  /// - Parameters:
+  ///   - filter: The observers a commit through a scope concerns (nil: every observer).
+  ///   - item: The item committed, as the store applies it, called only if the commit needs it (nil: the caller
+  ///     has none at hand, and takes the plain path then).
   @inlinable @inline(__always)
-  func applyIfIdle(touching filter: ScopeCommitFilter?, _ mutate: (inout S) throws -> Void) throws -> Bool {
+  func applyIfIdle(
+    touching filter: ScopeCommitFilter?, item: () -> (any Dispatchable)? = { nil }, _ mutate: (inout S) throws -> Void
+  ) throws -> Bool {
     var widened: [StateSubscriber<S>] = []
+    // What a full recorder's log drops in this commit: released when this function returns, after unlocking.
+    var released: [CommitLogState<S>.Dropped] = []
     let quietly = try withLockRunningUpdater { core -> Bool? in
       guard core.canTakeTurnNow else { return false }
-      let outcome = try core.commitIfQuiet(touching: filter, widened: &widened) { state in
+      let outcome = try core.commitIfQuiet(touching: filter, item: item, widened: &widened, released: &released) {
+        state in
         try mutate(&state)
         return true
       }
@@ -30,7 +38,7 @@ extension StoreCore {
       }
     }
     if !widened.isEmpty { deliverWidened(to: widened) }
-    guard let quietly else { return try applyNoticedIfIdle(touching: filter, mutate) }
+    guard let quietly else { return try applyNoticedIfIdle(touching: filter, item: item, mutate) }
     return quietly
   }
 
@@ -44,16 +52,18 @@ extension StoreCore {
     releaseTurn()
   }
 
-  /// ``applyIfIdle(touching:_:)`` for a commit that someone is concerned by: the whole commit transition, in one
+  /// ``applyIfIdle(touching:item:_:)`` for a commit that someone is concerned by: the whole commit transition, in one
   /// critical section. Kept out of line, so that the hot path above handles no ``Commit``.
   @inlinable @inline(never)
-  func applyNoticedIfIdle(touching filter: ScopeCommitFilter?, _ mutate: (inout S) throws -> Void) throws -> Bool {
+  func applyNoticedIfIdle(
+    touching filter: ScopeCommitFilter?, item: () -> (any Dispatchable)?, _ mutate: (inout S) throws -> Void
+  ) throws -> Bool {
     // The commit comes out through a captured variable (see ``CoreState/commit(_:touching:delivering:_:)``).
     var delivery: Commit<S>?
     let applied = try withLockRunningUpdater { core -> Bool in
       guard core.canTakeTurnNow else { return false }
       switch try core.commit(
-        nil, touching: filter, delivering: &delivery,
+        item, touching: filter, delivering: &delivery,
         { state in
           try mutate(&state)
           return true
@@ -81,7 +91,7 @@ extension StoreCore {
   ) throws {
     var delivery: Commit<S>?
     try withLockRunningUpdater { core in
-      _ = try core.commit(item, touching: filter, delivering: &delivery) { state in
+      _ = try core.commit({ item }, touching: filter, delivering: &delivery) { state in
         try mutate(&state)
         return true
       }
@@ -421,7 +431,7 @@ extension StoreCore {
       core -> (Result<CommitOutcome, any Error>, Resumption<CoreState<S, D>.Waiter>?) in
       try core.enterNext(item, frame: frame)
       let result = Result {
-        try core.commit(item, touching: nil, delivering: &delivery) { state in
+        try core.commit({ item }, touching: nil, delivering: &delivery) { state in
           frame.applyIfDispatchedType(item, &state)
         }
       }
@@ -442,19 +452,23 @@ extension StoreCore {
     }
   }
 
-  /// ``handleInUpdaterChain(_:frame:)`` for the opaque chain (``OpaqueChain``): a commit that concerns nobody (the store
-  /// is ``CoreState/quiet``) enters the call, commits and ends it in one critical section, and handles no ``Commit``
+  /// ``handleInUpdaterChain(_:frame:)`` for the opaque chain (``OpaqueChain``): a commit that concerns nobody but the
+  /// state and the recorders' logs (``CoreState/commitIfQuiet(touching:item:widened:released:_:)``) enters the call,
+  /// commits and ends it in one critical section, and handles no ``Commit``
   /// (a commit holds two copies of the state, copied and destroyed through value witnesses: about 4% of a dispatch
   /// through one interceptor); any other goes on in ``commitNoticedInNext(_:frame:)``, a second critical section.
   /// The plain chain's end keeps ``handleInUpdaterChain(_:frame:)``, its twin (STYLE 11).
   @inlinable
   func handleQuietlyInUpdaterChain(_ item: any Dispatchable, frame: UpdaterFrame<S>) throws {
     var widened: [StateSubscriber<S>] = []
+    // What a full recorder's log drops in this commit: released when this function returns, after unlocking.
+    var released: [CommitLogState<S>.Dropped] = []
     let (quietly, resumption) = try withLockRunningUpdater {
       core -> (CommitOutcome?, Resumption<CoreState<S, D>.Waiter>?) in
       try core.enterNext(item, frame: frame)
       // Without a scope's filter, `widened` stays empty.
-      let outcome = core.commitIfQuiet(touching: nil, widened: &widened) { state in
+      let outcome = core.commitIfQuiet(touching: nil, item: { item }, widened: &widened, released: &released) {
+        state in
         frame.applyIfDispatchedType(item, &state)
       }
       switch outcome {
@@ -478,7 +492,7 @@ extension StoreCore {
     let (result, resumption) = withLockRunningUpdater {
       core -> (Result<CommitOutcome, any Error>, Resumption<CoreState<S, D>.Waiter>?) in
       let result = Result {
-        try core.commit(item, touching: nil, delivering: &delivery) { state in
+        try core.commit({ item }, touching: nil, delivering: &delivery) { state in
           frame.applyIfDispatchedType(item, &state)
         }
       }
@@ -534,7 +548,7 @@ extension StoreCore {
       var delivery: Commit<S>?
       try withLockRunningUpdater { core in
         guard core.isInNext(frame) else { throw StoreError.nextCalledOutOfScope(typeName(of: item)) }
-        _ = try core.commit(item, touching: nil, delivering: &delivery) { state in
+        _ = try core.commit({ item }, touching: nil, delivering: &delivery) { state in
           try Self.applyErased(updater, to: &state)
           return true
         }

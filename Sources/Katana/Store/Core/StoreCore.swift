@@ -16,7 +16,7 @@
 /// How it is built, so that its synchronisation can be checked:
 /// - **façade → one route → one transition → deliver.** ``Store``, ``ScopedStore`` and ``SideEffectContext`` are
 ///   façades. Every state updater, typed or type-erased, at the root or through a scope (whose routes lift it to the
-///   root's state), takes one of three routes: applied at once on an idle store (``applyIfIdle(touching:_:)``),
+///   root's state), takes one of three routes: applied at once on an idle store (``applyIfIdle(touching:item:_:)``),
 ///   awaited in the mailbox (``dispatchUpdaterWaitingForTurn(_:frame:apply:depth:)``), or sent as a job
 ///   (``enqueueUpdater(_:apply:frame:)``; a type-erased send's handle reads the same job's storage). Whatever the
 ///   route, and whoever makes the commit (the interceptor chain's final `next`, a replay, a move in time, an undo), it
@@ -56,6 +56,9 @@ final class StoreCore<S: FeatureState, D: SideEffectDependencyContainer>: @unche
   /// lets side effects start directly only while it is clear, and ``StoreRecorder/isAwayFromLive`` answer,
   /// without the lock.
   @usableFromInline let awayFlag: AtomicFlag
+  /// Set once a ``StoreRecorder`` is attached: side effects then start through the path that records them
+  /// (``recordingSideEffect(_:_:)``). Read without the lock.
+  @usableFromInline let recordsEffects = AtomicFlag()
   /// Per-store objects attached by store features, keyed by their type. A lock of their own, so that store
   /// features reach them from anywhere, including from inside a state updater.
   let attachments = Locked<[ObjectIdentifier: any Sendable]?>([:])

@@ -75,7 +75,16 @@ public actor AuditLog {
       capacity: max(1, options.maximumPendingCommits), checkpointInterval: max(1, options.checkpointInterval))
   }
 
-  /// The interceptor that records the store's commits: the last of the store's interceptors.
+  /// Makes `store` write its commits to this log's recorder (``StoreRecorder/attach(to:)``): call it once, right
+  /// after making the store.
+  ///
+  /// - Throws: `RecorderError.anotherStore` if this log already records another store.
+  public nonisolated func attach(to store: TodoStore) throws {
+    try recorder.attach(to: store)
+  }
+
+  /// The older way to record the store's commits: an interceptor, the last of the store's interceptors. Prefer
+  /// ``attach(to:)``, which keeps the store's fast paths.
   public nonisolated var interceptor: StoreInterceptor { recorder.interceptor }
 
   /// Drains the commits `store` made since the last flush and writes every entry not written yet, in order.

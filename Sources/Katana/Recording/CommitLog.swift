@@ -1,0 +1,262 @@
+/// What a ``StoreRecorder`` keeps, written by the store itself: each commit, appended by the one commit transition
+/// (``CoreState/commit(_:touching:delivering:_:)``) in the commit's own critical section, and each side effect's
+/// start and end, written by the store where it runs the side effect (``StoreCore/recordingSideEffect(_:_:)``).
+///
+/// A commit costs a fixed-size entry (sequence, time, updater, cause) appended to a chunk reserved for `interval`
+/// commits, plus, every `interval` commits, a checkpoint (the state after it, shared with the store's copy-on-write
+/// storage), which closes the chunk. The transition takes the log's lock inside the store's (readers take the log's
+/// alone, so the order is always store, then log). Nothing is released under either lock: a full log hands its
+/// oldest chunk back to the transition, which hands it to the caller to release after unlocking.
+///
+/// The log reads the time on the store's clock in the critical section only when that clock runs no user code
+/// (``RecorderTimeSource``); for any other clock it reads `ContinuousClock`.
+@usableFromInline
+final class CommitLog<S: FeatureState>: @unchecked Sendable {
+  // Sendable: mutable state lives in `storage`, behind its lock; the rest is immutable or atomic.
+
+  @usableFromInline let capacity: Int
+  @usableFromInline let interval: Int
+  @usableFromInline let storage: LockedBuffer<CommitLogState<S>>
+  /// Whether the next commit must hand over the state before it (the log has no base since a reset, or was
+  /// attached to a store still starting): the transition then keeps the old state for it. Read without the lock.
+  @usableFromInline let needsBase = AtomicFlag(true)
+
+  init(capacity: Int, interval: Int) {
+    self.capacity = capacity
+    self.interval = interval
+    storage = LockedBuffer.make(CommitLogState())
+  }
+
+  /// Appends `item`'s commit (called by the commit transition, under the store's lock, once the state is `after`);
+  /// returns what a full log dropped, to release after unlocking.
+  @inlinable
+  func record(_ item: any Dispatchable, before: S?, after: S) -> CommitLogState<S>.Dropped? {
+    storage.withLock { log in
+      log.append(
+        item, cause: RecorderCause.current(on: log.store), before: before, after: after, interval: interval,
+        capacity: capacity, needsBase: needsBase)
+    }
+  }
+
+  /// Sets the store and its clock the log follows, and its state at attachment (nil while it is starting): the
+  /// state before the first commit logged. Called under the store's lock.
+  func attach(store: ObjectIdentifier, clock: any Clock<Duration>, state: S?) {
+    storage.withLock { log in
+      log.store = store
+      log.timer = recorderTimer(clock)
+      if log.base == nil, let state {
+        log.base = state
+        needsBase.set(false)
+      }
+    }
+  }
+
+  /// Starts recording a side effect, under number `id` if given (the next of the log's own otherwise); returns its
+  /// number.
+  @usableFromInline
+  func startEffect(_ item: any Dispatchable, cause: Int?, id: Int? = nil) -> Int {
+    let dropped = storage.withLock { log -> (Int, RecordedEffect?) in
+      log.startEffect(item, cause: cause, id: id, capacity: capacity)
+    }
+    // A dropped side effect (a user value) is released outside the lock.
+    return withExtendedLifetime(dropped.1) { dropped.0 }
+  }
+
+  /// Records how the side effect `id` ended.
+  @usableFromInline
+  func endEffect(_ id: Int, outcome: RecordedEffect.Outcome) {
+    storage.withLock { log in
+      guard log.effects[id] != nil else { return }
+      let end = log.now()
+      log.effects[id]?.end = end
+      log.effects[id]?.outcome = outcome
+      log.effectVersion += 1
+      log.effectStamps[id] = log.effectVersion
+    }
+  }
+}
+
+/// What a ``CommitLog`` holds, under its lock.
+@usableFromInline
+struct CommitLogState<S: FeatureState> {
+  /// The state before the oldest commit kept; nil until the store hands it over.
+  @usableFromInline var base: S?
+  /// The commits kept, oldest first, in chunks that each end at a checkpoint (but the last, still filling): a
+  /// chunk is reserved once, for `interval` commits, and dropping the oldest commits up to the oldest checkpoint
+  /// drops the first chunk whole (it is handed out as it is, never copied, to release after unlocking).
+  @usableFromInline var chunks: [ContiguousArray<RecordedCommit>] = []
+  /// Whether the last chunk ended at a checkpoint: the next commit starts a new one.
+  @usableFromInline var lastChunkClosed = true
+  /// The number of commits kept.
+  @usableFromInline var count = 0
+  /// The kept states, by commit number, oldest first: the last commit of each closed chunk.
+  @usableFromInline var checkpoints: [(sequence: Int, state: S)] = []
+  /// The number the next commit takes.
+  @usableFromInline var nextSequence = 1
+  /// Reads the store's clock, as the time since the log was attached.
+  @usableFromInline var timer: (@Sendable () -> Duration)?
+  /// The store the log is attached to: the side effects that cause its commits are that store's.
+  @usableFromInline var store: ObjectIdentifier?
+  /// Side effects by id, and their ids in the order they started (from `effectStart`).
+  var effects: [Int: RecordedEffect] = [:]
+  var effectOrder: [Int] = []
+  var effectStart = 0
+  var nextEffectID = 1
+  /// Counts the side effects' starts and ends; `effectStamps` holds, for each side effect kept, the count at its
+  /// latest (``StoreRecorder/effects(changedSince:)``).
+  var effectVersion = 0
+  var effectStamps: [Int: Int] = [:]
+
+  @usableFromInline init() {}
+
+  /// What a full log drops, released by the caller after unlocking.
+  @usableFromInline
+  struct Dropped {
+    @usableFromInline var commits: ContiguousArray<RecordedCommit>
+    @usableFromInline var base: S?
+
+    @inlinable init(commits: ContiguousArray<RecordedCommit>, base: S?) {
+      self.commits = commits
+      self.base = base
+    }
+  }
+
+  @inlinable
+  func now() -> Duration {
+    timer?() ?? .zero
+  }
+
+  /// The commits kept, oldest first.
+  var commits: [RecordedCommit] {
+    commits(after: nil)
+  }
+
+  /// The commits kept whose number is above `sequence` (all of them for nil), oldest first: a copy of those entries
+  /// only.
+  func commits(after sequence: Int?) -> [RecordedCommit] {
+    var result: [RecordedCommit] = []
+    // Numbers are consecutive across the chunks: skip whole chunks, then the start of the first one read.
+    var skip = 0
+    if let sequence, let first = chunks.first?.first?.sequence, sequence >= first {
+      skip = min(count, sequence - first + 1)
+    }
+    result.reserveCapacity(count - skip)
+    for chunk in chunks {
+      guard skip < chunk.count else {
+        skip -= chunk.count
+        continue
+      }
+      result.append(contentsOf: chunk[(chunk.startIndex + skip)...])
+      skip = 0
+    }
+    return result
+  }
+
+  /// Appends a commit, with the state before it if the log has no base yet, and the state after it.
+  @inlinable
+  mutating func append(
+    _ item: any Dispatchable, cause: Int?, before: S?, after: S, interval: Int, capacity: Int, needsBase: AtomicFlag
+  ) -> Dropped? {
+    let sequence = nextSequence
+    nextSequence = sequence &+ 1
+    if base == nil {
+      needsBase.set(false)
+      guard let before else {
+        // Reset while this commit was being made: the recording starts after it (numbers count every commit the
+        // log saw).
+        base = after
+        return nil
+      }
+      base = before
+    }
+    if lastChunkClosed {
+      var chunk = ContiguousArray<RecordedCommit>()
+      chunk.reserveCapacity(min(interval, capacity + 1))
+      chunks.append(chunk)
+      lastChunkClosed = false
+    }
+    chunks[chunks.count - 1].append(RecordedCommit(sequence: sequence, time: now(), updater: item, cause: cause))
+    count += 1
+    if sequence % interval == 0 {
+      checkpoints.append((sequence, after))
+      lastChunkClosed = true
+    }
+    guard count > capacity, !checkpoints.isEmpty else { return nil }
+    // Drop the oldest commits up to the oldest checkpoint (the end of the first chunk), whose state becomes the base.
+    let checkpoint = checkpoints.removeFirst()
+    let chunk = chunks.removeFirst()
+    count -= chunk.count
+    let dropped = Dropped(commits: chunk, base: base)
+    base = checkpoint.state
+    return dropped
+  }
+
+  /// Empties the log, keeping its numbering; hands back what it held, to release after unlocking.
+  mutating func reset(base newBase: S?) -> CommitLogState<S> {
+    var fresh = CommitLogState()
+    fresh.nextSequence = nextSequence
+    fresh.nextEffectID = nextEffectID
+    fresh.effectVersion = effectVersion
+    fresh.timer = timer
+    fresh.store = store
+    fresh.base = newBase
+    swap(&fresh, &self)
+    return fresh
+  }
+
+  /// Carries the side effects of `old` still running into this log.
+  mutating func carryRunningEffects(from old: CommitLogState<S>) {
+    for id in old.effectOrder[old.effectStart...] where old.effects[id]?.outcome == nil {
+      effects[id] = old.effects[id]
+      effectStamps[id] = old.effectStamps[id]
+      effectOrder.append(id)
+    }
+  }
+
+  /// The side effects kept, in the order they started.
+  var keptEffects: [RecordedEffect] {
+    effectOrder[effectStart...].compactMap { effects[$0] }
+  }
+
+  mutating func startEffect(_ item: any Dispatchable, cause: Int?, id given: Int?, capacity: Int) -> (
+    Int, RecordedEffect?
+  ) {
+    let id = given ?? nextEffectID
+    nextEffectID = max(nextEffectID, id &+ 1)
+    effects[id] = RecordedEffect(id: id, sideEffect: item, cause: cause, start: now())
+    effectVersion += 1
+    effectStamps[id] = effectVersion
+    effectOrder.append(id)
+    var dropped: RecordedEffect?
+    if effectOrder.count - effectStart > capacity {
+      effectStamps[effectOrder[effectStart]] = nil
+      dropped = effects.removeValue(forKey: effectOrder[effectStart])
+      effectStart += 1
+      if effectStart > capacity {
+        effectOrder.removeFirst(effectStart)
+        effectStart = 0
+      }
+    }
+    return (id, dropped)
+  }
+}
+
+/// How a recorder reads the time on a store's clock: in the commit's critical section, so only for clocks whose
+/// `now` runs no user code.
+package protocol RecorderTimeSource: Clock<Duration> {}
+
+extension ContinuousClock: RecorderTimeSource {}
+extension SuspendingClock: RecorderTimeSource {}
+
+/// A function that reads `clock` (if it is a ``RecorderTimeSource``, `ContinuousClock` otherwise) as the time since
+/// now.
+func recorderTimer(_ clock: any Clock<Duration>) -> @Sendable () -> Duration {
+  func opened<C: Clock<Duration>>(_ clock: C) -> @Sendable () -> Duration {
+    let start = clock.now
+    return { start.duration(to: clock.now) }
+  }
+  // The usual clock, read by specialised code.
+  if clock is ContinuousClock { return opened(ContinuousClock()) }
+  guard let trusted = clock as? any RecorderTimeSource else { return opened(ContinuousClock()) }
+  return opened(trusted)
+}

@@ -1,0 +1,204 @@
+import Foundation
+import Katana
+import KatanaTestSupport
+import Testing
+
+/// Counts its releases: what a recorder drops must be released, not kept.
+final class RecReleaseCounter: Sendable {
+  let released = LockedValue(0)
+}
+
+final class RecTracked: Sendable {
+  let counter: RecReleaseCounter
+  init(_ counter: RecReleaseCounter) { self.counter = counter }
+  deinit { counter.released.withLock { $0 += 1 } }
+}
+
+/// Adds one, holding an object whose release is counted.
+struct RecTrackedAdd: StateUpdater {
+  let tracked: RecTracked
+  func updateState(_ state: inout RecCounterState) { state.count += 1 }
+}
+
+/// Returns the count after adding `amount`.
+struct RecAddReturning: ReturningStateUpdater {
+  let amount: Int
+  func updateState(_ state: inout RecCounterState) -> Int {
+    state.count += amount
+    return state.count
+  }
+}
+
+/// Opens `started`, waits until `gate` opens, then adds one.
+struct RecWaitThenAdd: SideEffect {
+  let started: Gate
+  let gate: Gate
+  func sideEffect(_ context: SideEffectContext<RecCounterState, EmptySideEffectDependencyContainer>) async throws {
+    started.open()
+    await gate.waitIgnoringCancellation()
+    try await context.dispatch(RecAdd(amount: 1))
+  }
+}
+
+/// Adds one on its own store, then on `other`.
+struct RecDispatchElsewhere: SideEffect {
+  let other: RecStore
+  func sideEffect(_ context: SideEffectContext<RecCounterState, EmptySideEffectDependencyContainer>) async throws {
+    try await context.dispatch(RecAdd(amount: 1))
+    try await other.dispatch(RecAdd(amount: 1))
+  }
+}
+
+@Suite("StoreRecorder.attach(to:): a recorder without an interceptor", .timeLimit(.minutes(3)))
+struct AttachedRecorderTests {
+  /// A store with a recorder and nothing else (no observer, no interceptor) commits on its fast paths, which must
+  /// hand every commit to the recorder: each way in is recorded, in order, and the recording replays to the state.
+  @Test func everyWayIn_onAStoreWithOnlyARecorder_isRecorded_andReplays() async throws {
+    let recorder = StoreRecorder<RecCounterState>()
+    let store = RecStore(initialState: RecCounterState())
+    try recorder.attach(to: store)
+    try await store.dispatch(RecAdd(amount: 1))
+    _ = try await store.anyDispatch(RecAdd(amount: 2))
+    _ = await store.send(RecAdd(amount: 3)).result
+    _ = await store.anySend(RecAdd(amount: 4)).result
+    #expect(try await store.dispatch(RecAddReturning(amount: 5)) == 15)
+    try await store.scope(\.cart, dependencies: \.self).dispatch(FeatAddToCart(value: 6))
+    try await store.dispatch(RecAddAll(amounts: [7, 8]))
+    let recording = recorder.recording()
+    #expect(recording.commits.map(\.sequence) == Array(1...8))
+    #expect(recording.commits.compactMap { ($0.base as? RecAdd)?.amount } == [1, 2, 3, 4, 7, 8])
+    #expect(recording.commits[5].scope != nil)
+    #expect(try recording.replayedState() == store.state)
+    // The side effect is recorded, and its two commits name it as their cause; the others have none.
+    #expect(recording.effects.count == 1)
+    let effect = try #require(recording.effects.first)
+    #expect(effect.sideEffect is RecAddAll && effect.outcome.map { "\($0)" } == "completed")
+    #expect(recording.commits.map(\.cause) == [nil, nil, nil, nil, nil, nil, effect.id, effect.id])
+  }
+
+  /// Many commits from several tasks at once, on a store with only a recorder (each commit on whichever path its
+  /// arrival finds: at once, or after waiting for its turn): every one is recorded, numbered in commit order, and
+  /// the recording replays to the store's state.
+  @Test func concurrentCommits_areAllRecorded_inCommitOrder() async throws {
+    let recorder = StoreRecorder<RecCounterState>(capacity: 100_000, checkpointInterval: 64)
+    let store = RecStore(initialState: RecCounterState())
+    try recorder.attach(to: store)
+    try await withThrowingTaskGroup(of: Void.self) { group in
+      for task in 0..<4 {
+        group.addTask {
+          for index in 0..<500 {
+            if index % 2 == 0 {
+              try await store.dispatch(RecAdd(amount: task))
+            } else {
+              _ = await store.send(RecAdd(amount: task)).result
+            }
+          }
+        }
+      }
+      try await group.waitForAll()
+    }
+    let recording = recorder.recording()
+    // Compared by count and gaps, so that a failure reads in one line.
+    #expect(recording.commits.count == 2_000)
+    let gaps = zip(recording.commits, recording.commits.dropFirst()).filter { $1.sequence != $0.sequence + 1 }
+    #expect(gaps.isEmpty, "numbers skipped after \(gaps.prefix(3).map(\.0.sequence))")
+    #expect(try recording.replayedState() == store.state)
+    #expect(recording.commits.compactMap { ($0.updater as? RecAdd)?.amount } == store.state.history)
+  }
+
+  /// Attached later, the recorder starts from the store's state then.
+  @Test func attachedLater_startsFromTheStateThen() async throws {
+    let store = RecStore(initialState: RecCounterState())
+    try await store.dispatch(RecAdd(amount: 1))
+    let recorder = StoreRecorder<RecCounterState>()
+    try recorder.attach(to: store)
+    try await store.dispatch(RecAdd(amount: 2))
+    let recording = recorder.recording()
+    #expect(recording.initialState.count == 1)
+    #expect(recording.commits.count == 1)
+    #expect(try recording.replayedState() == store.state)
+  }
+
+  /// A recorder follows one store: attaching it to the same store again does nothing, to another throws.
+  @Test func attach_followsOneStore() async throws {
+    let recorder = StoreRecorder<RecCounterState>()
+    let store = RecStore(initialState: RecCounterState())
+    try recorder.attach(to: store)
+    try recorder.attach(to: store)
+    try await store.dispatch(RecAdd(amount: 1))
+    #expect(recorder.recording().commits.count == 1)
+    let other = RecStore(initialState: RecCounterState())
+    #expect {
+      try recorder.attach(to: other)
+    } throws: { error in
+      guard case RecorderError.anotherStore = error else { return false }
+      return true
+    }
+  }
+
+  /// `commits(after:)` reads only what came after the number asked for, in order; after the recorder dropped
+  /// commits, the first one read is past the gap.
+  @Test func commitsAfter_readsOnlyWhatIsNew() async throws {
+    let recorder = StoreRecorder<RecCounterState>(capacity: 10, checkpointInterval: 5)
+    let store = RecStore(initialState: RecCounterState())
+    try recorder.attach(to: store)
+    for amount in 1...4 { try await store.dispatch(RecAdd(amount: amount)) }
+    #expect(recorder.commits(after: 0).map(\.sequence) == [1, 2, 3, 4])
+    #expect(recorder.commits(after: 2).map(\.sequence) == [3, 4])
+    #expect(recorder.commits(after: 4).isEmpty)
+    #expect(recorder.commits(after: 99).isEmpty)
+    for amount in 5...13 { try await store.dispatch(RecAdd(amount: amount)) }
+    // 11 commits made the recorder drop up to its oldest checkpoint (5): it keeps 6...13.
+    #expect(recorder.commits(after: 2).map(\.sequence) == Array(6...13))
+    #expect(recorder.commits(after: 9).map(\.sequence) == [10, 11, 12, 13])
+    #expect(recorder.recording().commits.map(\.sequence) == Array(6...13))
+    #expect(try recorder.recording().replayedState() == store.state)
+  }
+
+  /// `effects(changedSince:)` reads the side effects that started or ended since the last read.
+  @Test func effectsChangedSince_readsWhatStartedOrEnded() async throws {
+    let recorder = StoreRecorder<RecCounterState>()
+    let store = RecStore(initialState: RecCounterState())
+    try recorder.attach(to: store)
+    try await store.dispatch(RecAddAll(amounts: [1]))
+    let (started, gate) = (Gate(), Gate())
+    let running = store.send(RecWaitThenAdd(started: started, gate: gate))
+    await started.waitIgnoringCancellation()
+    try await store.dispatch(RecAddAll(amounts: [2]))
+    // 1 ended, 2 runs (waiting), 3 ended.
+    let (all, version) = recorder.effects(changedSince: 0)
+    #expect(all.map(\.id) == [1, 2, 3])
+    #expect(all.map { $0.outcome == nil } == [false, true, false])
+    #expect(recorder.effects(changedSince: version).effects.isEmpty)
+    gate.open()
+    _ = await running.result
+    // Only 2 changed since: it ended.
+    let (changed, later) = recorder.effects(changedSince: version)
+    #expect(changed.map(\.id) == [2] && changed.first?.outcome != nil)
+    #expect(recorder.effects(changedSince: later).effects.isEmpty)
+    #expect(recorder.recording().commits.last?.cause == 2)
+  }
+
+  /// A side effect of one store that dispatches to another is no cause there: the other store's commit has none.
+  @Test func aSideEffectOfAnotherStore_isNoCause() async throws {
+    let (first, second) = (StoreRecorder<RecCounterState>(), StoreRecorder<RecCounterState>())
+    let (one, other) = (RecStore(initialState: RecCounterState()), RecStore(initialState: RecCounterState()))
+    try first.attach(to: one)
+    try second.attach(to: other)
+    try await one.dispatch(RecDispatchElsewhere(other: other))
+    #expect(first.recording().commits.map(\.cause) == [1])
+    #expect(second.recording().commits.map(\.cause) == [nil])
+  }
+
+  /// A full recorder releases what it drops (the updaters of the commits before its new initial state).
+  @Test func droppedCommits_areReleased() async throws {
+    let counter = RecReleaseCounter()
+    let recorder = StoreRecorder<RecCounterState>(capacity: 10, checkpointInterval: 5)
+    let store = RecStore(initialState: RecCounterState())
+    try recorder.attach(to: store)
+    for _ in 0..<11 { try await store.dispatch(RecTrackedAdd(tracked: RecTracked(counter))) }
+    #expect(counter.released.withLock { $0 } == 5)
+    recorder.reset()
+    #expect(counter.released.withLock { $0 } == 11)
+  }
+}

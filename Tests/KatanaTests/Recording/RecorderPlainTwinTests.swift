@@ -1,0 +1,81 @@
+import Foundation
+import KatanaTestSupport
+import Testing
+
+@testable import Katana
+
+/// STYLE 11: the recorder's fast path (a commit that concerns only the recorders appended in the fast path's first
+/// critical section, ``CoreState/commitIfOnlyLogged(_:released:_:)``) against its plain twin, the same store with
+/// `forcesPlainPath` (every commit through the interceptor chain and the noticed commit transition), on the same
+/// seeded sequences of every way in.
+/// Sends `amounts` from its own task, and waits for each.
+struct RecSendAll: SideEffect {
+  let amounts: [Int]
+  func sideEffect(_ context: SideEffectContext<RecCounterState, EmptySideEffectDependencyContainer>) async throws {
+    for amount in amounts { try await context.send(RecAdd(amount: amount)).value }
+  }
+}
+
+@Suite("StoreRecorder: the fast path against its plain twin", .timeLimit(.minutes(3)))
+struct RecorderPlainTwinTests {
+  /// What a recording says, in a form two runs compare: each commit's number, updater and cause, each side effect's
+  /// number, type, cause and outcome, and the states it replays to.
+  struct Summary: Equatable {
+    var commits: [String] = []
+    var effects: [String] = []
+    var replayed: RecCounterState?
+    var initial: RecCounterState?
+  }
+
+  static func summary(_ recording: Recording<RecCounterState>) -> Summary {
+    Summary(
+      commits: recording.commits.map { "\($0.sequence) \($0.base) scope:\($0.scope != nil) cause:\($0.cause ?? 0)" },
+      effects: recording.effects.map {
+        "\($0.id) \(type(of: $0.sideEffect)) cause:\($0.cause ?? 0) \($0.outcome.map { "\($0)" } ?? "running")"
+      },
+      replayed: try? recording.replayedState(), initial: recording.initialState)
+  }
+
+  /// Runs `steps` operations chosen by `seed`, one after another, on a store with a recorder; returns the drained
+  /// recordings and the last one.
+  static func run(seed: UInt64, steps: Int, plain: Bool) async throws -> [Summary] {
+    var configuration = StoreConfiguration()
+    configuration.forcesPlainPath = plain
+    let store = RecStore(initialState: RecCounterState(), configuration: configuration)
+    let recorder = StoreRecorder<RecCounterState>(capacity: 40, checkpointInterval: 8)
+    try recorder.attach(to: store)
+    var generator = SeededGenerator(seed: seed)
+    var summaries: [Summary] = []
+    for step in 0..<steps {
+      let amount = step % 7
+      switch generator.next() % 10 {
+      case 0: try await store.dispatch(RecAdd(amount: amount))
+      case 1: _ = try await store.anyDispatch(RecAdd(amount: amount))
+      case 2: _ = await store.send(RecAdd(amount: amount)).result
+      case 3: _ = await store.anySend(RecAdd(amount: amount)).result
+      case 4: _ = try await store.dispatch(RecAddReturning(amount: amount))
+      case 5: try await store.scope(\.cart, dependencies: \.self).dispatch(FeatAddToCart(value: amount))
+      case 6: try await store.dispatch(RecAddAll(amounts: [amount, amount + 1]))
+      case 7:
+        if generator.next() % 2 == 0 {
+          _ = try? await store.dispatch(RecFailingEffect())
+        } else {
+          // Sent from a side effect: the sender is the cause, whether the store applies it at once or later.
+          try await store.dispatch(RecSendAll(amounts: [amount, amount + 2]))
+        }
+      case 8: summaries.append(summary(try await recorder.drain(store)))
+      default: recorder.reset()
+      }
+    }
+    summaries.append(summary(recorder.recording()))
+    return summaries
+  }
+
+  @Test(arguments: 0..<40)
+  func fastPath_recordsWhatThePlainPathRecords(seed: Int) async throws {
+    let fast = try await Self.run(seed: UInt64(seed) &+ 1, steps: 120, plain: false)
+    let plain = try await Self.run(seed: UInt64(seed) &+ 1, steps: 120, plain: true)
+    #expect(fast == plain)
+    #expect(fast.allSatisfy { $0.replayed != nil })
+  }
+}
