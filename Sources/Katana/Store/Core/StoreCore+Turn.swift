@@ -158,7 +158,8 @@ extension StoreCore {
         return (redirects, core.releaseTurn(byPump: false))
       }
     }
-    recycled = nil
+    // What recycling displaced (user values among them) is released here, after unlocking.
+    withExtendedLifetime(recycled) {}
     if !actions.isEmpty {
       perform(actions)
     }
