@@ -159,7 +159,7 @@ extension StoreCore {
       }
     }
     // What recycling displaced (user values among them) is released here, after unlocking.
-    withExtendedLifetime(recycled) {}
+    recycled.map { _ in }
     if !actions.isEmpty {
       perform(actions)
     }
