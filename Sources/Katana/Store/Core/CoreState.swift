@@ -339,7 +339,12 @@ struct CoreState<S: FeatureState, D: SideEffectDependencyContainer> {
   /// The store is ready; see ``Lifecycle/finishStartup()``.
   mutating func finishStartup() -> Lifecycle<Waiter, Task<Void, Never>>.Actions? {
     defer { refreshQuiet() }
-    return lifecycle.finishStartup()
+    let actions = lifecycle.finishStartup()
+    // A recorder attached while the store was starting starts from the state the store starts from.
+    if lifecycle.phase.isReady {
+      for log in logs { log.adoptStartState(state) }
+    }
+    return actions
   }
 
   /// Start-up failed; see ``Lifecycle/failStartup(_:)``.
