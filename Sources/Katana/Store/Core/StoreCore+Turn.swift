@@ -427,37 +427,14 @@ extension StoreCore {
   @inlinable
   func handleInUpdaterChain(_ item: any Dispatchable, frame: UpdaterFrame<S>) throws {
     // The call enters and commits in one critical section; without a delivery to make it ends there too.
-    var delivery: Commit<S>?
-    let (result, resumption) = try withLockRunningUpdater {
-      core -> (Result<CommitOutcome, any Error>, Resumption<CoreState<S, D>.Waiter>?) in
-      try core.enterNext(item, frame: frame)
-      let result = Result {
-        try core.commit({ item }, touching: nil, delivering: &delivery) { state in
-          frame.applyIfDispatchedType(item, &state)
-        }
-      }
-      switch result {
-      case .success(.deliver), .success(.declined): return (result, nil)
-      default: return (result, core.exitNext(frame))
-      }
-    }
-    resumption?.perform()
-    switch try result.get() {
-    case .deliver:
-      if let delivery { deliver(delivery) }
-      exitNext(frame)
-    case .declined:
-      try handleSubstitute(item, frame: frame)
-    case .applied, .nothingToCommit, .needsItem:
-      break
-    }
+    try commitInNext(item, frame: frame, entering: true)
   }
 
   /// ``handleInUpdaterChain(_:frame:)`` for the opaque chain (``OpaqueChain``): a commit that concerns nobody but the
   /// state and the recorders' logs (``CoreState/commitIfQuiet(touching:item:widened:released:_:)``) enters the call,
   /// commits and ends it in one critical section, and handles no ``Commit``
   /// (a commit holds two copies of the state, copied and destroyed through value witnesses: about 4% of a dispatch
-  /// through one interceptor); any other goes on in ``commitNoticedInNext(_:frame:)``, a second critical section.
+  /// through one interceptor); any other goes on in ``commitInNext(_:frame:entering:)``, a second critical section.
   /// The plain chain's end keeps ``handleInUpdaterChain(_:frame:)``, its twin (STYLE 11).
   @inlinable
   func handleQuietlyInUpdaterChain(_ item: any Dispatchable, frame: UpdaterFrame<S>) throws {
@@ -479,19 +456,22 @@ extension StoreCore {
     }
     resumption?.perform()
     switch quietly {
-    case nil: try commitNoticedInNext(item, frame: frame)
+    case nil: try commitInNext(item, frame: frame, entering: false)
     case .declined?: try handleSubstitute(item, frame: frame)
     case .applied?, .deliver?, .nothingToCommit?, .needsItem?: break
     }
   }
 
-  /// The rest of ``handleQuietlyInUpdaterChain(_:frame:)`` when the commit concerns someone: the call has entered, and
-  /// holds the turn (no other commit can come in between); commits, delivers, and ends the call.
+  /// Commits `item` from a call of `next` for `frame`'s dispatch, which holds the turn, delivers it and ends the call:
+  /// the plain chain's end (``handleInUpdaterChain(_:frame:)``, `entering` the call in the same critical section),
+  /// and the rest of ``handleQuietlyInUpdaterChain(_:frame:)`` when the commit concerns someone (the call has entered:
+  /// no other commit can come in between).
   @inlinable @inline(never)
-  func commitNoticedInNext(_ item: any Dispatchable, frame: UpdaterFrame<S>) throws {
+  func commitInNext(_ item: any Dispatchable, frame: UpdaterFrame<S>, entering: Bool) throws {
     var delivery: Commit<S>?
-    let (result, resumption) = withLockRunningUpdater {
+    let (result, resumption) = try withLockRunningUpdater {
       core -> (Result<CommitOutcome, any Error>, Resumption<CoreState<S, D>.Waiter>?) in
+      if entering { try core.enterNext(item, frame: frame) }
       let result = Result {
         try core.commit({ item }, touching: nil, delivering: &delivery) { state in
           frame.applyIfDispatchedType(item, &state)
