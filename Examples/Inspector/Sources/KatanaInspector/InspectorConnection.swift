@@ -1,6 +1,7 @@
 import Foundation
 import HummingbirdWebSocket
 import Katana
+import NIOConcurrencyHelpers
 
 /// One page's WebSocket: a poller that sends what the recorder holds that the page has not seen, in batches the
 /// page acknowledges, and a reader that answers the page's requests, one at a time.
@@ -8,6 +9,10 @@ import Katana
 /// Both write to the socket themselves (NIO's outbound writer takes frames from several tasks, one whole frame
 /// at a time) and wait for each write: a page that stops reading stops the poller and the reader, and nothing
 /// piles up in memory.
+///
+/// A page that moves the store in time owns the move: when it disconnects, or when
+/// ``InspectorConfiguration/travelTimeout`` passes without another move, the connection brings the store back to
+/// live, so that a closed tab cannot leave an app refusing every dispatch.
 struct InspectorConnection<S: State & Encodable, D: SideEffectDependencyContainer>: Sendable {
   let store: Store<S, D>
   let recorder: StoreRecorder<S>
@@ -18,15 +23,22 @@ struct InspectorConnection<S: State & Encodable, D: SideEffectDependencyContaine
 
   func run(inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter) async {
     let credits = CreditGate(credits: configuration.batchesInFlight)
+    let move = MoveGuard()
     await withThrowingTaskGroup(of: Void.self) { group in
       group.addTask {
         try await outbound.write(
-          .text(ServerMessage.hello(capacity: recorder.capacity, live: !recorder.isAwayFromLive)))
+          .text(
+            ServerMessage.hello(
+              capacity: recorder.capacity, live: !recorder.isAwayFromLive,
+              travelTimeout: configuration.travelTimeout)))
         try await poll(outbound, credits: credits)
+      }
+      group.addTask {
+        try await returnWhenMoveTimesOut(move, outbound)
       }
       // The page closing its end (or the server stopping) ends the connection's work.
       do {
-        try await read(inbound, outbound, credits: credits)
+        try await read(inbound, outbound, credits: credits, move: move)
       } catch {
         // A message over the size limit, or a broken connection: stop serving this page.
       }
@@ -34,6 +46,21 @@ struct InspectorConnection<S: State & Encodable, D: SideEffectDependencyContaine
       group.cancelAll()
       // The poller ends with CancellationError, or with the error of a write to a closed connection.
       while await group.nextResult() != nil {}
+    }
+    // A page that leaves the store away from live brings it back as it goes.
+    if move.end() {
+      try? await recorder.returnToLive(store)
+    }
+  }
+
+  /// Brings the store back to live when the page's last move is older than the travel timeout, and tells the page.
+  private func returnWhenMoveTimesOut(_ move: MoveGuard, _ outbound: WebSocketOutboundWriter) async throws {
+    for await (generation, instant) in move.moves {
+      try await Task.sleep(until: instant.advanced(by: configuration.travelTimeout), clock: .continuous)
+      // A later move (or a return to live) since: that one's own deadline counts (it is the next element).
+      guard move.expire(generation) else { continue }
+      try? await recorder.returnToLive(store)
+      try await outbound.write(.text(ServerMessage.reply("live", sequence: nil, live: true, reason: "timeout")))
     }
   }
 
@@ -62,9 +89,9 @@ struct InspectorConnection<S: State & Encodable, D: SideEffectDependencyContaine
   }
 
   /// Answers the page's requests, one at a time; a bad one gets an error message, never ends the connection.
-  private func read(_ inbound: WebSocketInboundStream, _ outbound: WebSocketOutboundWriter, credits: CreditGate)
-    async throws
-  {
+  private func read(
+    _ inbound: WebSocketInboundStream, _ outbound: WebSocketOutboundWriter, credits: CreditGate, move: MoveGuard
+  ) async throws {
     for try await message in inbound.messages(maxSize: Self.maximumRequestSize) {
       guard case .text(let text) = message else {
         try await outbound.write(
@@ -78,14 +105,14 @@ struct InspectorConnection<S: State & Encodable, D: SideEffectDependencyContaine
               "Not a request: send a JSON object with a \"type\" (ack, state, travel or live).", request: nil)))
         continue
       }
-      if let reply = await answer(request, credits: credits) {
+      if let reply = await answer(request, credits: credits, move: move) {
         try await outbound.write(.text(reply))
       }
     }
   }
 
   /// The reply to one request (nil for an acknowledgement, which has none).
-  private func answer(_ request: PageRequest, credits: CreditGate) async -> String? {
+  private func answer(_ request: PageRequest, credits: CreditGate, move: MoveGuard) async -> String? {
     switch (request.type, request.sequence) {
     case ("ack", _):
       credits.release()
@@ -95,14 +122,16 @@ struct InspectorConnection<S: State & Encodable, D: SideEffectDependencyContaine
     case ("travel", let sequence?):
       do {
         try await recorder.travel(store, to: sequence)
-        return ServerMessage.reply("travelled", sequence: sequence, live: false)
+        move.begin()
+        return ServerMessage.reply("travelled", sequence: sequence, live: false, reason: nil)
       } catch {
         return ServerMessage.error("Could not travel to commit \(sequence): \(error)", request: "travel")
       }
     case ("live", _):
       do {
+        _ = move.end()
         try await recorder.returnToLive(store)
-        return ServerMessage.reply("live", sequence: nil, live: true)
+        return ServerMessage.reply("live", sequence: nil, live: true, reason: nil)
       } catch {
         return ServerMessage.error("Could not return to live: \(error)", request: "live")
       }
@@ -116,9 +145,10 @@ struct InspectorConnection<S: State & Encodable, D: SideEffectDependencyContaine
   }
 
   private func stateMessage(at sequence: Int) -> String {
+    let recording = recorder.recording()
     let states: (S, S?)
     do {
-      states = try CommitStates.states(at: sequence, in: recorder.recording())
+      states = try CommitStates.states(at: sequence, in: recording)
     } catch {
       return ServerMessage.error(error.description, request: "state")
     }
@@ -127,9 +157,66 @@ struct InspectorConnection<S: State & Encodable, D: SideEffectDependencyContaine
     do {
       let state = try encoder.encode(states.0)
       let previous = try states.1.map { try encoder.encode($0) }
-      return ServerMessage.state(sequence: sequence, state: state, previous: previous)
+      let first = recording.commits.first?.sequence ?? 0
+      let commit = sequence >= first ? recording.commits[sequence - first] : nil
+      return ServerMessage.state(
+        sequence: sequence, state: state, previous: previous, payload: commit.map { Payload(of: $0.base) })
     } catch {
       return ServerMessage.error("The state after commit \(sequence) cannot be encoded: \(error)", request: "state")
+    }
+  }
+}
+
+/// Whether a page's connection has moved the store in time and not brought it back: the connection brings it back
+/// when the page leaves, or when the move's timeout passes with no later move. A state decided under a lock; the
+/// caller acts (returns the store to live) after it.
+final class MoveGuard: Sendable {
+  private struct Phase {
+    /// Counts moves and returns: a timeout acts only if nothing happened since its move.
+    var generation = 0
+    var moved = false
+  }
+
+  private let phase = NIOLockedValueBox(Phase())
+  private let continuation: AsyncStream<(generation: Int, at: ContinuousClock.Instant)>.Continuation
+  /// Each move, with when it was made; only the latest matters to a timer that fell behind.
+  let moves: AsyncStream<(generation: Int, at: ContinuousClock.Instant)>
+
+  init() {
+    (moves, continuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
+  }
+
+  deinit {
+    continuation.finish()
+  }
+
+  /// The page moved the store.
+  func begin() {
+    let generation = phase.withLockedValue { phase in
+      phase.generation += 1
+      phase.moved = true
+      return phase.generation
+    }
+    continuation.yield((generation, .now))
+  }
+
+  /// The page returns the store to live, or leaves: whether the store is the page's to bring back.
+  func end() -> Bool {
+    phase.withLockedValue { phase in
+      defer {
+        phase.moved = false
+        phase.generation += 1
+      }
+      return phase.moved
+    }
+  }
+
+  /// The timeout of move `generation` passed: whether it is still the page's last move, to bring back.
+  func expire(_ generation: Int) -> Bool {
+    phase.withLockedValue { phase in
+      guard phase.moved, phase.generation == generation else { return false }
+      phase.moved = false
+      return true
     }
   }
 }

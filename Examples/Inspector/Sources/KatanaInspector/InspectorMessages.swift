@@ -1,4 +1,5 @@
 import Foundation
+import Katana
 
 /// What the page may send: `{"type": "ack"}`, `{"type": "state", "sequence": 12}`,
 /// `{"type": "travel", "sequence": 12}`, `{"type": "live"}`.
@@ -11,9 +12,11 @@ struct PageRequest: Decodable {
 enum ServerMessage {
   private struct Hello: Encodable {
     let type = "hello"
-    let version = 1
+    let version = 2
     let capacity: Int
     let live: Bool
+    /// ``InspectorConfiguration/travelTimeout``, in seconds.
+    let travelTimeout: Double
   }
 
   private struct Batch: Encodable {
@@ -28,6 +31,8 @@ enum ServerMessage {
     let type: String
     let sequence: Int?
     let live: Bool
+    /// Why the store came back to live without the page asking ("timeout"); nil otherwise.
+    let reason: String?
   }
 
   private struct Failure: Encodable {
@@ -42,8 +47,10 @@ enum ServerMessage {
     return String(decoding: data, as: UTF8.self)
   }
 
-  static func hello(capacity: Int, live: Bool) -> String {
-    text(Hello(capacity: capacity, live: live))
+  static func hello(capacity: Int, live: Bool, travelTimeout: Duration) -> String {
+    let (seconds, attoseconds) = travelTimeout.components
+    return text(
+      Hello(capacity: capacity, live: live, travelTimeout: Double(seconds) + Double(attoseconds) / 1e18))
   }
 
   /// `{"type":"batch","items":[…],"dropped":n,"last":k,"live":b}`, the items written by hand.
@@ -63,21 +70,54 @@ enum ServerMessage {
     text(Batch(items: batch.items, dropped: batch.dropped, last: batch.lastSequence, live: live))
   }
 
-  static func reply(_ type: String, sequence: Int?, live: Bool) -> String {
-    text(Reply(type: type, sequence: sequence, live: live))
+  static func reply(_ type: String, sequence: Int?, live: Bool, reason: String?) -> String {
+    text(Reply(type: type, sequence: sequence, live: live, reason: reason))
   }
 
   static func error(_ message: String, request: String?) -> String {
     text(Failure(request: request, message: message))
   }
 
-  /// `{"type":"state","sequence":k,"state":…,"previous":…}`, with the states' own JSON spliced in.
-  static func state(sequence: Int, state: Data, previous: Data?) -> String {
+  /// `{"type":"state","sequence":k,"state":…,"previous":…,"payload":…}`, with the states' own JSON spliced in;
+  /// `payload` is the commit's updater (``Payload``), null for the state before the window's first commit.
+  static func state(sequence: Int, state: Data, previous: Data?, payload: Payload?) -> String {
     var text = "{\"type\":\"state\",\"sequence\":\(sequence),\"state\":"
     text += String(decoding: state, as: UTF8.self)
     text += ",\"previous\":"
     text += previous.map { String(decoding: $0, as: UTF8.self) } ?? "null"
+    text += ",\"payload\":"
+    if let payload {
+      text += "{\"form\":"
+      TimelineItem.appendString(payload.form, to: &text)
+      text += ",\"value\":" + payload.json + "}"
+    } else {
+      text += "null"
+    }
     text += "}"
     return text
+  }
+}
+
+/// What a commit's updater holds, for the page: its `Encodable` form (`form` "fields", `json` an object or value)
+/// when it has one that encodes, a readable description otherwise (`form` "description", `json` a string), as
+/// `String(describing:)` gives it (a struct's fields and values, or the type's own `description`).
+struct Payload {
+  let form: String
+  let json: String
+
+  init(of updater: any Dispatchable) {
+    if let encodable = updater as? any Encodable {
+      let encoder = JSONEncoder()
+      encoder.outputFormatting = [.sortedKeys]
+      if let data = try? encoder.encode(encodable) {
+        form = "fields"
+        json = String(decoding: data, as: UTF8.self)
+        return
+      }
+    }
+    var text = ""
+    TimelineItem.appendString(String(describing: updater), to: &text)
+    form = "description"
+    json = text
   }
 }

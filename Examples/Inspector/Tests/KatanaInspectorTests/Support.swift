@@ -22,11 +22,19 @@ struct TotalState: State, Codable, Equatable {
   var amounts: [Int] = []
 }
 
-struct Add: StateUpdater {
+struct Add: StateUpdater, Encodable {
   let amount: Int
   func updateState(_ state: inout TotalState) {
     state.total += amount
     state.amounts.append(amount)
+  }
+}
+
+/// An updater that is not `Encodable`: the inspector shows its description.
+struct Reset: StateUpdater {
+  let reason: String
+  func updateState(_ state: inout TotalState) {
+    state = TotalState()
   }
 }
 
@@ -64,6 +72,29 @@ struct Message: Decodable {
   let message: String?
   let state: TotalState?
   let previous: TotalState?
+  let reason: String?
+  let payload: Payload?
+
+  /// A commit's updater, as the state reply gives it.
+  struct Payload: Decodable {
+    let form: String
+    let value: Value
+  }
+
+  /// The payload's value: the updater's fields, or its description.
+  enum Value: Decodable, Equatable {
+    case fields([String: Int])
+    case description(String)
+
+    init(from decoder: any Decoder) throws {
+      let container = try decoder.singleValueContainer()
+      if let text = try? container.decode(String.self) {
+        self = .description(text)
+      } else {
+        self = .fields(try container.decode([String: Int].self))
+      }
+    }
+  }
 }
 
 /// The page's end of a connection, for a test to converse with.
@@ -107,10 +138,12 @@ struct ConnectionClosed: Error {}
 struct TimedOut: Error {}
 
 /// Connects to `inspector`'s event stream as a page and runs `body` with its end; bounded by a failsafe.
+/// `query` nil passes the inspector's own token, as its page does.
 func converse(
-  with inspector: Inspector, headers: [String: String] = [:], query: String = "",
+  with inspector: Inspector, headers: [String: String] = [:], query: String? = nil,
   _ body: @escaping @Sendable (inout PageEnd) async throws -> Void
 ) async throws {
+  let query = query ?? "?token=\(inspector.token)"
   var fields = HTTPFields()
   for (name, value) in headers {
     fields[HTTPField.Name(name)!] = value
