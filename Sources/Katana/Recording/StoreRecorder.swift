@@ -91,7 +91,7 @@ public final class StoreRecorder<S: State>: Sendable {
 
   /// Attaches the recorder to `core`, the first store it is given.
   func attach<D: SideEffectDependencyContainer>(_ core: StoreCore<S, D>, what: String) throws(RecorderError) {
-    let followed = FollowedStore(identity: ObjectIdentifier(core), awayFlag: core.awayFlag)
+    let followed = FollowedStore(core)
     guard attached.setIfUnset(followed) else {
       try attached.check(core, what: what)
       return
@@ -197,6 +197,12 @@ public final class StoreRecorder<S: State>: Sendable {
   /// Whether the store this recorder records is away from live: showing a recorded state (``travel(_:to:)``). The
   /// store's own state, set and cleared by the commits of the moves.
   public var isAwayFromLive: Bool { attached.isAwayFromLive }
+
+  /// How many items the store this recorder records refused since it last went away from live (``travel(_:to:)``):
+  /// dispatches, sends and side effects refused with ``TimeTravelError/awayFromLive(_:)``, each counted once, as the
+  /// store refused it. Kept after the store returns to live, until it goes away again; 0 before it first does. What
+  /// an inspector shows beside a move in time: what the app tried to do meanwhile.
+  public var refusedWhileAway: Int { attached.refusedWhileAway }
 
   /// Moves `store`, which this recorder records, to the state after commit `sequence` (a debugging aid): listeners,
   /// streams and observable models see the move as a commit, and the recording does not include it.

@@ -1,7 +1,9 @@
+import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdWebSocket
 import Katana
+import KatanaRecordingLog
 import Logging
 import NIOConcurrencyHelpers
 import NIOCore
@@ -71,13 +73,98 @@ public final class Inspector: Sendable {
     store: Store<S, D>, recorder: StoreRecorder<S>, configuration: InspectorConfiguration = .init(),
     logger: Logger? = nil
   ) async throws -> Inspector {
+    try await serve(LiveSource(store: store, recorder: recorder), export: nil, configuration, logger)
+  }
+
+  /// Starts an inspector for `store` whose page can also download the session as a log
+  /// (`KatanaRecordingLog`, the updaters named as `registry` names them): a file to attach to a bug report, and
+  /// to open later with ``open(log:registry:configuration:logger:)``.
+  ///
+  /// - Parameters:
+  ///   - store: The store; time travel moves it.
+  ///   - recorder: A recorder attached to `store` (``StoreRecorder/attach(to:)``).
+  ///   - registry: The updaters the log can replay, and the state type's stable name.
+  ///   - configuration: Where to listen, and how to pace the page.
+  ///   - logger: The server's logger (warnings and errors only by default).
+  /// - Throws: ``InspectorError`` if the configuration is not allowed or the server cannot listen.
+  public static func start<S: State & Codable, D: SideEffectDependencyContainer>(
+    store: Store<S, D>, recorder: StoreRecorder<S>, registry: ReplayRegistry<S>,
+    configuration: InspectorConfiguration = .init(), logger: Logger? = nil
+  ) async throws -> Inspector {
+    try await serve(
+      LiveSource(store: store, recorder: recorder), export: { try RecordingLog.encode($0, registry: registry) },
+      configuration, logger)
+  }
+
+  /// Opens a recorded session without a store, read-only: the page shows its timeline, states, differences and
+  /// payloads, skips commits and makes tests, and nothing moves.
+  ///
+  /// - Parameters:
+  ///   - recording: The session.
+  ///   - configuration: Where to listen.
+  ///   - logger: The server's logger (warnings and errors only by default).
+  /// - Throws: ``InspectorError`` if the configuration is not allowed or the server cannot listen.
+  public static func open<S: State & Encodable>(
+    _ recording: Recording<S>, configuration: InspectorConfiguration = .init(), logger: Logger? = nil
+  ) async throws -> Inspector {
+    try await serve(RecordingSource(opened: recording), export: nil, configuration, logger)
+  }
+
+  /// Opens a session from a log (a bug report's attachment, or a page's download) without a store, read-only; the
+  /// page can download it again.
+  ///
+  /// ```swift
+  /// var registry = ReplayRegistry<AppState>()
+  /// registry.register(AddTodo.self, as: "todos.add")
+  /// let inspector = try await Inspector.open(log: Data(contentsOf: url), registry: registry)
+  /// print("Inspector at \(inspector.url)")
+  /// ```
+  ///
+  /// The log is read as untrusted input (`RecordingLog.decode(_:registry:initialState:digest:)`): a log that
+  /// does not read throws its `RecordingLogError`, naming the line, and nothing is served.
+  ///
+  /// - Parameters:
+  ///   - log: The log's bytes.
+  ///   - registry: The updaters the log names, and the state type's stable name.
+  ///   - configuration: Where to listen.
+  ///   - logger: The server's logger (warnings and errors only by default).
+  /// - Throws: `RecordingLogError` if the log does not read; ``InspectorError`` if the server cannot listen.
+  public static func open<S: State & Codable>(
+    log: Data, registry: ReplayRegistry<S>, configuration: InspectorConfiguration = .init(), logger: Logger? = nil
+  ) async throws -> Inspector {
+    let recording = try RecordingLog.decode(log, registry: registry)
+    return try await serve(
+      RecordingSource(opened: recording), export: { try RecordingLog.encode($0, registry: registry) },
+      configuration, logger)
+  }
+
+  /// Serves `source`'s page; `export` writes its recording as a log, if the page may download it.
+  private static func serve<Source: InspectorSource>(
+    _ source: Source, export: (@Sendable (Recording<Source.S>) throws -> String)?,
+    _ configuration: InspectorConfiguration, _ logger: Logger?
+  ) async throws -> Inspector {
     let (host, port, token) = try configuration.resolved()
     var log = logger ?? Logger(label: "katana-inspector")
     if logger == nil { log.logLevel = .warning }
-    let connection = InspectorConnection(store: store, recorder: recorder, configuration: configuration)
+    let connection = InspectorConnection(source: source, configuration: configuration, canExport: export != nil)
     let router = Router(context: BasicWebSocketRequestContext.self)
     router.add(middleware: AccessCheck(token: token, loopbackOnly: configuration.binding.isLoopback))
     InspectorPage.addRoutes(to: router)
+    if let export {
+      router.get("/session.katana.jsonl") { _, _ -> Response in
+        do {
+          let text = try export(source.recording())
+          var headers = HTTPFields()
+          headers[.contentType] = "application/x-ndjson; charset=utf-8"
+          headers[.contentDisposition] = "attachment; filename=\"session.katana.jsonl\""
+          headers[.cacheControl] = "no-store"
+          return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: text)))
+        } catch {
+          return AccessCheck<BasicWebSocketRequestContext>.refusal(
+            .internalServerError, "The session cannot be written as a log: \(error)")
+        }
+      }
+    }
     router.ws("/events") { inbound, outbound, _ in
       // A graceful shutdown of the server ends the page's connection.
       await cancelWhenGracefulShutdown { await connection.run(inbound: inbound, outbound: outbound) }

@@ -13,10 +13,11 @@ import NIOConcurrencyHelpers
 /// A page that moves the store in time owns the move: when it disconnects, or when
 /// ``InspectorConfiguration/travelTimeout`` passes without another move, the connection brings the store back to
 /// live, so that a closed tab cannot leave an app refusing every dispatch.
-struct InspectorConnection<S: State & Encodable, D: SideEffectDependencyContainer>: Sendable {
-  let store: Store<S, D>
-  let recorder: StoreRecorder<S>
+struct InspectorConnection<Source: InspectorSource>: Sendable {
+  let source: Source
   let configuration: InspectorConfiguration
+  /// Whether the inspector serves the session as a log file (``Inspector/start(store:recorder:registry:configuration:logger:)``).
+  let canExport: Bool
 
   /// The largest message the page may send.
   static var maximumRequestSize: Int { 16 * 1024 }
@@ -29,8 +30,8 @@ struct InspectorConnection<S: State & Encodable, D: SideEffectDependencyContaine
         try await outbound.write(
           .text(
             ServerMessage.hello(
-              capacity: recorder.capacity, live: !recorder.isAwayFromLive,
-              travelTimeout: configuration.travelTimeout)))
+              capacity: source.capacity, live: !source.isAwayFromLive, travelTimeout: configuration.travelTimeout,
+              canTravel: source.canTravel, canExport: canExport)))
         try await poll(outbound, credits: credits)
       }
       group.addTask {
@@ -49,7 +50,7 @@ struct InspectorConnection<S: State & Encodable, D: SideEffectDependencyContaine
     }
     // A page that leaves the store away from live brings it back as it goes.
     if move.end() {
-      try? await recorder.returnToLive(store)
+      try? await source.returnToLive()
     }
   }
 
@@ -59,7 +60,7 @@ struct InspectorConnection<S: State & Encodable, D: SideEffectDependencyContaine
       try await Task.sleep(until: instant.advanced(by: configuration.travelTimeout), clock: .continuous)
       // A later move (or a return to live) since: that one's own deadline counts (it is the next element).
       guard move.expire(generation) else { continue }
-      try? await recorder.returnToLive(store)
+      try? await source.returnToLive()
       try await outbound.write(.text(ServerMessage.reply("live", sequence: nil, live: true, reason: "timeout")))
     }
   }
@@ -67,16 +68,17 @@ struct InspectorConnection<S: State & Encodable, D: SideEffectDependencyContaine
   /// Sends batches while the page keeps up; waits for its acknowledgements when it does not.
   private func poll(_ outbound: WebSocketOutboundWriter, credits: CreditGate) async throws {
     var feed = InspectorFeed(maximumBatch: configuration.maximumBatch)
-    var wasLive = !recorder.isAwayFromLive
+    var (wasLive, wasRefused) = (!source.isAwayFromLive, source.refusedWhileAway)
     while !Task.isCancelled {
       try await credits.acquire()
       while true {
-        let live = !recorder.isAwayFromLive
-        if let batch = feed.next(from: recorder) ?? (live != wasLive ? FeedBatch() : nil) {
-          wasLive = live
+        // Read before the commits: a batch never shows a count from after them.
+        let (live, refused) = (!source.isAwayFromLive, source.refusedWhileAway)
+        if let batch = feed.next(from: source) ?? (live != wasLive || refused != wasRefused ? FeedBatch() : nil) {
+          (wasLive, wasRefused) = (live, refused)
           var batch = batch
           if batch.lastSequence == 0 { batch.lastSequence = feed.lastSequence ?? 0 }
-          try await outbound.write(.text(ServerMessage.batch(batch, live: live)))
+          try await outbound.write(.text(ServerMessage.batch(batch, live: live, refused: refused)))
           // More than one batch's worth waiting: go on at once (subject to the page's credits).
           if !feed.hasMore {
             try await Task.sleep(for: configuration.pollInterval)
@@ -102,7 +104,8 @@ struct InspectorConnection<S: State & Encodable, D: SideEffectDependencyContaine
         try await outbound.write(
           .text(
             ServerMessage.error(
-              "Not a request: send a JSON object with a \"type\" (ack, state, travel or live).", request: nil)))
+              "Not a request: send a JSON object with a \"type\" (ack, state, travel, live or test).",
+              request: nil)))
         continue
       }
       if let reply = await answer(request, credits: credits, move: move) {
@@ -118,10 +121,10 @@ struct InspectorConnection<S: State & Encodable, D: SideEffectDependencyContaine
       credits.release()
       return nil
     case ("state", let sequence?):
-      return stateMessage(at: sequence)
+      return stateMessage(at: sequence, skipping: Set(request.skipped ?? []))
     case ("travel", let sequence?):
       do {
-        try await recorder.travel(store, to: sequence)
+        try await source.travel(to: sequence)
         move.begin()
         return ServerMessage.reply("travelled", sequence: sequence, live: false, reason: nil)
       } catch {
@@ -130,25 +133,35 @@ struct InspectorConnection<S: State & Encodable, D: SideEffectDependencyContaine
     case ("live", _):
       do {
         _ = move.end()
-        try await recorder.returnToLive(store)
+        try await source.returnToLive()
         return ServerMessage.reply("live", sequence: nil, live: true, reason: nil)
       } catch {
         return ServerMessage.error("Could not return to live: \(error)", request: "live")
+      }
+    case ("test", _):
+      guard let from = request.from, let to = request.to else {
+        return ServerMessage.error("A test request needs \"from\" and \"to\" (commit numbers).", request: "test")
+      }
+      do {
+        return ServerMessage.test(
+          from: from, to: to, source: try SessionTest.source(from: from, to: to, of: source.recording()))
+      } catch {
+        return ServerMessage.error(error.description, request: "test")
       }
     case ("state", nil), ("travel", nil):
       return ServerMessage.error(
         "A \(request.type) request needs a \"sequence\" (a commit number).", request: request.type)
     default:
       return ServerMessage.error(
-        "Unknown request type \"\(request.type.prefix(40))\": use ack, state, travel or live.", request: nil)
+        "Unknown request type \"\(request.type.prefix(40))\": use ack, state, travel, live or test.", request: nil)
     }
   }
 
-  private func stateMessage(at sequence: Int) -> String {
-    let recording = recorder.recording()
+  private func stateMessage(at sequence: Int, skipping skipped: Set<Int>) -> String {
+    let recording = source.recording()
     let states: (S, S?)
     do {
-      states = try CommitStates.states(at: sequence, in: recording)
+      states = try CommitStates.states(at: sequence, in: recording, skipping: skipped)
     } catch {
       return ServerMessage.error(error.description, request: "state")
     }
@@ -160,11 +173,14 @@ struct InspectorConnection<S: State & Encodable, D: SideEffectDependencyContaine
       let first = recording.commits.first?.sequence ?? 0
       let commit = sequence >= first ? recording.commits[sequence - first] : nil
       return ServerMessage.state(
-        sequence: sequence, state: state, previous: previous, payload: commit.map { Payload(of: $0.base) })
+        sequence: sequence, state: state, previous: previous, payload: commit.map { Payload(of: $0.base) },
+        skipped: skipped.filter { $0 <= sequence }.sorted())
     } catch {
       return ServerMessage.error("The state after commit \(sequence) cannot be encoded: \(error)", request: "state")
     }
   }
+
+  typealias S = Source.S
 }
 
 /// Whether a page's connection has moved the store in time and not brought it back: the connection brings it back

@@ -58,7 +58,7 @@ struct InspectorFeed {
 
   /// What `recorder` recorded that this feed has not sent yet (at most ``maximumBatch`` commits, and every side
   /// effect that started or ended), and what was lost since the last call; nil if there is nothing new.
-  mutating func next<S: State>(from recorder: StoreRecorder<S>) -> FeedBatch? {
+  mutating func next(from recorder: some FeedReadable) -> FeedBatch? {
     var items: [TimelineItem] = []
     let commits = recorder.commits(after: lastSequence ?? 0)
     hasMore = false

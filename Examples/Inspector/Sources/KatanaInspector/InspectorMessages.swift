@@ -1,11 +1,15 @@
 import Foundation
 import Katana
 
-/// What the page may send: `{"type": "ack"}`, `{"type": "state", "sequence": 12}`,
-/// `{"type": "travel", "sequence": 12}`, `{"type": "live"}`.
+/// What the page may send: `{"type": "ack"}`, `{"type": "state", "sequence": 12}` (with `"skipped": [3, 5]`, the
+/// state as it would be without those commits), `{"type": "travel", "sequence": 12}`, `{"type": "live"}`,
+/// `{"type": "test", "from": 3, "to": 9}` (a Swift Testing test of those commits).
 struct PageRequest: Decodable {
   let type: String
   let sequence: Int?
+  let skipped: [Int]?
+  let from: Int?
+  let to: Int?
 }
 
 /// The messages the server sends, as JSON text.
@@ -17,6 +21,10 @@ enum ServerMessage {
     let live: Bool
     /// ``InspectorConfiguration/travelTimeout``, in seconds.
     let travelTimeout: Double
+    /// False for a recording opened from a log: nothing to move.
+    let canTravel: Bool
+    /// Whether `/session.katana.jsonl` serves the session as a log.
+    let canExport: Bool
   }
 
   private struct Batch: Encodable {
@@ -25,6 +33,14 @@ enum ServerMessage {
     let dropped: Int
     let last: Int
     let live: Bool
+    let refused: Int
+  }
+
+  private struct GeneratedTest: Encodable {
+    let type = "test"
+    let from: Int
+    let to: Int
+    let source: String
   }
 
   private struct Reply: Encodable {
@@ -47,27 +63,34 @@ enum ServerMessage {
     return String(decoding: data, as: UTF8.self)
   }
 
-  static func hello(capacity: Int, live: Bool, travelTimeout: Duration) -> String {
+  static func hello(capacity: Int, live: Bool, travelTimeout: Duration, canTravel: Bool, canExport: Bool) -> String {
     let (seconds, attoseconds) = travelTimeout.components
     return text(
-      Hello(capacity: capacity, live: live, travelTimeout: Double(seconds) + Double(attoseconds) / 1e18))
+      Hello(
+        capacity: capacity, live: live, travelTimeout: Double(seconds) + Double(attoseconds) / 1e18,
+        canTravel: canTravel, canExport: canExport))
   }
 
-  /// `{"type":"batch","items":[…],"dropped":n,"last":k,"live":b}`, the items written by hand.
-  static func batch(_ batch: FeedBatch, live: Bool) -> String {
+  static func test(from: Int, to: Int, source: String) -> String {
+    text(GeneratedTest(from: from, to: to, source: source))
+  }
+
+  /// `{"type":"batch","items":[…],"dropped":n,"last":k,"live":b,"refused":r}`, the items written by hand; `refused`
+  /// counts what the store refused since it last went away from live.
+  static func batch(_ batch: FeedBatch, live: Bool, refused: Int) -> String {
     var text = "{\"type\":\"batch\",\"items\":["
     text.reserveCapacity(64 + batch.items.count * 160)
     for (index, item) in batch.items.enumerated() {
       if index > 0 { text += "," }
       item.appendJSON(to: &text)
     }
-    text += "],\"dropped\":\(batch.dropped),\"last\":\(batch.lastSequence),\"live\":\(live)}"
+    text += "],\"dropped\":\(batch.dropped),\"last\":\(batch.lastSequence),\"live\":\(live),\"refused\":\(refused)}"
     return text
   }
 
   /// ``batch(_:live:)``'s plain twin, with `JSONEncoder`.
-  static func batchWithEncoder(_ batch: FeedBatch, live: Bool) -> String {
-    text(Batch(items: batch.items, dropped: batch.dropped, last: batch.lastSequence, live: live))
+  static func batchWithEncoder(_ batch: FeedBatch, live: Bool, refused: Int) -> String {
+    text(Batch(items: batch.items, dropped: batch.dropped, last: batch.lastSequence, live: live, refused: refused))
   }
 
   static func reply(_ type: String, sequence: Int?, live: Bool, reason: String?) -> String {
@@ -80,7 +103,7 @@ enum ServerMessage {
 
   /// `{"type":"state","sequence":k,"state":…,"previous":…,"payload":…}`, with the states' own JSON spliced in;
   /// `payload` is the commit's updater (``Payload``), null for the state before the window's first commit.
-  static func state(sequence: Int, state: Data, previous: Data?, payload: Payload?) -> String {
+  static func state(sequence: Int, state: Data, previous: Data?, payload: Payload?, skipped: [Int] = []) -> String {
     var text = "{\"type\":\"state\",\"sequence\":\(sequence),\"state\":"
     text += String(decoding: state, as: UTF8.self)
     text += ",\"previous\":"
@@ -93,7 +116,7 @@ enum ServerMessage {
     } else {
       text += "null"
     }
-    text += "}"
+    text += ",\"skipped\":[" + skipped.map(String.init).joined(separator: ",") + "]}"
     return text
   }
 }

@@ -70,15 +70,19 @@ struct CoreState<S: FeatureState, D: SideEffectDependencyContainer> {
 
   /// Mirrors whether ``live`` is set, for readers that do not take the lock (``StoreCore/awayFlag``).
   let awayFlag: AtomicFlag
+  /// The items refused since the store last went away from live (``StoreCore/refusedWhileAway``): counted by
+  /// ``refusal(of:)``, reset by the move away.
+  @usableFromInline let refusedWhileAway: AtomicCount
   /// The type of the moves in time of this store's state (``TimeTravelCommand``): a commit checks its item's type
   /// against it before the cast to ``TimeTravelMove`` (a protocol conformance lookup, which cost more than the rest of
   /// a recorded commit). A move of another state type is an updater of another state type, refused as such.
   @usableFromInline let moveType: ObjectIdentifier?
 
-  init(state: S, tracksActivity: Bool, awayFlag: AtomicFlag) {
+  init(state: S, tracksActivity: Bool, awayFlag: AtomicFlag, refusedWhileAway: AtomicCount) {
     self.state = state
     self.lifecycle = Lifecycle(tracksActivity: tracksActivity)
     self.awayFlag = awayFlag
+    self.refusedWhileAway = refusedWhileAway
     func moveType<T: State>(_: T.Type) -> ObjectIdentifier { ObjectIdentifier(TimeTravelCommand<T>.self) }
     self.moveType = (S.self as? any State.Type).map { moveType($0) }
   }
@@ -256,7 +260,10 @@ struct CoreState<S: FeatureState, D: SideEffectDependencyContainer> {
   mutating func travel(to target: S?, item: any Dispatchable, delivering delivery: inout Commit<S>?) -> CommitOutcome {
     let old = state
     if let target {
-      if live == nil { live = state }
+      if live == nil {
+        live = state
+        refusedWhileAway.reset()
+      }
       state = target
     } else {
       guard let saved = live else { return .nothingToCommit }
@@ -275,11 +282,13 @@ struct CoreState<S: FeatureState, D: SideEffectDependencyContainer> {
   }
 
   /// Why `item` is refused now, if it is: the one place that decides what the store takes (commits, through
-  /// ``commit(_:touching:delivering:_:)``, and side effects, as they start). Nil when it may go on.
+  /// ``commit(_:touching:delivering:_:)``, and side effects, as they start). Nil when it may go on. Every caller
+  /// throws what it returns, so a refusal while away from live is counted here (``refusedWhileAway``).
   @inlinable
   func refusal(of item: any Dispatchable) -> (any Error)? {
     if let error = lifecycle.phase.dispatchError { return error }
     if live != nil {
+      refusedWhileAway.increment()
       return TimeTravelError.awayFromLive(typeName(of: (item as? any ScopedDispatchable)?.base ?? item))
     }
     return nil

@@ -14,8 +14,14 @@ extension StoreCore {
   /// ``send(_:)`` without the dispatch observers.
   @inlinable
   func sendUnobserved<U: StateUpdater>(_ updater: U) -> DispatchHandle<Void> where U.StateType == S {
-    if sendsApplyDirectly, (try? applyIfIdle(touching: nil, item: { updater }, { updater.updateState(&$0) })) == true {
-      return succeededHandle
+    if sendsApplyDirectly {
+      // A refusal here is the store's answer (it was idle: nothing queued could change it), as on the erased route
+      // (``anySendUnobserved(_:)``); enqueueing the item again would decide, and count, the refusal twice.
+      do {
+        if try applyIfIdle(touching: nil, item: { updater }, { updater.updateState(&$0) }) { return succeededHandle }
+      } catch {
+        return .failed(error)
+      }
     }
     return enqueueUpdater(
       updater, apply: { updater.updateState(&$0) }, frame: { [id] in UpdaterFrame<S>(storeID: id, dispatching: U.self) }

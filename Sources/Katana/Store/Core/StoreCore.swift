@@ -56,6 +56,9 @@ final class StoreCore<S: FeatureState, D: SideEffectDependencyContainer>: @unche
   /// lets side effects start directly only while it is clear, and ``StoreRecorder/isAwayFromLive`` answer,
   /// without the lock.
   @usableFromInline let awayFlag: AtomicFlag
+  /// The items the store refused since it last went away from live (``StoreRecorder/refusedWhileAway``); written
+  /// under the lock, read without it.
+  @usableFromInline let refusedWhileAway: AtomicCount
   /// Set once a ``StoreRecorder`` is attached: side effects then start through the path that records them
   /// (``recordingSideEffect(_:_:)``). Read without the lock.
   @usableFromInline let recordsEffects = AtomicFlag()
@@ -81,9 +84,13 @@ final class StoreCore<S: FeatureState, D: SideEffectDependencyContainer>: @unche
 
   @usableFromInline init(initialState: S, hasInterceptors: Bool, configuration: StoreConfiguration) {
     let awayFlag = AtomicFlag()
+    let refusedWhileAway = AtomicCount()
     self.awayFlag = awayFlag
+    self.refusedWhileAway = refusedWhileAway
     storage = LockedBuffer.make(
-      CoreState(state: initialState, tracksActivity: configuration.tracksActivity, awayFlag: awayFlag))
+      CoreState(
+        state: initialState, tracksActivity: configuration.tracksActivity, awayFlag: awayFlag,
+        refusedWhileAway: refusedWhileAway))
     self.hasInterceptors = hasInterceptors
     self.configuration = configuration
     self.tracksActivity = configuration.tracksActivity
