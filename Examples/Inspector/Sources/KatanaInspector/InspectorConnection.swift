@@ -138,6 +138,11 @@ struct InspectorConnection<Source: InspectorSource>: Sendable {
       } catch {
         return ServerMessage.error("Could not return to live: \(error)", request: "live")
       }
+    case ("effect", _):
+      guard let id = request.id else {
+        return ServerMessage.error("An effect request needs an \"id\" (a side effect's number).", request: "effect")
+      }
+      return effectMessage(id)
     case ("test", _):
       guard let from = request.from, let to = request.to else {
         return ServerMessage.error("A test request needs \"from\" and \"to\" (commit numbers).", request: "test")
@@ -153,7 +158,8 @@ struct InspectorConnection<Source: InspectorSource>: Sendable {
         "A \(request.type) request needs a \"sequence\" (a commit number).", request: request.type)
     default:
       return ServerMessage.error(
-        "Unknown request type \"\(request.type.prefix(40))\": use ack, state, travel, live or test.", request: nil)
+        "Unknown request type \"\(request.type.prefix(40))\": use ack, state, effect, travel, live or test.",
+        request: nil)
     }
   }
 
@@ -178,6 +184,15 @@ struct InspectorConnection<Source: InspectorSource>: Sendable {
     } catch {
       return ServerMessage.error("The state after commit \(sequence) cannot be encoded: \(error)", request: "state")
     }
+  }
+
+  /// A side effect's payload (its `Encodable` fields, or its description), as the page shows it when one is selected.
+  private func effectMessage(_ id: Int) -> String {
+    guard let effect = source.recording().effects.first(where: { $0.id == id }) else {
+      return ServerMessage.error("Side effect \(id) is not in the recorder's window.", request: "effect")
+    }
+    let scoped = effect.sideEffect as? any ScopedDispatchable
+    return ServerMessage.effect(id: id, payload: Payload(of: scoped?.base ?? effect.sideEffect))
   }
 
   typealias S = Source.S

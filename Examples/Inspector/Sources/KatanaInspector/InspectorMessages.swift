@@ -3,11 +3,13 @@ import Katana
 
 /// What the page may send: `{"type": "ack"}`, `{"type": "state", "sequence": 12}` (with `"skipped": [3, 5]`, the
 /// state as it would be without those commits), `{"type": "travel", "sequence": 12}`, `{"type": "live"}`,
-/// `{"type": "test", "from": 3, "to": 9}` (a Swift Testing test of those commits).
+/// `{"type": "effect", "id": 4}` (side effect 4's payload), `{"type": "test", "from": 3, "to": 9}` (a Swift
+/// Testing test of those commits).
 struct PageRequest: Decodable {
   let type: String
   let sequence: Int?
   let skipped: [Int]?
+  let id: Int?
   let from: Int?
   let to: Int?
 }
@@ -71,6 +73,13 @@ enum ServerMessage {
         canTravel: canTravel, canExport: canExport))
   }
 
+  /// `{"type":"effect","id":k,"payload":…}`.
+  static func effect(id: Int, payload: Payload) -> String {
+    var text = "{\"type\":\"effect\",\"id\":\(id),\"payload\":"
+    payload.appendJSON(to: &text)
+    return text + "}"
+  }
+
   static func test(from: Int, to: Int, source: String) -> String {
     text(GeneratedTest(from: from, to: to, source: source))
   }
@@ -110,9 +119,7 @@ enum ServerMessage {
     text += previous.map { String(decoding: $0, as: UTF8.self) } ?? "null"
     text += ",\"payload\":"
     if let payload {
-      text += "{\"form\":"
-      TimelineItem.appendString(payload.form, to: &text)
-      text += ",\"value\":" + payload.json + "}"
+      payload.appendJSON(to: &text)
     } else {
       text += "null"
     }
@@ -142,5 +149,12 @@ struct Payload {
     TimelineItem.appendString(String(describing: updater), to: &text)
     form = "description"
     json = text
+  }
+
+  /// `{"form":…,"value":…}`.
+  func appendJSON(to text: inout String) {
+    text += "{\"form\":"
+    TimelineItem.appendString(form, to: &text)
+    text += ",\"value\":" + json + "}"
   }
 }

@@ -160,6 +160,16 @@ import Testing
       #expect(effects.count == 1 && effects[0].hasPrefix("failed"))
       try await page.send(#"{"type":"state","sequence":4}"#)
       #expect(try await page.next("state").state == TotalState(total: 106, amounts: [1, 2, 3, 100]))
+      // A side effect read from a log is known by its type's name only.
+      try await page.send(#"{"type":"effect","id":1}"#)
+      let effect = try await page.next("effect")
+      guard case .description(let text) = effect.payload?.value else {
+        Issue.record("no description: \(String(describing: effect.payload))")
+        return
+      }
+      #expect(text.contains("AddThenFail"))
+      try await page.send(#"{"type":"effect","id":7}"#)
+      #expect(try await page.next("error").message?.contains("not in the recorder's window") == true)
       try await page.send(#"{"type":"travel","sequence":1}"#)
       #expect(try await page.next("error").message?.contains("without a store") == true)
       try await page.send(#"{"type":"live"}"#)
@@ -170,6 +180,18 @@ import Testing
     await #expect(throws: RecordingLogError.self) {
       _ = try await Inspector.open(log: Data((log + "{\"commit\": 0}\n").utf8), registry: Self.registry)
     }
+  }
+
+  @Test func anEffectRequest_answersTheSideEffectsPayload() async throws {
+    let (store, _, inspector) = try await makeInspected()
+    try? await store.dispatch(AddThenFail())
+    try await converse(with: inspector) { page in
+      try await page.send(#"{"type":"effect","id":1}"#)
+      #expect(try await page.next("effect").payload?.value == .description("AddThenFail()"))
+      try await page.send(#"{"type":"effect"}"#)
+      #expect(try await page.next("error").message?.contains("needs an \"id\"") == true)
+    }
+    await inspector.stop()
   }
 
   @Test func aBatch_countsWhatTheStoreRefusedWhileAway() async throws {
