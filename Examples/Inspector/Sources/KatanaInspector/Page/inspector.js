@@ -537,7 +537,7 @@ function difference(before, after, path, changes) {
   if (JSON.stringify(before) !== JSON.stringify(after)) changes.push({ kind: "changed", path, before, after });
 }
 
-const TREE_CHUNK = 200;  // children a node shows at first, and per "more" click
+const TREE_CHUNK = 50;   // children a node shows at first, and per "more" click
 
 // A collapsible tree of a value. A closed node builds its children when first opened, and a node shows its
 // children TREE_CHUNK at a time: a large state costs little until it is looked at.
