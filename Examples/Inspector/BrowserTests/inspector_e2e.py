@@ -430,6 +430,35 @@ def check_gap_rows(page, binary):
         store.stop()
 
 
+def check_scrolling_up_stops_following(page, binary):
+    """Following a busy store, scrolling the timeline up stops following there: the rows in view are drawn (the
+    table draws only those), and stay put."""
+    store = Store(binary, ("--rate", "5000"))
+    try:
+        ready = store.wait_for(lambda e: e["event"] == "ready", "that the demo is ready")
+        page.goto(ready["url"])
+        page.wait_for_function("() => Number(document.getElementById('received').textContent) > 5000")
+        expect(page.locator("#follow")).to_be_checked()
+        box = page.locator("#timeline-pane").bounding_box()
+        page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+        page.mouse.wheel(0, -3000)
+        expect(page.locator("#follow")).not_to_be_checked()
+        in_view = """() => {
+            const pane = document.getElementById('timeline-pane').getBoundingClientRect();
+            const middle = document.elementFromPoint(pane.left + 20, pane.top + pane.height / 2).closest('tr');
+            return middle && middle.item ? middle.dataset.kind + ':' + middle.dataset.id : null;
+          }"""
+        page.wait_for_timeout(300)
+        shown = page.evaluate(in_view)
+        assert shown, "no row drawn in the middle of the timeline after scrolling up"
+        page.wait_for_timeout(500)
+        assert page.evaluate(in_view) == shown, "the rows moved after following stopped"
+        page.check("#follow")
+        expect(page.locator("#follow")).to_be_checked()
+    finally:
+        store.stop()
+
+
 def check_favicon(page, binary):
     """The page links its icon (an SVG file beside it, allowed by the page's Content-Security-Policy once served)."""
     store = open_scripted(page, binary)
@@ -560,6 +589,7 @@ def main():
             check_first_column_stays(page, binary)
             check_search_and_hidden_types(page, binary)
             check_gap_rows(page, binary)
+            check_scrolling_up_stops_following(page, binary)
             check_favicon(page, binary)
             passed += 1
 

@@ -619,7 +619,15 @@ $("timeline").tBodies[0].addEventListener("click", (event) => {
   if (row.item.kind === "commit") select(row.item.id);
   else if (row.item.kind === "sideEffect") selectEffect(row.item);
 });
-$("timeline-pane").addEventListener("scroll", scheduleFrame, { passive: true });
+$("timeline-pane").addEventListener("scroll", () => {
+  const pane = $("timeline-pane");
+  // Following keeps the table at its end; a reader who scrolls up stops it there, as unchecking "follow" does.
+  if (following() && pane.scrollTop + pane.clientHeight < pane.scrollHeight - 3 * (rowHeight || 22)) {
+    $("follow").checked = false;
+    rowsChanged = true;
+  }
+  scheduleFrame();
+}, { passive: true });
 new ResizeObserver(() => { rowsChanged = true; scheduleFrame(); }).observe($("timeline-pane"));
 $("travel-button").addEventListener("click", () => { if (selected !== null) send({ type: "travel", sequence: selected }); });
 $("jump-button").addEventListener("click", () => {
