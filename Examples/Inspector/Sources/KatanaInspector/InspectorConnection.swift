@@ -61,7 +61,9 @@ struct InspectorConnection<Source: InspectorSource>: Sendable {
       // A later move (or a return to live) since: that one's own deadline counts (it is the next element).
       guard move.expire(generation) else { continue }
       try? await source.returnToLive()
-      try await outbound.write(.text(ServerMessage.reply("live", sequence: nil, live: true, reason: "timeout")))
+      try await outbound.write(
+        .text(
+          ServerMessage.reply("live", sequence: nil, live: true, reason: "timeout", refused: source.refusedWhileAway)))
     }
   }
 
@@ -126,7 +128,8 @@ struct InspectorConnection<Source: InspectorSource>: Sendable {
       do {
         try await source.travel(to: sequence)
         move.begin()
-        return ServerMessage.reply("travelled", sequence: sequence, live: false, reason: nil)
+        return ServerMessage.reply(
+          "travelled", sequence: sequence, live: false, reason: nil, refused: source.refusedWhileAway)
       } catch {
         return ServerMessage.error("Could not travel to commit \(sequence): \(error)", request: "travel")
       }
@@ -134,7 +137,7 @@ struct InspectorConnection<Source: InspectorSource>: Sendable {
       do {
         _ = move.end()
         try await source.returnToLive()
-        return ServerMessage.reply("live", sequence: nil, live: true, reason: nil)
+        return ServerMessage.reply("live", sequence: nil, live: true, reason: nil, refused: source.refusedWhileAway)
       } catch {
         return ServerMessage.error("Could not return to live: \(error)", request: "live")
       }

@@ -51,6 +51,8 @@ enum ServerMessage {
     let live: Bool
     /// Why the store came back to live without the page asking ("timeout"); nil otherwise.
     let reason: String?
+    /// What the store refused since it last went away from live.
+    let refused: Int
   }
 
   private struct Failure: Encodable {
@@ -102,8 +104,8 @@ enum ServerMessage {
     text(Batch(items: batch.items, dropped: batch.dropped, last: batch.lastSequence, live: live, refused: refused))
   }
 
-  static func reply(_ type: String, sequence: Int?, live: Bool, reason: String?) -> String {
-    text(Reply(type: type, sequence: sequence, live: live, reason: reason))
+  static func reply(_ type: String, sequence: Int?, live: Bool, reason: String?, refused: Int) -> String {
+    text(Reply(type: type, sequence: sequence, live: live, reason: reason, refused: refused))
   }
 
   static func error(_ message: String, request: String?) -> String {

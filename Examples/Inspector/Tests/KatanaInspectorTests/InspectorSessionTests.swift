@@ -212,7 +212,8 @@ import Testing
         }
       }
       try await page.send(#"{"type":"live"}"#)
-      _ = try await page.next("live")
+      // The reply to the return says how many were refused meanwhile.
+      #expect(try await page.next("live").refused == 3)
     }
     await inspector.stop()
   }

@@ -29,6 +29,11 @@ let selected = null;              // selected commit sequence (state replies are
 let selectedKey = null;           // the selected row: "commit:12" or "sideEffect:3"
 let shown = null;                 // commit the store shows while away from live
 let isLive = true;
+let canTravel = true;             // false for a recording opened from a log (read-only)
+let refused = 0;                  // what the store refused since it last went away from live
+let marks = 0;                    // travel marks made (their ids)
+let awayMark = null;              // the mark of the last move away, while its commit is not known yet
+const skipped = new Set();        // commits the page shows the states without (view-only)
 let pending = [];                 // batches waiting to be drawn; the first may be taken in part
 let cursor = 0;                   // items of pending[0] taken so far
 let frameScheduled = false;
@@ -66,24 +71,42 @@ function handle(message) {
       // A new connection: what is pending was the old one's (and is not acknowledged on this one).
       items.length = 0; effectsById.clear(); rows = []; received = 0; dropped = 0; lastCommitStart = -Infinity;
       pending = []; cursor = 0; rowsChanged = true;
+      canTravel = message.canTravel !== false;
+      $("read-only").hidden = canTravel;
+      $("travel-button").hidden = !canTravel;
+      const token = new URLSearchParams(location.search).get("token") || "";
+      $("export").hidden = !message.canExport;
+      $("export").href = `session.katana.jsonl?token=${encodeURIComponent(token)}`;
+      refused = 0;
+      isLive = message.live;
       setLive(message.live, null);
       scheduleFrame();
       break;
     case "batch":
       // Whether the store is live is applied on arrival, in order with the replies to travel and live: a batch
       // drawn later must not undo a reply that came after it.
+      if (message.refused !== undefined) refused = message.refused;
       if (message.live !== isLive) setLive(message.live, null);
+      else if (!isLive) showAway();
       pending.push(message);
       scheduleFrame();
       break;
     case "state":
       showState(message);
       break;
+    case "effect":
+      showEffectPayload(message);
+      break;
     case "travelled":
+      if (message.refused !== undefined) refused = message.refused;
       setLive(false, message.sequence);
       break;
     case "live":
-      setLive(true, null);
+      if (message.refused !== undefined) refused = message.refused;
+      setLive(true, null, message.reason);
+      break;
+    case "test":
+      showTest(message);
       break;
     case "error":
       $("message").textContent = message.message;
@@ -231,7 +254,8 @@ function noteType(type) {
 }
 
 function matches(item) {
-  if (item.kind === "gap") return true;  // a gap is shown whatever the filters: it says what is missing
+  // A gap is shown whatever the filters (it says what is missing), and so is a move in time.
+  if (item.kind === "gap" || item.kind === "mark") return true;
   if (filters.kind && item.kind !== filters.kind) return false;
   if (filters.scope && (item.scope || "(root)") !== filters.scope) return false;
   if (filters.type && item.type !== filters.type) return false;
@@ -297,6 +321,7 @@ function rowClass(item) {
   let name = item.kind;
   if (selectedKey !== null && keyOf(item) === selectedKey) name += " selected";
   if (item.kind === "commit" && item.id === shown) name += " shown";
+  if (item.kind === "commit" && skipped.has(item.id)) name += " skipped";
   return name;
 }
 
@@ -308,10 +333,10 @@ function fillRow(row, item) {
   row.version = item.version;
   row.dataset.kind = item.kind;
   row.dataset.id = item.id;
-  if (item.kind === "gap") {
+  if (item.kind === "gap" || item.kind === "mark") {
     const cell = row.cells.length === 1 ? row.cells[0] : document.createElement("td");
     cell.colSpan = 8;
-    cell.textContent = `… ${item.count.toLocaleString("en")} commits dropped …`;
+    cell.textContent = item.kind === "gap" ? `… ${item.count.toLocaleString("en")} commits dropped …` : item.text;
     if (row.cells.length !== 1) row.replaceChildren(cell);
     return;
   }
@@ -378,12 +403,21 @@ function select(sequence) {
   $("detail-pane").classList.remove("effect");
   $("detail-title").textContent = `Commit ${sequence}`;
   $("detail-actions").hidden = false;
+  $("skip-box").checked = skipped.has(sequence);
   $("jump-input").value = sequence;
   $("message").textContent = "";
   // Until the state comes: not the previous selection's.
   $("diff").replaceChildren();
   $("state").replaceChildren();
-  send({ type: "state", sequence });
+  $("payload").replaceChildren();
+  requestState();
+}
+
+// Asks for the selected commit's state (without the skipped commits, if any): view-only, the app runs on.
+function requestState() {
+  if (selected === null) return;
+  const before = [...skipped].filter((sequence) => sequence <= selected);
+  send(before.length ? { type: "state", sequence: selected, skipped: before } : { type: "state", sequence: selected });
 }
 
 function selectEffect(effect) {
@@ -394,7 +428,24 @@ function selectEffect(effect) {
   $("detail-title").textContent = `Side effect e${effect.id}`;
   $("detail-actions").hidden = true;
   $("message").textContent = "";
+  $("effect-payload").replaceChildren();
   showEffect(effect);
+  send({ type: "effect", id: effect.id });
+}
+
+function showEffectPayload(message) {
+  if (selectedKey !== `sideEffect:${message.id}`) return;
+  $("effect-payload").replaceChildren(payloadView(message.payload));
+}
+
+// A commit's or a side effect's payload: its fields as a tree, or its description.
+function payloadView(payload) {
+  if (!payload) return document.createTextNode("(none: the state before the oldest commit kept)");
+  if (payload.form === "fields") return tree(payload.value, "fields", 0);
+  const text = document.createElement("div");
+  text.className = "description";
+  text.textContent = payload.value;
+  return text;
 }
 
 // A side effect's details: what it is, how it ended (the whole failure), and the commits it dispatched that
@@ -448,17 +499,55 @@ function link(text, action) {
   return button;
 }
 
-function setLive(live, sequence) {
+// The store went away from live, moved again, or came back: the badge, the banner, and a mark in the timeline.
+function setLive(live, sequence, reason) {
+  const wasLive = isLive;
+  const moved = !live && sequence !== null && sequence !== shown;
   isLive = live;
   if (live) {
     shown = null;
     setBadge("live", "live", "ok");
     $("message").textContent = "";
+    $("away-banner").hidden = true;
+    $("live-button").hidden = true;
+    if (!wasLive) {
+      const why = reason === "timeout" ? " (the move timed out)" : "";
+      mark(`store back to live${why}: ${refused.toLocaleString("en")} dispatches refused while away`);
+    }
   } else {
     if (sequence !== null) shown = sequence;
-    setBadge("live", shown === null ? "away from live" : `away from live: commit ${shown}`, "away");
+    const text = shown === null ? "store moved away from live" : `store moved to commit ${shown}`;
+    if (moved && awayMark !== null) {
+      // The batch that saw the store away came before the reply that says where it went: one mark.
+      awayMark.text = text;
+      awayMark.version = (awayMark.version || 0) + 1;
+      rowsChanged = true;
+      scheduleFrame();
+    } else if (wasLive || moved) {
+      mark(text);
+    }
+    awayMark = shown === null ? items.find((item) => item.kind === "mark" && item.id === marks) || null : null;
+    showAway();
   }
   markRows();
+}
+
+// While away from live: what the store shows, and what it has refused so far.
+function showAway() {
+  const at = shown === null ? "away from live" : `away from live: commit ${shown}`;
+  setBadge("live", `${at} · ${refused.toLocaleString("en")} refused`, "away");
+  const banner = $("away-banner");
+  banner.hidden = false;
+  banner.textContent = `The store is away from live${shown === null ? "" : ` (commit ${shown})`}: the app's dispatches `
+    + `are refused (${refused.toLocaleString("en")} so far). It comes back on "Back to live", when this page closes, `
+    + "or after the travel timeout.";
+  $("live-button").hidden = !canTravel;
+}
+
+// A row in the timeline, after the last commit taken, saying what happened to the store.
+function mark(text) {
+  insert({ kind: "mark", id: ++marks, text, start: lastCommitStart });
+  scheduleFrame();
 }
 
 function setBadge(id, text, kind) {
@@ -471,6 +560,9 @@ function setBadge(id, text, kind) {
 
 function showState(message) {
   if (message.sequence !== selected) return;
+  $("payload").replaceChildren(payloadView(message.payload));
+  const without = message.skipped && message.skipped.length ? message.skipped : null;
+  $("message").textContent = without ? `As if commit${without.length > 1 ? "s" : ""} ${without.join(", ")} had not happened.` : "";
   $("state").replaceChildren(tree(message.state, "state", 0));
   const diff = $("diff");
   diff.replaceChildren();
@@ -630,10 +722,60 @@ $("timeline-pane").addEventListener("scroll", () => {
 }, { passive: true });
 new ResizeObserver(() => { rowsChanged = true; scheduleFrame(); }).observe($("timeline-pane"));
 $("travel-button").addEventListener("click", () => { if (selected !== null) send({ type: "travel", sequence: selected }); });
+// Showing a commit is view-only: the page asks for its state, and the store runs on.
 $("jump-button").addEventListener("click", () => {
   const sequence = Number.parseInt($("jump-input").value, 10);
-  if (Number.isFinite(sequence)) send({ type: "travel", sequence });
+  if (!Number.isFinite(sequence)) return;
+  select(sequence);
+  const commit = items.find((item) => item.kind === "commit" && item.id === sequence);
+  if (commit) reveal(commit);
+});
+$("skip-box").addEventListener("change", () => {
+  if (selected === null) return;
+  if ($("skip-box").checked) skipped.add(selected);
+  else skipped.delete(selected);
+  showSkipping();
+  requestState();
+});
+$("skip-clear").addEventListener("click", () => {
+  skipped.clear();
+  $("skip-box").checked = false;
+  showSkipping();
+  requestState();
+});
+$("test-from-here").addEventListener("click", () => { if (selected !== null) $("test-from").value = selected; });
+$("test-to-here").addEventListener("click", () => { if (selected !== null) $("test-to").value = selected; });
+$("test-button").addEventListener("click", () => {
+  const from = Number.parseInt($("test-from").value, 10), to = Number.parseInt($("test-to").value, 10);
+  if (!Number.isFinite(from) || !Number.isFinite(to)) {
+    $("message").textContent = "Give the first and the last commit of the test.";
+    return;
+  }
+  send({ type: "test", from, to });
+});
+$("test-copy").addEventListener("click", () => {
+  if (navigator.clipboard) navigator.clipboard.writeText($("test-source").textContent);
 });
 $("live-button").addEventListener("click", () => send({ type: "live" }));
 $("live-button").addEventListener("click", () => { $("message").textContent = ""; });
 connect();
+
+function showSkipping() {
+  $("skipping").hidden = skipped.size === 0;
+  $("skip-count").textContent = `${skipped.size} commit${skipped.size === 1 ? "" : "s"}`;
+  rowsChanged = true;
+  markRows();
+  scheduleFrame();
+}
+
+// A generated test: shown, and offered as a file.
+function showTest(message) {
+  $("test-output").hidden = false;
+  $("test-title").textContent = `Generated test: commits ${message.from} to ${message.to}`;
+  $("test-source").textContent = message.source;
+  const link = $("test-download");
+  if (link.href.startsWith("blob:")) URL.revokeObjectURL(link.href);
+  link.href = URL.createObjectURL(new Blob([message.source], { type: "text/x-swift" }));
+  link.download = `RecordedSessionCommits${message.from}To${message.to}Test.swift`;
+  $("message").textContent = "";
+}
