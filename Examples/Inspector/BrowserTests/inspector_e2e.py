@@ -95,8 +95,20 @@ class TodoServer:
         self.port, inspector_port = free_port(), free_port()
         environment = dict(os.environ, TODO_PORT=str(self.port), TODO_INSPECTOR_PORT=str(inspector_port),
                            TODO_DATABASE=os.path.join(self.folder, "todos.sqlite"), LOG_LEVEL="warning")
-        self.process = subprocess.Popen([binary], env=environment, stdout=subprocess.DEVNULL)
-        self.inspector_url = f"http://127.0.0.1:{inspector_port}/"
+        self.process = subprocess.Popen([binary], env=environment, stdout=subprocess.PIPE, text=True, bufsize=1)
+        # The server prints the inspector's address, with its token, on standard output.
+        self.inspector_url = None
+        ready = threading.Event()
+
+        def read():
+            for line in self.process.stdout:
+                if line.startswith("Katana inspector") and self.inspector_url is None:
+                    self.inspector_url = line.split(" at ", 1)[1].strip()
+                    ready.set()
+        threading.Thread(target=read, daemon=True).start()
+        if not ready.wait(TIMEOUT_MS / 1000):
+            raise AssertionError("todo-server never printed the inspector's address")
+        assert f":{inspector_port}/?token=" in self.inspector_url, self.inspector_url
         deadline = time.monotonic() + TIMEOUT_MS / 1000
         while True:
             try:
@@ -537,7 +549,8 @@ def main():
             moved = store.wait_for(
                 lambda e: e["event"] == "state" and e["awayFromLive"], "a move away from live")["state"]
             assert moved["counter"] == 1 and [t["title"] for t in moved["todos"]] == ["milk"], moved
-            expect(page.locator("#live")).to_have_text("away from live: commit 2")
+            expect(page.locator("#live")).to_contain_text("away from live: commit 2")
+            expect(page.locator("#timeline tbody tr.mark")).to_have_text("store moved to commit 2")
             commits.nth(2).click()
             expect(page.locator("#diff")).to_contain_text("bread")
             os.makedirs(os.path.dirname(os.path.abspath(screenshot)), exist_ok=True)
@@ -607,6 +620,15 @@ def main():
                 page.locator("#timeline tbody tr.commit").last.click()
                 expect(page.locator("#state")).to_contain_text("sequence")
                 expect(page.locator("#diff")).to_contain_text("todos")
+                # The commit's payload names the HTTP request that made it; so does its side effect's, and a
+                # side effect is never its own cause.
+                expect(page.locator("#payload")).to_contain_text('request: "')
+                own = page.locator("#timeline tbody tr.sideEffect").evaluate_all(
+                    "rows => rows.filter(r => r.cells[4].textContent === 'e' + r.dataset.id).length")
+                assert own == 0, f"{own} side effects name themselves as their cause"
+                page.locator("#timeline tbody tr.sideEffect").last.click()
+                expect(page.locator("#effect-payload")).to_contain_text('request: "')
+                page.locator("#timeline tbody tr.commit").last.click()
                 page.screenshot(path=todo_screenshot)
                 assert os.path.getsize(todo_screenshot) > 10_000, "the todo-server screenshot is empty"
                 if readme_copy:

@@ -74,6 +74,7 @@ function handle(message) {
       canTravel = message.canTravel !== false;
       $("read-only").hidden = canTravel;
       $("travel-button").hidden = !canTravel;
+      $("live-button").hidden = !canTravel;
       const token = new URLSearchParams(location.search).get("token") || "";
       $("export").hidden = !message.canExport;
       $("export").href = `session.katana.jsonl?token=${encodeURIComponent(token)}`;
@@ -509,7 +510,6 @@ function setLive(live, sequence, reason) {
     setBadge("live", "live", "ok");
     $("message").textContent = "";
     $("away-banner").hidden = true;
-    $("live-button").hidden = true;
     if (!wasLive) {
       const why = reason === "timeout" ? " (the move timed out)" : "";
       mark(`store back to live${why}: ${refused.toLocaleString("en")} dispatches refused while away`);
@@ -541,7 +541,6 @@ function showAway() {
   banner.textContent = `The store is away from live${shown === null ? "" : ` (commit ${shown})`}: the app's dispatches `
     + `are refused (${refused.toLocaleString("en")} so far). It comes back on "Back to live", when this page closes, `
     + "or after the travel timeout.";
-  $("live-button").hidden = !canTravel;
 }
 
 // A row in the timeline, after the last commit taken, saying what happened to the store.
