@@ -8,8 +8,8 @@ Playwright, as inspector_e2e.py).
    127.0.0.1 (DNS rebinding, mapped with Chromium's host resolver rules) is refused.
 2. Looking back is view-only: selecting and showing commits never moves the store (as the store itself reports);
    a commit shows its payload, a side effect its own; skipping a commit shows the states without it.
-3. Moving the store is explicit, marked in the timeline with what the store refused meanwhile, and a page that
-   closes while the store is away brings it back to live.
+3. Moving the store is explicit, marked in the timeline with what the store refused meanwhile; a page that closes
+   while the store is away brings it back to live, and so does the travel timeout (2 s here).
 4. The session downloads as a log, which `inspector-demo --open` shows read-only.
 5. A range of commits becomes a Swift Testing test, which compiles and passes as generated (built and run in the
    package's InspectorDemoSessionTests target, then removed).
@@ -193,6 +193,28 @@ def check_refused_while_away(browser, binary):
         store.stop()
 
 
+def check_travel_timeout(browser, binary):
+    """A move nobody ends (the page stays open) ends after the travel timeout: the store reports it is back, and
+    the page marks why."""
+    store = Store(binary, arguments=("--scripted", "--travel-timeout", "2"))
+    try:
+        ready = store.wait_for(lambda e: e["event"] == "ready", "that it is ready")
+        store.wait_for(lambda e: e["event"] == "state", "its state")
+        page = open_page(browser, ready["url"])
+        commits = page.locator("#timeline tbody tr.commit")
+        expect(commits).to_have_count(8)
+        commits.nth(1).click()
+        page.click("#travel-button")
+        assert store.wait_for(lambda e: e["event"] == "state", "the move")["awayFromLive"]
+        back = store.wait_for(lambda e: e["event"] == "state", "the return after the timeout", timeout=30)
+        assert not back["awayFromLive"], back
+        expect(page.locator("#timeline tbody tr.mark").last).to_contain_text("the move timed out")
+        expect(page.locator("#live")).to_have_text("live")
+        page.close()
+    finally:
+        store.stop()
+
+
 def check_export_and_open(browser, binary, artifacts):
     store = Store(binary)
     try:
@@ -273,6 +295,7 @@ def main():
         ("view-only, payloads, skip, a closed page returns the store", lambda browser:
             check_view_only_payloads_and_skip(browser, binary)),
         ("refused while away, marked", lambda browser: check_refused_while_away(browser, binary)),
+        ("a move ends after the travel timeout", lambda browser: check_travel_timeout(browser, binary)),
         ("export, then open read-only", lambda browser: check_export_and_open(browser, binary, artifacts)),
         ("a session becomes a test", lambda browser: check_session_becomes_a_test(browser, binary, package)),
     ]

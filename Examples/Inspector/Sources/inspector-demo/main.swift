@@ -2,16 +2,19 @@ import Foundation
 import Katana
 import KatanaInspector
 
-// `swift run --package-path Examples/Inspector inspector-demo [--port N] [--rate N] [--scripted] [--open FILE]`
+// `swift run --package-path Examples/Inspector inspector-demo [--port N] [--rate N] [--scripted] [--open FILE]
+//   [--travel-timeout SECONDS]`
 //
 // Starts a demo store with a recorder and an inspector on 127.0.0.1, prints the inspector's address, and runs a
 // looping session (about `--rate` commits a second, 5 by default) until interrupted. `--scripted` runs a fixed
 // session instead and then reports each state the store moves to as a JSON line: the browser test's store.
 // `--open FILE` opens a session downloaded from the page (a `KatanaRecordingLog` file), without a store, read-only.
+// `--travel-timeout SECONDS` sets how long the page may keep the store away from live (300 by default).
 var port = 9_000
 var rate = 5.0
 var scripted = false
 var opened: String?
+var travelTimeout = Duration.seconds(300)
 var arguments = CommandLine.arguments.dropFirst()
 while let argument = arguments.popFirst() {
   switch argument {
@@ -29,6 +32,12 @@ while let argument = arguments.popFirst() {
     rate = value
   case "--scripted":
     scripted = true
+  case "--travel-timeout":
+    guard let value = arguments.popFirst().flatMap(Double.init), value > 0, value < 1e9 else {
+      print("--travel-timeout takes a number of seconds")
+      exit(2)
+    }
+    travelTimeout = .milliseconds(Int64(value * 1000))
   case "--open":
     guard let path = arguments.popFirst() else {
       print("--open takes the path of a session's log (downloaded from the page)")
@@ -36,7 +45,9 @@ while let argument = arguments.popFirst() {
     }
     opened = path
   default:
-    print("usage: inspector-demo [--port N] [--rate COMMITS_PER_SECOND] [--scripted] [--open FILE]")
+    print(
+      "usage: inspector-demo [--port N] [--rate COMMITS_PER_SECOND] [--scripted] [--open FILE] "
+        + "[--travel-timeout SECONDS]")
     exit(2)
   }
 }
@@ -62,7 +73,8 @@ let inspector: Inspector
 do {
   // With the registry, the page can download the session as a log.
   inspector = try await Inspector.start(
-    store: store, recorder: recorder, registry: demoRegistry, configuration: .init(binding: .loopback(port: port)))
+    store: store, recorder: recorder, registry: demoRegistry,
+    configuration: .init(binding: .loopback(port: port), travelTimeout: travelTimeout))
 } catch {
   print("The inspector did not start: \(error)")
   exit(1)
