@@ -106,7 +106,7 @@ struct InspectorConnection<Source: InspectorSource>: Sendable {
         try await outbound.write(
           .text(
             ServerMessage.error(
-              "Not a request: send a JSON object with a \"type\" (ack, state, travel, live or test).",
+              "Not a request: send a JSON object with a \"type\" (ack, state, effect, travel, live or test).",
               request: nil)))
         continue
       }
