@@ -11,7 +11,7 @@ const MAX_ITEMS = 20000;     // items kept in memory
 const MAX_ROWS = 2000;       // rows in the timeline (drawn as they scroll into view)
 const FRAME_BUDGET_MS = 8;   // time per frame spent taking received items
 const TAKE_CHUNK = 200;      // items taken between two looks at the clock
-const OVERSCAN = 8;          // rows drawn above and below the ones in view
+const OVERSCAN = 4;          // rows drawn above and below the ones in view
 
 const items = [];                 // kept items in timeline order (by start): commits, side effects and gaps
 const effectsById = new Map();    // side effect id -> item
@@ -111,10 +111,9 @@ function frame() {
     }
   }
   trim();
-  $("received").textContent = received;
-  const counter = $("dropped");
-  counter.textContent = dropped;
-  counter.classList.toggle("nonzero", dropped > 0);
+  showCount("received", received);
+  showCount("dropped", dropped);
+  $("dropped").classList.toggle("nonzero", dropped > 0);
   if (effectShownStale) {
     effectShownStale = false;
     const effect = selectedKey && effectsById.get(Number(selectedKey.slice("sideEffect:".length)));
@@ -123,6 +122,12 @@ function frame() {
   draw();
   for (let i = 0; i < taken; i++) send({ type: "ack" });
   if (pending.length > 0) scheduleFrame();
+}
+
+function showCount(id, count) {
+  const counter = $(id);
+  const text = String(count);
+  if (counter.textContent !== text) counter.textContent = text;
 }
 
 // Takes up to `count` more items of `batch`; true once all of it is taken.
@@ -136,7 +141,7 @@ function takeSome(batch, count) {
 
 function beginBatch(batch) {
   // Commits come in commit order and side effects in start order: they are drawn interleaved, by time.
-  batch.sorted = batch.items.slice().sort((a, b) => a.start - b.start);
+  batch.sorted = batch.items.sort((a, b) => a.start - b.start);
   // Commits dropped since the last batch were the ones after the last commit taken: a gap row goes there, so
   // that the side effects of that time (sent ahead of their commits) are not shown as if nothing were missing.
   if (batch.dropped > dropped) {
