@@ -523,19 +523,32 @@ function differenceById(before, after, path, changes) {
 }
 
 function difference(before, after, path, changes) {
-  if (changes.length > 500) return;
+  if (changes.length > 500 || before === after) return;
   if (Array.isArray(before) && Array.isArray(after) && (before.length || after.length)
       && identified(before) && identified(after)) {
     differenceById(before, after, path, changes);
     return;
   }
-  if (isContainer(before) && isContainer(after) && Array.isArray(before) === Array.isArray(after)) {
-    const keys = new Set([...Object.keys(before), ...Object.keys(after)]);
-    for (const key of keys) {
-      const child = Array.isArray(after) ? `${path}[${key}]` : (path ? `${path}.${key}` : key);
-      if (!(key in before)) changes.push({ kind: "added", path: child, after: after[key] });
-      else if (!(key in after)) changes.push({ kind: "removed", path: child, before: before[key] });
-      else difference(before[key], after[key], child, changes);
+  if (Array.isArray(before) && Array.isArray(after)) {
+    // By index, without listing the keys: a state may hold long arrays.
+    const length = Math.max(before.length, after.length);
+    for (let index = 0; index < length && changes.length <= 500; index++) {
+      if (index >= before.length) changes.push({ kind: "added", path: `${path}[${index}]`, after: after[index] });
+      else if (index >= after.length) changes.push({ kind: "removed", path: `${path}[${index}]`, before: before[index] });
+      else if (before[index] !== after[index]) difference(before[index], after[index], `${path}[${index}]`, changes);
+    }
+    return;
+  }
+  if (isContainer(before) && isContainer(after) && !Array.isArray(before) && !Array.isArray(after)) {
+    // The keys before, in order, then the new ones; a path is made only for a change or a container to visit
+    // (an array of many small objects is many of these).
+    const child = (key) => (path ? `${path}.${key}` : key);
+    for (const key of Object.keys(before)) {
+      if (!(key in after)) changes.push({ kind: "removed", path: child(key), before: before[key] });
+      else if (before[key] !== after[key]) difference(before[key], after[key], child(key), changes);
+    }
+    for (const key of Object.keys(after)) {
+      if (!(key in before)) changes.push({ kind: "added", path: child(key), after: after[key] });
     }
     return;
   }
@@ -554,19 +567,22 @@ function tree(value, key, depth) {
     return leaf;
   }
   const node = document.createElement("details");
-  const keys = Object.keys(value);
+  const isArray = Array.isArray(value);
+  const keys = isArray ? null : Object.keys(value);  // an array's are its indices (not listed: it may be long)
+  const count = isArray ? value.length : keys.length;
+  const keyAt = (index) => (isArray ? String(index) : keys[index]);
   const summary = document.createElement("summary");
-  summary.append(span("key", `${key}`), ` ${Array.isArray(value) ? `[${keys.length}]` : `{${keys.length}}`}`);
+  summary.append(span("key", `${key}`), ` ${isArray ? `[${count}]` : `{${count}}`}`);
   node.appendChild(summary);
   let next = 0;
   const more = () => {
-    const end = Math.min(keys.length, next + TREE_CHUNK);
+    const end = Math.min(count, next + TREE_CHUNK);
     const children = [];
-    for (; next < end; next++) children.push(tree(value[keys[next]], keys[next], depth + 1));
-    if (next < keys.length) {
+    for (; next < end; next++) children.push(tree(value[keyAt(next)], keyAt(next), depth + 1));
+    if (next < count) {
       const button = document.createElement("button");
       button.className = "link more";
-      button.textContent = `${keys.length - next} more`;
+      button.textContent = `${count - next} more`;
       button.addEventListener("click", () => { button.remove(); more(); });
       children.push(button);
     }
