@@ -12,6 +12,7 @@ const MAX_ROWS = 2000;       // rows in the timeline (drawn as they scroll into 
 const FRAME_BUDGET_MS = 8;   // time per frame spent taking received items
 const TAKE_CHUNK = 200;      // items taken between two looks at the clock
 const OVERSCAN = 4;          // rows drawn above and below the ones in view
+const FOLLOW_DRAW_MS = 100;  // following, the table moves at most this often (nobody reads rows passing faster)
 
 const items = [];                 // kept items in timeline order (by start): commits, side effects and gaps
 const effectsById = new Map();    // side effect id -> item
@@ -38,6 +39,9 @@ let effectShownStale = false;     // the side effect in the details pane changed
 let rowHeight = 0;                // measured on the first row drawn
 let headerHeight = 0;
 let drawnFirst = -1, drawnLast = -1;
+let drawnAt = 0;                  // when the table was last drawn
+let drawNow = false;              // the reader did something (scrolled, resized): draw in this frame
+let ownScrollTop = -1;            // where the last draw scrolled the table to (its scroll event is not the reader's)
 
 const $ = (id) => document.getElementById(id);
 const keyOf = (item) => `${item.kind}:${item.id}`;
@@ -119,9 +123,14 @@ function frame() {
     const effect = selectedKey && effectsById.get(Number(selectedKey.slice("sideEffect:".length)));
     if (effect && selectedKey === keyOf(effect)) showEffect(effect);
   }
-  draw();
+  // New rows only (the reader did nothing): following, the table moves at most every FOLLOW_DRAW_MS, which
+  // leaves the main thread free at high rates.
+  if (drawNow || !following() || performance.now() - drawnAt >= FOLLOW_DRAW_MS) {
+    drawNow = false;
+    draw();
+  }
   for (let i = 0; i < taken; i++) send({ type: "ack" });
-  if (pending.length > 0) scheduleFrame();
+  if (pending.length > 0 || rowsChanged) scheduleFrame();
 }
 
 function showCount(id, count) {
@@ -266,6 +275,7 @@ function draw() {
   const last = Math.min(rows.length, Math.ceil((top + viewHeight) / height) + OVERSCAN);
   if (!rowsChanged && !scrollToEnd && first === drawnFirst && last === drawnLast) return;
   rowsChanged = false;
+  drawnAt = performance.now();
   drawnFirst = first;
   drawnLast = last;
   $("spacer-top").style.height = `${first * height}px`;
@@ -288,7 +298,10 @@ function draw() {
     fillRow(row, rows[i]);
   }
   while (body.children.length > last - first) body.lastElementChild.remove();
-  if (toEnd) pane.scrollTop = top + height;  // past the end: the browser stops at the end
+  if (toEnd) {
+    pane.scrollTop = top + height;  // past the end: the browser stops at the end
+    ownScrollTop = pane.scrollTop;
+  }
   scrollToEnd = false;
   if (!rowHeight && body.children.length > 0) {
     rowHeight = body.children[0].getBoundingClientRect().height;
@@ -642,14 +655,17 @@ $("timeline").tBodies[0].addEventListener("click", (event) => {
 });
 $("timeline-pane").addEventListener("scroll", () => {
   const pane = $("timeline-pane");
+  if (pane.scrollTop === ownScrollTop) return;
+  ownScrollTop = -1;
   // Following keeps the table at its end; a reader who scrolls up stops it there, as unchecking "follow" does.
   if (following() && pane.scrollTop + pane.clientHeight < pane.scrollHeight - 3 * (rowHeight || 22)) {
     $("follow").checked = false;
     rowsChanged = true;
   }
+  drawNow = true;
   scheduleFrame();
 }, { passive: true });
-new ResizeObserver(() => { rowsChanged = true; scheduleFrame(); }).observe($("timeline-pane"));
+new ResizeObserver(() => { rowsChanged = true; drawNow = true; scheduleFrame(); }).observe($("timeline-pane"));
 $("travel-button").addEventListener("click", () => { if (selected !== null) send({ type: "travel", sequence: selected }); });
 $("jump-button").addEventListener("click", () => {
   const sequence = Number.parseInt($("jump-input").value, 10);
