@@ -292,13 +292,15 @@ def check_responsive_under_any_rate(page, binary, enforce=True):
         most_work = max((cpu for _, cpu in tasks), default=0)
         shown = ", ".join("missed" if r is None else f"{r:.0f} ms" for r in rows)
         print(f"at {rate:,} commits/s: worst long task {worst:.0f} ms (the most work in one task {most_work:.0f} ms"
-              + "".join(f"; {wall:.0f} ms of which {cpu:.0f} ms working" for wall, cpu in starved + blocking)
+              + "".join(f"; {wall:.0f} ms of which {cpu:.0f} ms working"
+                        for wall, cpu in sorted(starved + blocking, reverse=True)[:3])
+              + (f"; {len(starved + blocking)} over {WORST_LONG_TASK_MS} ms" if starved or blocking else "")
               + f"), row clicks answered in {shown}, "
               f"back to live in {'missed' if live is None else f'{live:.0f} ms'} "
               f"(received {received:,}, dropped {dropped:,}; the demo committed "
               f"{'?' if achieved is None else f'{achieved:,.0f}'} a second)")
         if blocking or (worst > WORST_LONG_TASK_MS and not starved):
-            failures.append(f"a long task of {worst:.0f} ms at {rate}: {blocking}")
+            failures.append(f"a long task of {worst:.0f} ms at {rate}")
         for latency in [*rows, live]:
             if latency is None or latency > WORST_ANSWER_MS:
                 failures.append(f"an answer {'missed' if latency is None else f'in {latency:.0f} ms'} at {rate}")
