@@ -215,7 +215,11 @@ def click_a_row(page, kind):
         return { x: b.left + 5, y: b.top + b.height / 2 };
       }""", kind)
     if not box:
-        print(f"no {kind} row in view to click")
+        state = page.evaluate("() => [document.querySelectorAll('#timeline tbody tr').length, rows.length,"
+                              " document.getElementById('connection').textContent,"
+                              " [...document.querySelectorAll('#timeline tbody tr')].map((r) => r.dataset.kind[0]).join('')]")
+        print(f"no {kind} row in view to click: {state}")
+        page.wait_for_timeout(200)
         return None
     before = page.evaluate("() => window.__probe.answers.length")
     page.mouse.click(box["x"], box["y"])
