@@ -7,6 +7,11 @@ click moves the store (read from the store's own report of its states, on the Sw
     python3 inspector_e2e.py PATH/TO/inspector-demo SCREENSHOT.png [README_COPY.png [PATH/TO/todo-server]]
 
 Then the looping demo runs under load, and the page must keep up within its bounded window (SCREENSHOT-load.png).
+Following the demo asked for 5,000, 20,000 and 100,000 commits a second, the page must not block its main thread
+over 100 ms and must answer a row click and "Back to live" within 200 ms (the numbers are printed;
+INSPECTOR_E2E_MEASURE_ONLY=1 prints them without failing). Then, each on a fresh demo: a side effect's details,
+the first column on selection, the search and hidden types, gap rows where commits were dropped, scrolling up
+while following, the page's icon.
 Given a todo-server binary (Examples/TodoServer), the last part starts it with TODO_INSPECTOR_PORT on a
 throwaway SQLite file, sends it a short load of HTTP requests, and checks the page follows its store
 (SCREENSHOT-todo-server.png). README_COPY gets the last screenshot taken.
