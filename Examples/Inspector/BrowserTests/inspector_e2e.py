@@ -7,6 +7,11 @@ click moves the store (read from the store's own report of its states, on the Sw
     python3 inspector_e2e.py PATH/TO/inspector-demo SCREENSHOT.png [README_COPY.png [PATH/TO/todo-server]]
 
 Then the looping demo runs under load, and the page must keep up within its bounded window (SCREENSHOT-load.png).
+Following the demo asked for 5,000, 20,000 and 100,000 commits a second, the page must not block its main thread
+over 100 ms and must answer a row click and "Back to live" within 200 ms (the numbers are printed;
+INSPECTOR_E2E_MEASURE_ONLY=1 prints them without failing). Then, each on a fresh demo: a side effect's details,
+the first column on selection, the search and hidden types, gap rows where commits were dropped, scrolling up
+while following, the page's icon.
 Given a todo-server binary (Examples/TodoServer), the last part starts it with TODO_INSPECTOR_PORT on a
 throwaway SQLite file, sends it a short load of HTTP requests, and checks the page follows its store
 (SCREENSHOT-todo-server.png). README_COPY gets the last screenshot taken.
@@ -194,10 +199,23 @@ def answered_latency(page, what):
             "() => { const a = window.__probe.answers; return a.length && a[a.length - 1].latency !== null }",
             timeout=11_000)
     except Exception:  # noqa: BLE001 - no answer within the probe's 10 s: reported as missed
+        print(f"no answer to a click ({what}): {page.evaluate('() => window.__probe.answers.slice(-1)')}, the page "
+              f"shows {page.locator('#detail-title').text_content()!r} and {page.locator('#live').text_content()!r}")
         return None
     record = page.evaluate("() => window.__probe.answers[window.__probe.answers.length - 1]")
     assert record["what"] == what, record
     return record["latency"]
+
+
+def main_thread_tasks(trace):
+    """The page's main-thread tasks in a Chromium trace (category "toplevel"): their (wall, thread) times in ms."""
+    events = json.loads(trace)
+    events = events["traceEvents"] if isinstance(events, dict) else events
+    main = {(e["pid"], e["tid"]) for e in events
+            if e.get("ph") == "M" and e.get("name") == "thread_name" and e["args"].get("name") == "CrRendererMain"}
+    return [(e["dur"] / 1000, e.get("tdur", e["dur"]) / 1000) for e in events
+            if (e.get("pid"), e.get("tid")) in main and e.get("ph") == "X"
+            and e.get("name") == "ThreadControllerImpl::RunTask" and "dur" in e]
 
 
 def click_a_row(page, kind):
@@ -214,12 +232,21 @@ def click_a_row(page, kind):
         return { x: b.left + 5, y: b.top + b.height / 2 };
       }""", kind)
     if not box:
-        return None  # none drawn at the moment: missed
+        state = page.evaluate("() => [document.querySelectorAll('#timeline tbody tr').length, rows.length,"
+                              " document.getElementById('connection').textContent,"
+                              " [...document.querySelectorAll('#timeline tbody tr')].map((r) => r.dataset.kind[0]).join('')]")
+        print(f"no {kind} row in view to click: {state}")
+        page.wait_for_timeout(200)
+        return None
     before = page.evaluate("() => window.__probe.answers.length")
     page.mouse.click(box["x"], box["y"])
     try:
         page.wait_for_function("(n) => window.__probe.answers.length > n", arg=before, timeout=2_000)
     except Exception:  # noqa: BLE001 - the click landed on something else (a row that moved): no answer to wait for
+        hit = page.evaluate("([x, y]) => { const e = document.elementFromPoint(x, y); const r = e && e.closest('tr');"
+                            " return e ? `${e.tagName}.${e.className} in ${r ? r.className : '-'}` : null }",
+                            [box["x"], box["y"]])
+        print(f"a click on a {kind} row got no answer (there now: {hit})")
         return None
     return answered_latency(page, "row")
 
@@ -237,6 +264,8 @@ def check_responsive_under_any_rate(page, binary, enforce=True):
             page.goto(ready["url"])
             page.wait_for_function("() => Number(document.getElementById('received').textContent) > 1000")
             page.evaluate("() => { window.__probe.longTasks.length = 0; window.__probe.answers.length = 0; }")
+            page.context.browser.start_tracing(page=page, categories=["toplevel"])
+            tracing = True
             newest = "() => { for (let i = items.length - 1; i >= 0; i--) if (items[i].kind === 'commit') " \
                 "return [items[i].id, items[i].start]; return null; }"
             begin = page.evaluate(newest)
@@ -252,24 +281,46 @@ def check_responsive_under_any_rate(page, binary, enforce=True):
                     if latency is not None:
                         break
                 rows.append(latency)
-            # Away from live (a commit is selected: the last click), then a measured click on "Back to live".
-            expect(page.locator("#detail-title")).to_contain_text("Commit")
-            page.click("#travel-button")
-            expect(page.locator("#live")).to_contain_text("away from live")
-            box = page.locator("#live-button").bounding_box()
-            page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
-            live = answered_latency(page, "live")
+            # Away from live, to the newest commit the page has (an older one may have left the recorder's window:
+            # 10,000 commits, a quarter of a second at 40,000 a second), then a measured click on "Back to live".
+            live, away = None, False
+            for _ in range(3):
+                page.fill("#jump-input", str(page.evaluate(newest)[0]))
+                page.click("#jump-button")
+                try:
+                    expect(page.locator("#live")).to_contain_text("away from live", timeout=5_000)
+                    away = True
+                    break
+                except AssertionError:
+                    print(f"at {rate:,} commits/s, no travel: {page.locator('#message').text_content()!r}")
+            if away:
+                box = page.locator("#live-button").bounding_box()
+                page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+                live = answered_latency(page, "live")
             received = int(page.locator("#received").text_content())
             dropped = int(page.locator("#dropped").text_content())
             worst = max(page.evaluate("() => window.__probe.longTasks"), default=0)
+            tasks = main_thread_tasks(page.context.browser.stop_tracing())
+            tracing = False
         finally:
+            if tracing:
+                page.context.browser.stop_tracing()
             store.stop()
+        # A task counts against the page if it used the time: on a shared machine, a task that did 30 ms of work
+        # can take 150 ms waiting for a core (the trace's thread time says which).
+        blocking = [(wall, cpu) for wall, cpu in tasks if wall > WORST_LONG_TASK_MS and cpu > WORST_LONG_TASK_MS / 2]
+        starved = [(wall, cpu) for wall, cpu in tasks if wall > WORST_LONG_TASK_MS and cpu <= WORST_LONG_TASK_MS / 2]
+        most_work = max((cpu for _, cpu in tasks), default=0)
         shown = ", ".join("missed" if r is None else f"{r:.0f} ms" for r in rows)
-        print(f"at {rate:,} commits/s: worst long task {worst:.0f} ms, row clicks answered in {shown}, "
+        print(f"at {rate:,} commits/s: worst long task {worst:.0f} ms (the most work in one task {most_work:.0f} ms"
+              + "".join(f"; {wall:.0f} ms of which {cpu:.0f} ms working"
+                        for wall, cpu in sorted(starved + blocking, reverse=True)[:3])
+              + (f"; {len(starved + blocking)} over {WORST_LONG_TASK_MS} ms" if starved or blocking else "")
+              + f"), row clicks answered in {shown}, "
               f"back to live in {'missed' if live is None else f'{live:.0f} ms'} "
               f"(received {received:,}, dropped {dropped:,}; the demo committed "
               f"{'?' if achieved is None else f'{achieved:,.0f}'} a second)")
-        if worst > WORST_LONG_TASK_MS:
+        if blocking or (worst > WORST_LONG_TASK_MS and not starved):
             failures.append(f"a long task of {worst:.0f} ms at {rate}")
         for latency in [*rows, live]:
             if latency is None or latency > WORST_ANSWER_MS:
@@ -383,7 +434,7 @@ def check_search_and_hidden_types(page, binary):
 
 
 GAP_RATE = 20_000   # commits a second while the page is made to fall behind
-STALL_MS = 1_500    # the page's main thread held this long: the recorder's 10,000 commits move on meanwhile
+STALL_MS = 1_500    # the page's main thread held this long (then longer): the recorder's 10,000 commits move on
 
 
 def check_gap_rows(page, binary):
@@ -395,8 +446,8 @@ def check_gap_rows(page, binary):
         ready = store.wait_for(lambda e: e["event"] == "ready", "that the demo is ready")
         page.goto(ready["url"])
         page.wait_for_function("() => Number(document.getElementById('received').textContent) > 5000")
-        for _ in range(3):
-            page.evaluate("(ms) => { const t = performance.now(); while (performance.now() - t < ms); }", STALL_MS)
+        for stall in (STALL_MS, 2 * STALL_MS, 4 * STALL_MS):  # longer if the demo is slower than asked
+            page.evaluate("(ms) => { const t = performance.now(); while (performance.now() - t < ms); }", stall)
             try:
                 page.wait_for_function("() => Number(document.getElementById('dropped').textContent) > 0",
                                        timeout=3_000)

@@ -11,7 +11,8 @@ const MAX_ITEMS = 20000;     // items kept in memory
 const MAX_ROWS = 2000;       // rows in the timeline (drawn as they scroll into view)
 const FRAME_BUDGET_MS = 8;   // time per frame spent taking received items
 const TAKE_CHUNK = 200;      // items taken between two looks at the clock
-const OVERSCAN = 8;          // rows drawn above and below the ones in view
+const OVERSCAN = 4;          // rows drawn above and below the ones in view
+const FOLLOW_DRAW_MS = 100;  // following, the table moves at most this often (nobody reads rows passing faster)
 
 const items = [];                 // kept items in timeline order (by start): commits, side effects and gaps
 const effectsById = new Map();    // side effect id -> item
@@ -43,6 +44,9 @@ let effectShownStale = false;     // the side effect in the details pane changed
 let rowHeight = 0;                // measured on the first row drawn
 let headerHeight = 0;
 let drawnFirst = -1, drawnLast = -1;
+let drawnAt = 0;                  // when the table was last drawn
+let drawNow = false;              // the reader did something (scrolled, resized): draw in this frame
+let ownScrollTop = -1;            // where the last draw scrolled the table to (its scroll event is not the reader's)
 
 const $ = (id) => document.getElementById(id);
 const keyOf = (item) => `${item.kind}:${item.id}`;
@@ -135,18 +139,28 @@ function frame() {
     }
   }
   trim();
-  $("received").textContent = received;
-  const counter = $("dropped");
-  counter.textContent = dropped;
-  counter.classList.toggle("nonzero", dropped > 0);
+  showCount("received", received);
+  showCount("dropped", dropped);
+  $("dropped").classList.toggle("nonzero", dropped > 0);
   if (effectShownStale) {
     effectShownStale = false;
     const effect = selectedKey && effectsById.get(Number(selectedKey.slice("sideEffect:".length)));
     if (effect && selectedKey === keyOf(effect)) showEffect(effect);
   }
-  draw();
+  // New rows only (the reader did nothing): following, the table moves at most every FOLLOW_DRAW_MS, which
+  // leaves the main thread free at high rates.
+  if (drawNow || !following() || performance.now() - drawnAt >= FOLLOW_DRAW_MS) {
+    drawNow = false;
+    draw();
+  }
   for (let i = 0; i < taken; i++) send({ type: "ack" });
-  if (pending.length > 0) scheduleFrame();
+  if (pending.length > 0 || rowsChanged) scheduleFrame();
+}
+
+function showCount(id, count) {
+  const counter = $(id);
+  const text = String(count);
+  if (counter.textContent !== text) counter.textContent = text;
 }
 
 // Takes up to `count` more items of `batch`; true once all of it is taken.
@@ -160,7 +174,7 @@ function takeSome(batch, count) {
 
 function beginBatch(batch) {
   // Commits come in commit order and side effects in start order: they are drawn interleaved, by time.
-  batch.sorted = batch.items.slice().sort((a, b) => a.start - b.start);
+  batch.sorted = batch.items.sort((a, b) => a.start - b.start);
   // Commits dropped since the last batch were the ones after the last commit taken: a gap row goes there, so
   // that the side effects of that time (sent ahead of their commits) are not shown as if nothing were missing.
   if (batch.dropped > dropped) {
@@ -286,6 +300,7 @@ function draw() {
   const last = Math.min(rows.length, Math.ceil((top + viewHeight) / height) + OVERSCAN);
   if (!rowsChanged && !scrollToEnd && first === drawnFirst && last === drawnLast) return;
   rowsChanged = false;
+  drawnAt = performance.now();
   drawnFirst = first;
   drawnLast = last;
   $("spacer-top").style.height = `${first * height}px`;
@@ -308,7 +323,10 @@ function draw() {
     fillRow(row, rows[i]);
   }
   while (body.children.length > last - first) body.lastElementChild.remove();
-  if (toEnd) pane.scrollTop = top + height;  // past the end: the browser stops at the end
+  if (toEnd) {
+    pane.scrollTop = top + height;  // past the end: the browser stops at the end
+    ownScrollTop = pane.scrollTop;
+  }
   scrollToEnd = false;
   if (!rowHeight && body.children.length > 0) {
     rowHeight = body.children[0].getBoundingClientRect().height;
@@ -609,19 +627,32 @@ function differenceById(before, after, path, changes) {
 }
 
 function difference(before, after, path, changes) {
-  if (changes.length > 500) return;
+  if (changes.length > 500 || before === after) return;
   if (Array.isArray(before) && Array.isArray(after) && (before.length || after.length)
       && identified(before) && identified(after)) {
     differenceById(before, after, path, changes);
     return;
   }
-  if (isContainer(before) && isContainer(after) && Array.isArray(before) === Array.isArray(after)) {
-    const keys = new Set([...Object.keys(before), ...Object.keys(after)]);
-    for (const key of keys) {
-      const child = Array.isArray(after) ? `${path}[${key}]` : (path ? `${path}.${key}` : key);
-      if (!(key in before)) changes.push({ kind: "added", path: child, after: after[key] });
-      else if (!(key in after)) changes.push({ kind: "removed", path: child, before: before[key] });
-      else difference(before[key], after[key], child, changes);
+  if (Array.isArray(before) && Array.isArray(after)) {
+    // By index, without listing the keys: a state may hold long arrays.
+    const length = Math.max(before.length, after.length);
+    for (let index = 0; index < length && changes.length <= 500; index++) {
+      if (index >= before.length) changes.push({ kind: "added", path: `${path}[${index}]`, after: after[index] });
+      else if (index >= after.length) changes.push({ kind: "removed", path: `${path}[${index}]`, before: before[index] });
+      else if (before[index] !== after[index]) difference(before[index], after[index], `${path}[${index}]`, changes);
+    }
+    return;
+  }
+  if (isContainer(before) && isContainer(after) && !Array.isArray(before) && !Array.isArray(after)) {
+    // The keys before, in order, then the new ones; a path is made only for a change or a container to visit
+    // (an array of many small objects is many of these).
+    const child = (key) => (path ? `${path}.${key}` : key);
+    for (const key of Object.keys(before)) {
+      if (!(key in after)) changes.push({ kind: "removed", path: child(key), before: before[key] });
+      else if (before[key] !== after[key]) difference(before[key], after[key], child(key), changes);
+    }
+    for (const key of Object.keys(after)) {
+      if (!(key in before)) changes.push({ kind: "added", path: child(key), after: after[key] });
     }
     return;
   }
@@ -640,19 +671,22 @@ function tree(value, key, depth) {
     return leaf;
   }
   const node = document.createElement("details");
-  const keys = Object.keys(value);
+  const isArray = Array.isArray(value);
+  const keys = isArray ? null : Object.keys(value);  // an array's are its indices (not listed: it may be long)
+  const count = isArray ? value.length : keys.length;
+  const keyAt = (index) => (isArray ? String(index) : keys[index]);
   const summary = document.createElement("summary");
-  summary.append(span("key", `${key}`), ` ${Array.isArray(value) ? `[${keys.length}]` : `{${keys.length}}`}`);
+  summary.append(span("key", `${key}`), ` ${isArray ? `[${count}]` : `{${count}}`}`);
   node.appendChild(summary);
   let next = 0;
   const more = () => {
-    const end = Math.min(keys.length, next + TREE_CHUNK);
+    const end = Math.min(count, next + TREE_CHUNK);
     const children = [];
-    for (; next < end; next++) children.push(tree(value[keys[next]], keys[next], depth + 1));
-    if (next < keys.length) {
+    for (; next < end; next++) children.push(tree(value[keyAt(next)], keyAt(next), depth + 1));
+    if (next < count) {
       const button = document.createElement("button");
       button.className = "link more";
-      button.textContent = `${keys.length - next} more`;
+      button.textContent = `${count - next} more`;
       button.addEventListener("click", () => { button.remove(); more(); });
       children.push(button);
     }
@@ -712,14 +746,17 @@ $("timeline").tBodies[0].addEventListener("click", (event) => {
 });
 $("timeline-pane").addEventListener("scroll", () => {
   const pane = $("timeline-pane");
+  if (pane.scrollTop === ownScrollTop) return;
+  ownScrollTop = -1;
   // Following keeps the table at its end; a reader who scrolls up stops it there, as unchecking "follow" does.
   if (following() && pane.scrollTop + pane.clientHeight < pane.scrollHeight - 3 * (rowHeight || 22)) {
     $("follow").checked = false;
     rowsChanged = true;
   }
+  drawNow = true;
   scheduleFrame();
 }, { passive: true });
-new ResizeObserver(() => { rowsChanged = true; scheduleFrame(); }).observe($("timeline-pane"));
+new ResizeObserver(() => { rowsChanged = true; drawNow = true; scheduleFrame(); }).observe($("timeline-pane"));
 $("travel-button").addEventListener("click", () => { if (selected !== null) send({ type: "travel", sequence: selected }); });
 // Showing a commit is view-only: the page asks for its state, and the store runs on.
 $("jump-button").addEventListener("click", () => {
