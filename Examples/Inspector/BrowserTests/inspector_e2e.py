@@ -285,8 +285,10 @@ def check_responsive_under_any_rate(page, binary, enforce=True):
             # 10,000 commits, a quarter of a second at 40,000 a second), then a measured click on "Back to live".
             live, away = None, False
             for _ in range(3):
+                # "Show commit" selects it (view-only); "Move the store here" moves the store.
                 page.fill("#jump-input", str(page.evaluate(newest)[0]))
                 page.click("#jump-button")
+                page.click("#travel-button")
                 try:
                     expect(page.locator("#live")).to_contain_text("away from live", timeout=5_000)
                     away = True
