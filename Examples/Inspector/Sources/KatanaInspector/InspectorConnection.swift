@@ -32,7 +32,7 @@ struct InspectorConnection<Source: InspectorSource>: Sendable {
             ServerMessage.hello(
               capacity: source.capacity, live: !source.isAwayFromLive, travelTimeout: configuration.travelTimeout,
               canTravel: source.canTravel, canExport: canExport)))
-        try await poll(outbound, credits: credits)
+        try await poll(outbound, credits: credits, move: move)
       }
       group.addTask {
         try await returnWhenMoveTimesOut(move, outbound)
@@ -63,24 +63,28 @@ struct InspectorConnection<Source: InspectorSource>: Sendable {
       try? await source.returnToLive()
       try await outbound.write(
         .text(
-          ServerMessage.reply("live", sequence: nil, live: true, reason: "timeout", refused: source.refusedWhileAway)))
+          ServerMessage.reply(
+            "live", sequence: nil, live: true, reason: "timeout", refused: source.refusedWhileAway,
+            answer: move.answered())))
     }
   }
 
   /// Sends batches while the page keeps up; waits for its acknowledgements when it does not.
-  private func poll(_ outbound: WebSocketOutboundWriter, credits: CreditGate) async throws {
+  private func poll(_ outbound: WebSocketOutboundWriter, credits: CreditGate, move: MoveGuard) async throws {
     var feed = InspectorFeed(maximumBatch: configuration.maximumBatch)
     var (wasLive, wasRefused) = (!source.isAwayFromLive, source.refusedWhileAway)
     while !Task.isCancelled {
       try await credits.acquire()
       while true {
-        // Read before the commits: a batch never shows a count from after them.
+        // The answers to moves so far first, then whether the store is live: a batch that says so from before a
+        // move's answer names an older answer, and the page keeps the answer (see ``MoveGuard/answered()``).
+        let answers = move.answers
         let (live, refused) = (!source.isAwayFromLive, source.refusedWhileAway)
         if let batch = feed.next(from: source) ?? (live != wasLive || refused != wasRefused ? FeedBatch() : nil) {
           (wasLive, wasRefused) = (live, refused)
           var batch = batch
           if batch.lastSequence == 0 { batch.lastSequence = feed.lastSequence ?? 0 }
-          try await outbound.write(.text(ServerMessage.batch(batch, live: live, refused: refused)))
+          try await outbound.write(.text(ServerMessage.batch(batch, live: live, refused: refused, answers: answers)))
           // More than one batch's worth waiting: go on at once (subject to the page's credits).
           if !feed.hasMore {
             try await Task.sleep(for: configuration.pollInterval)
@@ -129,7 +133,8 @@ struct InspectorConnection<Source: InspectorSource>: Sendable {
         try await source.travel(to: sequence)
         move.begin()
         return ServerMessage.reply(
-          "travelled", sequence: sequence, live: false, reason: nil, refused: source.refusedWhileAway)
+          "travelled", sequence: sequence, live: false, reason: nil, refused: source.refusedWhileAway,
+          answer: move.answered())
       } catch {
         return ServerMessage.error("Could not travel to commit \(sequence): \(error)", request: "travel")
       }
@@ -137,7 +142,8 @@ struct InspectorConnection<Source: InspectorSource>: Sendable {
       do {
         _ = move.end()
         try await source.returnToLive()
-        return ServerMessage.reply("live", sequence: nil, live: true, reason: nil, refused: source.refusedWhileAway)
+        return ServerMessage.reply(
+          "live", sequence: nil, live: true, reason: nil, refused: source.refusedWhileAway, answer: move.answered())
       } catch {
         return ServerMessage.error("Could not return to live: \(error)", request: "live")
       }
@@ -209,6 +215,8 @@ final class MoveGuard: Sendable {
     /// Counts moves and returns: a timeout acts only if nothing happened since its move.
     var generation = 0
     var moved = false
+    /// Counts the answers to the page's moves and returns (and to timeouts), each taken once the move is done.
+    var answers = 0
   }
 
   private let phase = NIOLockedValueBox(Phase())
@@ -242,6 +250,21 @@ final class MoveGuard: Sendable {
         phase.generation += 1
       }
       return phase.moved
+    }
+  }
+
+  /// The answers given so far: a batch carries the number it read before reading whether the store is live.
+  var answers: Int {
+    phase.withLockedValue { $0.answers }
+  }
+
+  /// Numbers an answer to a move or a return, once it is done: whether the store is live, read after this, is
+  /// at least as new as the answer. The page applies a batch's `live` only if the batch's number is not below
+  /// the last answer's, so a batch that read `live` before a move was done cannot undo the move's answer.
+  func answered() -> Int {
+    phase.withLockedValue { phase in
+      phase.answers += 1
+      return phase.answers
     }
   }
 

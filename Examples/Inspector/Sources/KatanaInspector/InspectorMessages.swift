@@ -36,6 +36,7 @@ enum ServerMessage {
     let last: Int
     let live: Bool
     let refused: Int
+    let answers: Int
   }
 
   private struct GeneratedTest: Encodable {
@@ -53,6 +54,8 @@ enum ServerMessage {
     let reason: String?
     /// What the store refused since it last went away from live.
     let refused: Int
+    /// This answer's number (``MoveGuard/answered()``).
+    let answer: Int
   }
 
   private struct Failure: Encodable {
@@ -86,26 +89,31 @@ enum ServerMessage {
     text(GeneratedTest(from: from, to: to, source: source))
   }
 
-  /// `{"type":"batch","items":[…],"dropped":n,"last":k,"live":b,"refused":r}`, the items written by hand; `refused`
-  /// counts what the store refused since it last went away from live.
-  static func batch(_ batch: FeedBatch, live: Bool, refused: Int) -> String {
+  /// `{"type":"batch","items":[…],"dropped":n,"last":k,"live":b,"refused":r,"answers":a}`, the items written by
+  /// hand; `refused` counts what the store refused since it last went away from live, `answers` the answers to
+  /// moves given before `live` was read (``MoveGuard/answered()``).
+  static func batch(_ batch: FeedBatch, live: Bool, refused: Int, answers: Int) -> String {
     var text = "{\"type\":\"batch\",\"items\":["
     text.reserveCapacity(64 + batch.items.count * 160)
     for (index, item) in batch.items.enumerated() {
       if index > 0 { text += "," }
       item.appendJSON(to: &text)
     }
-    text += "],\"dropped\":\(batch.dropped),\"last\":\(batch.lastSequence),\"live\":\(live),\"refused\":\(refused)}"
+    text +=
+      "],\"dropped\":\(batch.dropped),\"last\":\(batch.lastSequence),\"live\":\(live),\"refused\":\(refused),\"answers\":\(answers)}"
     return text
   }
 
   /// ``batch(_:live:)``'s plain twin, with `JSONEncoder`.
-  static func batchWithEncoder(_ batch: FeedBatch, live: Bool, refused: Int) -> String {
-    text(Batch(items: batch.items, dropped: batch.dropped, last: batch.lastSequence, live: live, refused: refused))
+  static func batchWithEncoder(_ batch: FeedBatch, live: Bool, refused: Int, answers: Int) -> String {
+    text(
+      Batch(
+        items: batch.items, dropped: batch.dropped, last: batch.lastSequence, live: live, refused: refused,
+        answers: answers))
   }
 
-  static func reply(_ type: String, sequence: Int?, live: Bool, reason: String?, refused: Int) -> String {
-    text(Reply(type: type, sequence: sequence, live: live, reason: reason, refused: refused))
+  static func reply(_ type: String, sequence: Int?, live: Bool, reason: String?, refused: Int, answer: Int) -> String {
+    text(Reply(type: type, sequence: sequence, live: live, reason: reason, refused: refused, answer: answer))
   }
 
   static func error(_ message: String, request: String?) -> String {

@@ -88,14 +88,15 @@ import Testing
     }
     for live in [true, false] {
       let batch = FeedBatch(items: items, dropped: 3, lastSequence: 42)
-      let fast = try JSONSerialization.jsonObject(with: Data(ServerMessage.batch(batch, live: live, refused: 3).utf8))
+      let fast = try JSONSerialization.jsonObject(
+        with: Data(ServerMessage.batch(batch, live: live, refused: 3, answers: 2).utf8))
       let plain = try JSONSerialization.jsonObject(
-        with: Data(ServerMessage.batchWithEncoder(batch, live: live, refused: 3).utf8))
+        with: Data(ServerMessage.batchWithEncoder(batch, live: live, refused: 3, answers: 2).utf8))
       // JSONEncoder leaves nil fields out where the hand-written JSON writes null: the page reads both alike.
       #expect((withoutNulls(fast) as? NSDictionary) == (plain as? NSDictionary))
     }
     let empty = try JSONSerialization.jsonObject(
-      with: Data(ServerMessage.batch(FeedBatch(), live: true, refused: 0).utf8))
+      with: Data(ServerMessage.batch(FeedBatch(), live: true, refused: 0, answers: 0).utf8))
     #expect((empty as? [String: Any])?["items"] as? [Any] != nil)
   }
 }

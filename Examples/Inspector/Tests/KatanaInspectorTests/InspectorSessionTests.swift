@@ -182,6 +182,56 @@ import Testing
     }
   }
 
+  /// Batches race the answers to moves: a batch that read whether the store is live before a move's answer was
+  /// taken carries a lower number than the answer, so the page, which keeps the answer over such a batch, never
+  /// shows a stale state. Every batch numbered at or above the last answer says what that answer says.
+  @Test func aBatchNumberedAtOrAboveAnAnswer_agreesWithIt() async throws {
+    // A window that keeps commit 3 however fast the writer goes.
+    let recorder = StoreRecorder<TotalState>(capacity: 1 << 22, checkpointInterval: 1 << 20)
+    let store = TotalStore(initialState: TotalState())
+    try recorder.attach(to: store)
+    let inspector = try await Inspector.start(
+      store: store, recorder: recorder, configuration: .init(pollInterval: .milliseconds(1)))
+    for amount in 1...5 { try await store.dispatch(Add(amount: amount)) }
+    let writer = Task {
+      while !Task.isCancelled {
+        _ = try? await store.dispatch(Add(amount: 1))
+        await Task.yield()
+      }
+    }
+    try await converse(with: inspector) { page in
+      var violations: [String] = []
+      for round in 0..<100 {
+        try await page.send(round % 2 == 0 ? #"{"type":"travel","sequence":3}"# : #"{"type":"live"}"#)
+        // While the move is in flight, a batch may say either state.
+        var reply: Message
+        repeat {
+          reply = try await page.next()
+          if reply.type == "batch" { try await page.send(#"{"type":"ack"}"#) }
+          if reply.type == "error" {
+            Issue.record("round \(round): \(reply.message ?? "")")
+            return
+          }
+        } while reply.type == "batch" || reply.type == "hello"
+        let (answer, live) = (reply.answer ?? 0, reply.type == "live")
+        // No move in flight now: every batch numbered at or above the answer says what the answer says, up to
+        // the first such batch (the writer keeps committing, so one comes).
+        while true {
+          let batch = try await page.next("batch")
+          try await page.send(#"{"type":"ack"}"#)
+          guard let answers = batch.answers, answers >= answer else { continue }
+          if batch.live != live {
+            violations.append("round \(round): batch \(answers) says live \(String(describing: batch.live))")
+          }
+          break
+        }
+      }
+      #expect(violations.isEmpty, "\(violations.prefix(5))")
+    }
+    writer.cancel()
+    await inspector.stop()
+  }
+
   @Test func anEffectRequest_answersTheSideEffectsPayload() async throws {
     let (store, _, inspector) = try await makeInspected()
     try? await store.dispatch(AddThenFail())

@@ -76,6 +76,8 @@ struct Message: Decodable {
   let payload: Payload?
   let skipped: [Int]?
   let refused: Int?
+  let answer: Int?
+  let answers: Int?
   let canTravel: Bool?
   let canExport: Bool?
   let source: String?
@@ -153,7 +155,8 @@ func converse(
   for (name, value) in headers {
     fields[HTTPField.Name(name)!] = value
   }
-  let configuration = WebSocketClientConfiguration(additionalHeaders: fields)
+  // A batch of 2,000 items is one frame of a few hundred kilobytes (browsers take any size).
+  let configuration = WebSocketClientConfiguration(maxFrameSize: 1 << 24, additionalHeaders: fields)
   try await withFailsafe {
     try await WebSocketClient.connect(
       url: "ws://127.0.0.1:\(inspector.port)/events\(query)", configuration: configuration,

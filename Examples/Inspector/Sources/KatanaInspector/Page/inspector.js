@@ -34,6 +34,8 @@ let canTravel = true;             // false for a recording opened from a log (re
 let refused = 0;                  // what the store refused since it last went away from live
 let marks = 0;                    // travel marks made (their ids)
 let awayMark = null;              // the mark of the last move away, while its commit is not known yet
+let lastAnswer = 0;               // the number of the last answer to a move or a return (a batch older than it
+                                  // read whether the store is live before that move was done)
 const skipped = new Set();        // commits the page shows the states without (view-only)
 let pending = [];                 // batches waiting to be drawn; the first may be taken in part
 let cursor = 0;                   // items of pending[0] taken so far
@@ -83,6 +85,7 @@ function handle(message) {
       $("export").hidden = !message.canExport;
       $("export").href = `session.katana.jsonl?token=${encodeURIComponent(token)}`;
       refused = 0;
+      lastAnswer = 0;  // a new connection numbers its answers from 0
       isLive = message.live;
       setLive(message.live, null);
       scheduleFrame();
@@ -91,8 +94,10 @@ function handle(message) {
       // Whether the store is live is applied on arrival, in order with the replies to travel and live: a batch
       // drawn later must not undo a reply that came after it.
       if (message.refused !== undefined) refused = message.refused;
-      if (message.live !== isLive) setLive(message.live, null);
-      else if (!isLive) showAway();
+      if (!(message.answers < lastAnswer)) {
+        if (message.live !== isLive) setLive(message.live, null);
+        else if (!isLive) showAway();
+      }
       pending.push(message);
       scheduleFrame();
       break;
@@ -103,10 +108,12 @@ function handle(message) {
       showEffectPayload(message);
       break;
     case "travelled":
+      lastAnswer = Math.max(lastAnswer, message.answer || 0);
       if (message.refused !== undefined) refused = message.refused;
       setLive(false, message.sequence);
       break;
     case "live":
+      lastAnswer = Math.max(lastAnswer, message.answer || 0);
       if (message.refused !== undefined) refused = message.refused;
       setLive(true, null, message.reason);
       break;
