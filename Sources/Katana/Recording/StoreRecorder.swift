@@ -229,10 +229,7 @@ public final class StoreRecorder<S: State>: Sendable {
     let first = (recording.commits.first?.sequence ?? log.storage.withLock { $0.nextSequence }) - 1
     let kept = first...(first + recording.commits.count)
     guard kept.contains(sequence) else { throw TimeTravelError.notKept(sequence, kept: kept) }
-    let target = try Recording(
-      initialState: recording.initialState, commits: Array(recording.commits.prefix(sequence - first)),
-      checkpoints: recording.checkpoints
-    ).replayedState(equal: nil)
+    let target = try recording.replayedState(after: sequence, fromCheckpoint: true)
     try await store.dispatch(TimeTravelCommand(target: target))
   }
 

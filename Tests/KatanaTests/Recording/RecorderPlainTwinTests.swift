@@ -79,3 +79,38 @@ struct RecorderPlainTwinTests {
     #expect(fast.allSatisfy { $0.replayed != nil })
   }
 }
+
+@Suite("Recording: the state a travel moves to", .timeLimit(.minutes(3)))
+struct TravelTargetTwinTests {
+  /// A travel starts from the last checkpoint at or before its commit; its plain twin replays every commit from the
+  /// recording's initial state. Both give the same state after every commit, through scopes too, after drops.
+  @Test(arguments: [1, 2, 3, 4, 5] as [UInt64])
+  func fromTheCheckpoint_isThePlainReplay(seed: UInt64) async throws {
+    var generator = SeededGenerator(seed: seed)
+    let recorder = StoreRecorder<RecCounterState>(
+      capacity: 20 + Int(generator.next() % 40), checkpointInterval: 1 + Int(generator.next() % 9))
+    let store = RecStore(initialState: RecCounterState(rooms: [FeatRoom(id: 1)]))
+    try recorder.attach(to: store)
+    let room = store.scope(\.rooms, id: 1, dependencies: \.self)
+    for _ in 0..<(30 + Int(generator.next() % 60)) {
+      if generator.next() % 3 == 0 {
+        try await room.dispatch(FeatPost(text: "\(generator.next() % 10)"))
+      } else {
+        try await store.dispatch(RecAdd(amount: Int(generator.next() % 10)))
+      }
+    }
+    let recording = recorder.recording()
+    let first = try #require(recording.commits.first?.sequence) - 1
+    #expect(!recording.checkpoints.isEmpty)
+    for sequence in first...(first + recording.commits.count) {
+      let fast = try recording.replayedState(after: sequence, fromCheckpoint: true)
+      let plain = try recording.replayedState(after: sequence, fromCheckpoint: false)
+      #expect(fast == plain, "seed \(seed), commit \(sequence)")
+    }
+    let middle = first + recording.commits.count / 2
+    let expected = try recording.replayedState(after: middle, fromCheckpoint: false)
+    try await recorder.travel(store, to: middle)
+    #expect(store.state == expected)
+    try await recorder.returnToLive(store)
+  }
+}

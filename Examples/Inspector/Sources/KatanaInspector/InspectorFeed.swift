@@ -65,12 +65,17 @@ struct InspectorFeed {
     if let first = commits.first?.sequence {
       // The first batch starts at the window's oldest commit: what came before was never this page's.
       let last = lastSequence ?? (first - 1)
+      var start = 0
       if last + 1 < first {
-        dropped += first - (last + 1)
+        // The page fell behind the window: it goes on from the newest commits, not from the oldest kept (which
+        // would keep it as far behind as the window is long, showing commits about to leave it), and what it
+        // skips counts as dropped.
+        start = max(0, commits.count - maximumBatch)
+        dropped += first - (last + 1) + start
       }
-      let end = min(commits.count, maximumBatch)
-      items.reserveCapacity(end)
-      for commit in commits[..<end] {
+      let end = min(commits.count, start + maximumBatch)
+      items.reserveCapacity(end - start)
+      for commit in commits[start..<end] {
         items.append(Self.item(commit))
       }
       lastSequence = commits[end - 1].sequence

@@ -40,6 +40,31 @@ import Testing
     #expect(first.items.count + second.items.count + second.dropped == 50)
   }
 
+  /// A page that fell behind the window goes on from the newest commits: the oldest kept are about to leave the
+  /// window too, and sending them would keep the page as far behind as the window is long.
+  @Test func next_whenBehindTheWindowByMoreThanABatch_goesOnFromTheNewest() async throws {
+    let recorder = StoreRecorder<TotalState>(capacity: 100, checkpointInterval: 10)
+    let store = TotalStore(initialState: TotalState())
+    try recorder.attach(to: store)
+    for amount in 1...3 { try await store.dispatch(Add(amount: amount)) }
+    var feed = InspectorFeed(maximumBatch: 10)
+    let firstBatch = feed.next(from: recorder)
+    let first = try #require(firstBatch)
+    #expect(first.items.map(\.id) == [1, 2, 3])
+    for amount in 4...300 { try await store.dispatch(Add(amount: amount)) }
+    let secondBatch = feed.next(from: recorder)
+    let second = try #require(secondBatch)
+    #expect(second.items.map(\.id) == Array(291...300))
+    #expect(second.dropped == 300 - 3 - 10)
+    #expect(!feed.hasMore)
+    // Within the window again, nothing more is skipped.
+    for amount in 301...305 { try await store.dispatch(Add(amount: amount)) }
+    let thirdBatch = feed.next(from: recorder)
+    let third = try #require(thirdBatch)
+    #expect(third.items.map(\.id) == Array(301...305))
+    #expect(third.dropped == second.dropped)
+  }
+
   @Test func next_sendsASideEffectWhenItStarts_andAgainWhenItEnds() async throws {
     let recorder = StoreRecorder<TotalState>()
     let store = TotalStore(initialState: TotalState(), interceptors: [recorder.interceptor])
