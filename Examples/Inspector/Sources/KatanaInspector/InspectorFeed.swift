@@ -51,6 +51,10 @@ struct InspectorFeed {
   private(set) var dropped = 0
   /// ``dropped`` as the last batch reported it.
   private var lastReportedDropped = 0
+  /// When the first commit sent after the last skip was made: side effects that started before it belong to the
+  /// commits skipped, and are skipped with them (the page would otherwise show a run of side effects whose commits
+  /// are missing).
+  private var skippedUntil: Duration?
 
   init(maximumBatch: Int) {
     self.maximumBatch = max(1, maximumBatch)
@@ -72,6 +76,7 @@ struct InspectorFeed {
         // skips counts as dropped.
         start = max(0, commits.count - maximumBatch)
         dropped += first - (last + 1) + start
+        skippedUntil = commits[start].time
       }
       let end = min(commits.count, start + maximumBatch)
       items.reserveCapacity(end - start)
@@ -85,8 +90,11 @@ struct InspectorFeed {
     let (effects, version) = recorder.effects(changedSince: effectsVersion)
     effectsVersion = version
     for effect in effects {
-      items.append(Self.item(effect, update: effect.id <= lastEffectID))
+      let isNew = effect.id > lastEffectID
       lastEffectID = max(lastEffectID, effect.id)
+      // One the page never had (it started among skipped commits): its end is no news either.
+      if let skippedUntil, isNew, effect.start < skippedUntil { continue }
+      items.append(Self.item(effect, update: !isNew))
     }
     guard !items.isEmpty || dropped != lastReportedDropped else { return nil }
     lastReportedDropped = dropped

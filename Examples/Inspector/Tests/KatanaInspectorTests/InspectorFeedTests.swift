@@ -51,17 +51,23 @@ import Testing
     let firstBatch = feed.next(from: recorder)
     let first = try #require(firstBatch)
     #expect(first.items.map(\.id) == [1, 2, 3])
-    for amount in 4...300 { try await store.dispatch(Add(amount: amount)) }
+    // A side effect among the commits the page will skip (it adds commit 150): skipped with them.
+    for amount in 4...149 { try await store.dispatch(Add(amount: amount)) }
+    try? await store.dispatch(AddThenFail())
+    for amount in 151...300 { try await store.dispatch(Add(amount: amount)) }
     let secondBatch = feed.next(from: recorder)
     let second = try #require(secondBatch)
     #expect(second.items.map(\.id) == Array(291...300))
+    #expect(second.items.allSatisfy { $0.kind == "commit" })
     #expect(second.dropped == 300 - 3 - 10)
     #expect(!feed.hasMore)
-    // Within the window again, nothing more is skipped.
+    // Within the window again, nothing more is skipped: a side effect now is sent.
     for amount in 301...305 { try await store.dispatch(Add(amount: amount)) }
+    try? await store.dispatch(AddThenFail())
     let thirdBatch = feed.next(from: recorder)
     let third = try #require(thirdBatch)
-    #expect(third.items.map(\.id) == Array(301...305))
+    #expect(third.items.filter { $0.kind == "commit" }.map(\.id) == Array(301...306))
+    #expect(third.items.filter { $0.kind == "sideEffect" }.map(\.id) == [2])
     #expect(third.dropped == second.dropped)
   }
 
