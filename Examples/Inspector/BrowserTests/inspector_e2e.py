@@ -674,7 +674,12 @@ def main():
                     "(least) => Number(document.getElementById('received').textContent) >= least", arg=2 * requests)
                 expect(page.locator("#timeline tbody tr.sideEffect").first).to_be_visible()
                 page.uncheck("#follow")
-                page.locator("#timeline tbody tr.commit").last.click()
+                # The last commit, by number ("Show commit"): a click on its row could land on another row if a
+                # redraw already under way moves the rows under the pointer.
+                last_commit = page.locator("#timeline tbody tr.commit").last.get_attribute("data-id")
+                page.fill("#jump-input", last_commit)
+                page.click("#jump-button")
+                expect(page.locator("#detail-title")).to_have_text(f"Commit {last_commit}")
                 expect(page.locator("#state")).to_contain_text("sequence")
                 expect(page.locator("#diff")).to_contain_text("todos")
                 # The commit's payload names the HTTP request that made it; so does its side effect's, and a
@@ -685,7 +690,8 @@ def main():
                 assert own == 0, f"{own} side effects name themselves as their cause"
                 page.locator("#timeline tbody tr.sideEffect").last.click()
                 expect(page.locator("#effect-payload")).to_contain_text('request: "')
-                page.locator("#timeline tbody tr.commit").last.click()
+                page.click("#jump-button")  # the last commit again, for the screenshot
+                expect(page.locator("#payload")).to_contain_text('request: "')
                 page.screenshot(path=todo_screenshot)
                 assert os.path.getsize(todo_screenshot) > 10_000, "the todo-server screenshot is empty"
                 if readme_copy:
