@@ -688,7 +688,12 @@ def main():
                 own = page.locator("#timeline tbody tr.sideEffect").evaluate_all(
                     "rows => rows.filter(r => r.cells[4].textContent === 'e' + r.dataset.id).length")
                 assert own == 0, f"{own} side effects name themselves as their cause"
-                page.locator("#timeline tbody tr.sideEffect").last.click()
+                # A side effect's row (retried if a redraw under way moved another row under the pointer).
+                for _ in range(3):
+                    page.locator("#timeline tbody tr.sideEffect").last.click()
+                    if page.locator("#detail-title").text_content().startswith("Side effect"):
+                        break
+                expect(page.locator("#detail-title")).to_contain_text("Side effect")
                 expect(page.locator("#effect-payload")).to_contain_text('request: "')
                 page.click("#jump-button")  # the last commit again, for the screenshot
                 expect(page.locator("#payload")).to_contain_text('request: "')
