@@ -293,6 +293,11 @@ def check_responsive_under_any_rate(page, binary, enforce=True):
                 page.fill("#jump-input", str(target))
                 page.click("#jump-button")
                 expect(page.locator("#detail-title")).to_have_text(f"Commit {target}")
+                # Its state on show first, as a person looks before moving the store (the window of 200,000 commits
+                # keeps it meanwhile): the move's answer is then timed alone, not behind the state's.
+                page.wait_for_function(
+                    "() => document.getElementById('state').childElementCount > 0"
+                    " || document.getElementById('message').textContent !== ''", timeout=10_000)
                 box = page.locator("#travel-button").bounding_box()
                 page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
                 travel = answered_latency(page, "travel")
