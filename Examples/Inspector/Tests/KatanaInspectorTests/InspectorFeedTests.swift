@@ -71,6 +71,54 @@ import Testing
     #expect(third.dropped == second.dropped)
   }
 
+  /// A page behind a busy store (more commits waiting than a batch) gets no side effect ahead of the commits of its
+  /// time: its timeline would otherwise end with side effects whose commits it has not got yet (the browser test
+  /// saw a screen of them at 60,000 commits a second).
+  @Test func next_whenCommitsWait_holdsSideEffectsThatStartedAfterTheLastCommitSent() async throws {
+    let recorder = StoreRecorder<TotalState>(capacity: 1_000, checkpointInterval: 10)
+    let store = TotalStore(initialState: TotalState())
+    try recorder.attach(to: store)
+    for round in 0..<4 {
+      for amount in 1...15 { try await store.dispatch(Add(amount: round * 100 + amount)) }
+      try? await store.dispatch(AddThenFail())
+    }
+    var feed = InspectorFeed(maximumBatch: 10)
+    var newestCommit: Int64 = .min
+    var commits: [Int] = []
+    var effects: [Int] = []
+    while let batch = feed.next(from: recorder) {
+      for item in batch.items where item.kind == "commit" {
+        commits.append(item.id)
+        newestCommit = max(newestCommit, item.start)
+      }
+      for item in batch.items where item.kind == "sideEffect" {
+        #expect(!item.update)
+        #expect(item.start <= newestCommit, "side effect e\(item.id) sent before the commits of its time")
+        #expect(item.outcome?.hasPrefix("failed") == true)
+        effects.append(item.id)
+      }
+    }
+    #expect(commits == Array(1...64))
+    #expect(effects == [1, 2, 3, 4])
+  }
+
+  /// A page that never catches up still gets every side effect: past ``InspectorFeed/maximumHeld`` the oldest held
+  /// are sent anyway.
+  @Test func next_holdsAtMostItsMaximum() async throws {
+    let recorder = StoreRecorder<TotalState>(capacity: 1_000, checkpointInterval: 10)
+    let store = TotalStore(initialState: TotalState())
+    try recorder.attach(to: store)
+    for amount in 1...5 { try await store.dispatch(Add(amount: amount)) }
+    for _ in 0..<10 { try? await store.dispatch(AddThenFail()) }
+    var feed = InspectorFeed(maximumBatch: 1)
+    let firstBatch = feed.next(from: recorder)
+    let first = try #require(firstBatch)
+    #expect(first.items.filter { $0.kind == "commit" }.map(\.id) == [1])
+    #expect(feed.hasMore)
+    // Ten side effects started after commit 1; four (four times a batch) may wait, the six oldest are sent.
+    #expect(first.items.filter { $0.kind == "sideEffect" }.map(\.id) == Array(1...6))
+  }
+
   @Test func next_sendsASideEffectWhenItStarts_andAgainWhenItEnds() async throws {
     let recorder = StoreRecorder<TotalState>()
     let store = TotalStore(initialState: TotalState(), interceptors: [recorder.interceptor])
