@@ -200,6 +200,12 @@ LIMITS: list[Limit] = [
         lambda run: run.value("dispatch: state updater (interceptor group)")
         + 2 * run.value("baseline: 5 plain async closures"),
     ),
+    # One pass-through interceptor costs at most a plain dispatch plus twice one plain async closure call.
+    Limit(
+        "dispatch: state updater, 1 pass-through interceptor",
+        lambda run: run.value("dispatch: state updater (interceptor group)")
+        + 2 * run.value("baseline: 1 plain async closure"),
+    ),
     # Dispatch observers cost at most 20 ns each over the plain dispatch measured in the same group.
     Limit(
         "dispatch: state updater, 5 observers",

@@ -35,6 +35,7 @@ let package = Package(
       name: "KatanaInspector",
       dependencies: [
         .product(name: "Katana", package: "Katana"),
+        .product(name: "KatanaRecordingLog", package: "Katana"),
         .product(name: "Hummingbird", package: "hummingbird"),
         .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
         .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -50,7 +51,10 @@ let package = Package(
     // A demo store running a looping session with the inspector: `swift run inspector-demo`.
     .executableTarget(
       name: "inspector-demo",
-      dependencies: ["KatanaInspector", .product(name: "Katana", package: "Katana")],
+      dependencies: [
+        "KatanaInspector", .product(name: "Katana", package: "Katana"),
+        .product(name: "KatanaRecordingLog", package: "Katana"),
+      ],
       swiftSettings: strictSettings
     ),
     // The store's cost per commit with and without an inspector attached.
@@ -75,6 +79,17 @@ let package = Package(
         .product(name: "NIOCore", package: "swift-nio"),
         .product(name: "NIOWebSocket", package: "swift-nio"),
         .product(name: "WSCore", package: "swift-websocket"),
+      ],
+      swiftSettings: strictSettings
+    ),
+    // Tests the inspector made from recorded sessions of the demo, compiled and run as generated (the browser test
+    // adds the one it makes from its session, builds and runs it; RecordedSession.swift is one kept from such a run).
+    .testTarget(
+      name: "InspectorDemoSessionTests",
+      dependencies: [
+        "inspector-demo",
+        .product(name: "Katana", package: "Katana"),
+        .product(name: "KatanaTesting", package: "Katana"),
       ],
       swiftSettings: strictSettings
     ),

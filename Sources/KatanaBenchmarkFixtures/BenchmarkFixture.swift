@@ -95,7 +95,7 @@ extension BenchmarkFixture {
     [
       actorCall, lockedMutation,
       updaterDispatch, emptySideEffect, returningSideEffect, nestedUpdater, sendThroughput,
-      plainClosureChain, interceptorArrayChain, updaterDispatchFiveInterceptors,
+      plainClosure, plainClosureChain, interceptorArrayChain, updaterDispatchFiveInterceptors,
       updaterDispatchOneInterceptor, updaterDispatchInstrumentation, updaterDispatchFiveObservers,
       concurrentDispatch,
     ]

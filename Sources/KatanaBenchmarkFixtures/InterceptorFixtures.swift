@@ -19,6 +19,23 @@ extension BenchmarkFixture {
     }
   }
 
+  /// One plain async closure: what one pass-through interceptor is measured against.
+  public static let plainClosure = BenchmarkFixture(
+    name: "baseline: 1 plain async closure", isBaseline: true,
+    explanation: "One async closure handing a value on to the final one, built as the five-closure chain is: the "
+      + "cost of one async closure call."
+  ) { operations in
+    let locked = LockedBaseline()
+    // The depth comes from a run-time value so that the optimizer cannot fold the closure away.
+    let chain = makeClosureChain(depth: operations > 0 ? 1 : 0) { value in
+      locked.increment(by: value)
+    }
+    return PreparedFixture(operations: operations) {
+      for _ in 0..<operations { try await chain(1) }
+      blackHole(locked.counter)
+    }
+  }
+
   /// Five pass-through interceptors of `StoreInterceptor`'s shape, composed from an array, with no store.
   public static let interceptorArrayChain = BenchmarkFixture(
     name: "baseline: 5 pass-through interceptors, no store", isBaseline: true,

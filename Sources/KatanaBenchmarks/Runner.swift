@@ -160,12 +160,13 @@ final class Runner {
 
   private func runInterceptorGroup() async throws {
     try await measure([
-      .plainClosureChain, .interceptorArrayChain,
+      .plainClosure, .plainClosureChain, .interceptorArrayChain,
       BenchmarkFixture.updaterDispatch.named(
         "dispatch: state updater (interceptor group)",
         explanation: "The plain updater dispatch again, measured next to the interceptor cases."),
-      .updaterDispatchFiveInterceptors, .updaterDispatchFiveObservers,
+      .updaterDispatchOneInterceptor, .updaterDispatchFiveInterceptors, .updaterDispatchFiveObservers,
     ])
+    checkOneInterceptor()
     if let added = perRound(
       "dispatch: state updater, 5 observers", "dispatch: state updater (interceptor group)", -)
     {
@@ -204,6 +205,26 @@ final class Runner {
     check(
       "five pass-through interceptors add <= 2x five plain async closure calls", measured: measured,
       met: ratio.median <= 2)
+  }
+
+  /// SPEC 7: one pass-through interceptor costs at most a plain dispatch plus twice one plain async closure call,
+  /// compared per round.
+  private func checkOneInterceptor() {
+    let one = "dispatch: state updater, 1 pass-through interceptor"
+    let dispatch = "dispatch: state updater (interceptor group)"
+    let closure = "baseline: 1 plain async closure"
+    guard let oneRounds = rounds[one], let dispatchRounds = rounds[dispatch], let closureRounds = rounds[closure],
+      oneRounds.count == dispatchRounds.count, oneRounds.count == closureRounds.count
+    else { return }
+    let ratio = Stats(
+      samples: oneRounds.indices.map { oneRounds[$0] / (dispatchRounds[$0] + 2 * closureRounds[$0]) })
+    check(
+      "one pass-through interceptor <= a plain dispatch + 2x one async closure call",
+      measured: String(
+        format: "%.2fx the limit (median of per-round ratios, %.0f%% spread); %.1f ns vs %.1f ns for a plain "
+          + "dispatch and %.1f ns for one plain async closure",
+        ratio.median, ratio.spread * 100, value(one) ?? 0, value(dispatch) ?? 0, value(closure) ?? 0),
+      met: ratio.median <= 1)
   }
 
   private func runConcurrencyGroup() async throws {

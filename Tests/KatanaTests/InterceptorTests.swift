@@ -339,6 +339,50 @@ struct InterceptorTests {
     #expect(store.state.counter == 3)
   }
 
+  /// A store keeps the frame of an ended dispatch for the next one (``CoreState/takeSpareFrame(applying:)``), but never
+  /// one that a task of the ended dispatch still carries: its `next` must not be taken for the later dispatch's.
+  @Test func nextFromATaskOfAnEndedDispatch_whileALaterOneHoldsTheTurn_throwsOutOfScope() async throws {
+    let release = Gate()
+    let finished = Gate()
+    let entered = Gate()
+    let holding = Gate()
+    let outcome = LockedValue<String?>(nil)
+    let isFirst = LockedValue(true)
+    let spawning = interceptor { item, next, _ in
+      if isFirst.withLock({ first in
+        defer { first = false }
+        return first
+      }) {
+        // Started by this dispatch, it carries its frame; it calls `next` once the later dispatch holds the turn.
+        Task {
+          await release.waitIgnoringCancellation()
+          do {
+            try await next(Log(tag: "stale"))
+            outcome.withLock { $0 = "handled" }
+          } catch {
+            outcome.withLock { $0 = "\(error)" }
+          }
+          finished.open()
+        }
+      } else {
+        entered.open()
+        await holding.waitIgnoringCancellation()
+      }
+      try await next(item)
+    }
+    let store = try await makeReadyStore(interceptors: [spawning])
+    try await store.dispatch(Increment())
+    let later = Task { try await store.dispatch(Increment()) }
+    await entered.wait()
+    release.open()
+    await finished.wait()
+    holding.open()
+    try await later.value
+    #expect(outcome.current == "\(StoreError.nextCalledOutOfScope(String(reflecting: Log.self)))")
+    #expect(store.state.log.isEmpty)
+    #expect(store.state.counter == 2)
+  }
+
   @Test func interceptor_seesCancellationOfTheDispatcher_andMayReject() async throws {
     let gate = Gate()
     let started = Gate()

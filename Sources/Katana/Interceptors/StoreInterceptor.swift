@@ -46,7 +46,9 @@ public typealias StoreInterceptor =
   @Sendable (_ next: @escaping StoreInterceptorNext) ->
   StoreInterceptorNext
 
-/// Composes the store's chain: the first interceptor's handler runs first, the last one calls `final`.
+/// Composes the store's chain, the plain way: the first interceptor's handler runs first, the last one calls `final`.
+/// Stores made with ``StoreConfiguration/usesPlainInterceptorChain`` run their updaters through it; every other
+/// store composes ``composeOpaqueChain(_:context:tail:done:)`` instead (STYLE 11: this is its plain twin).
 ///
 /// Swift stores the functions of an array at maximal abstraction (arguments and results passed indirectly, the
 /// functions they return too), so a function taken out of `[StoreInterceptor]` and called with its own type goes
@@ -78,4 +80,78 @@ func composeOpaque<Context, Next>(
     next = middle(next)
   }
   return next
+}
+
+/// The interceptor chain's final `next`, made by ``StoreCore/makeChainEnd()`` where it is specialised for the store's
+/// state type, in the two forms the chain's two representations call.
+@usableFromInline
+struct ChainTail: Sendable {
+  /// Handles an item handed on by a chain that runs for a state updater, synchronously, and returns true; returns
+  /// false, having done nothing, when the calling task's chain runs for a side effect (then ``next`` handles it).
+  ///
+  /// - Throws: ``StoreError/nextCalledOutOfScope(_:)`` outside of any chain of the store; what handling threw.
+  @usableFromInline let updater: @Sendable (any Dispatchable) throws -> Bool
+  /// The whole final `next`, at the substituted type: the plain chain's end, and the opaque chain's for side effects.
+  @usableFromInline let next: StoreInterceptorNext
+
+  @inlinable
+  init(updater: @escaping @Sendable (any Dispatchable) throws -> Bool, next: @escaping StoreInterceptorNext) {
+    self.updater = updater
+    self.next = next
+  }
+}
+
+/// ``StoreInterceptorNext`` with its result type a generic parameter, `Out` (only ever `Void`): seen where `Out` is
+/// not specialised, its representation is the one the functions of `[StoreInterceptor]` have (see ``OpaqueChain``).
+@usableFromInline typealias OpaqueNext<Out> = @Sendable (_ dispatchable: any Dispatchable) async throws -> Out
+
+/// The store's interceptor chain kept at the representation its handlers have in the interceptors' array, so that a
+/// state updater's dispatch calls it without converting at either end.
+///
+/// Functions taken out of `[StoreInterceptor]` are at maximal abstraction (an existential argument, a result
+/// returned indirectly); ``StoreInterceptorNext``, a concrete function type, returns `Void` directly. Converting
+/// between the two takes a reabstraction thunk, one more async frame on every call: the plain chain
+/// (``composeInterceptors(_:context:final:)``) has one where the store calls the first handler and one where the last
+/// handler calls the store. Here the head is kept, and the end made, where the result type is a generic parameter
+/// (`Out`, which is only ever `Void`), whose representation is the array's own: the store calls the head from
+/// ``run(_:)``, never specialised, and the end calls the store's specialised ``ChainTail/updater`` synchronously.
+/// What remains per interceptor are the two thunks the interceptor's own code made when it was put in the array.
+@usableFromInline
+final class OpaqueChain<Out: Sendable>: Sendable {
+  /// The first handler (the end itself, without interceptors), at the array's representation.
+  @usableFromInline let head: OpaqueNext<Out>
+
+  init(head: @escaping OpaqueNext<Out>) {
+    self.head = head
+  }
+
+  /// Runs the chain for `item`. The caller binds the dispatch's frame (``DispatchFrame/withFrame(_:_:)``): there,
+  /// specialised, the binding is inlined; here it took two more async frames. The result goes to the caller, whose
+  /// `Out` is `Void`: kept here, it took an allocation from the task's allocator and a destruction through the
+  /// type's value witnesses.
+  @_semantics("optimize.sil.specialize.generic.never")
+  @inline(never) @usableFromInline
+  nonisolated(nonsending) func run(_ item: any Dispatchable) async throws -> Out {
+    try await head(item)
+  }
+}
+
+/// Composes the chain once, as ``composeInterceptors(_:context:final:)`` does, into an ``OpaqueChain`` whose end hands
+/// state updaters to `tail.updater` and side effects to `tail.next`; `done` is what the end returns (`()`).
+///
+/// Never specialised: specialised for `Out == Void`, the functions would take the substituted representation again.
+@_semantics("optimize.sil.specialize.generic.never")
+@inline(never)
+func composeOpaqueChain<Out: Sendable>(
+  _ interceptors: [@Sendable (any AnySideEffectContext) -> @Sendable (@escaping OpaqueNext<Out>) -> OpaqueNext<Out>],
+  context: any AnySideEffectContext, tail: ChainTail, done: Out
+) -> OpaqueChain<Out> {
+  let updater = tail.updater
+  let next = tail.next
+  let end: OpaqueNext<Out> = { item in
+    if try updater(item) { return done }
+    try await next(item)
+    return done
+  }
+  return OpaqueChain(head: composeOpaque(interceptors, context: context, final: end))
 }

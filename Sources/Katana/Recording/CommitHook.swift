@@ -32,7 +32,7 @@ extension SideEffectContext: RecorderAttachable {
   func attach<T: State>(_ hook: CommitHook<T>) -> FollowedStore? {
     guard case .store(let core) = backing, let hook = hook as? CommitHook<S> else { return nil }
     core.withLock { $0.attach(hook) }
-    return FollowedStore(identity: ObjectIdentifier(core), awayFlag: core.awayFlag)
+    return FollowedStore(core)
   }
 
   func attach<T: State>(_ recorder: StoreRecorder<T>) -> Bool {
@@ -46,11 +46,18 @@ extension SideEffectContext: RecorderAttachable {
   }
 }
 
-/// The store a recorder or an undo history follows: its identity, and its flag of time travel (read without its
-/// lock).
+/// The store a recorder or an undo history follows: its identity, its flag of time travel and its count of what it
+/// refused while away (both read without its lock).
 struct FollowedStore: Sendable {
   let identity: ObjectIdentifier
   let awayFlag: AtomicFlag
+  let refusedWhileAway: AtomicCount
+
+  init<S: FeatureState, D: SideEffectDependencyContainer>(_ core: StoreCore<S, D>) {
+    identity = ObjectIdentifier(core)
+    awayFlag = core.awayFlag
+    refusedWhileAway = core.refusedWhileAway
+  }
 }
 
 /// Which store a recorder or an undo history follows, set once when its interceptor is installed.
@@ -73,6 +80,11 @@ final class AttachedStore: Sendable {
   /// Whether the store followed is away from live (time travel); false before one is followed.
   var isAwayFromLive: Bool {
     followed.withLock { $0?.awayFlag }?.isSet ?? false
+  }
+
+  /// What the store followed refused since it last went away from live; 0 before one is followed.
+  var refusedWhileAway: Int {
+    followed.withLock { $0?.refusedWhileAway }?.value ?? 0
   }
 
   /// Throws unless `core` is the store followed.

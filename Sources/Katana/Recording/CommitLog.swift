@@ -51,6 +51,16 @@ final class CommitLog<S: FeatureState>: @unchecked Sendable {
     }
   }
 
+  /// Takes `state`, the state a store that was starting when the log was attached starts from, as the state before
+  /// the first commit, unless the log has one already. Called under the store's lock.
+  func adoptStartState(_ state: S) {
+    storage.withLock { log in
+      guard log.base == nil, log.nextSequence == 1 else { return }
+      log.base = state
+      needsBase.set(false)
+    }
+  }
+
   /// Starts recording a side effect, under number `id` if given (the next of the log's own otherwise); returns its
   /// number.
   @usableFromInline

@@ -159,6 +159,26 @@ public struct Recording<S: State>: Sendable {
     return state
   }
 
+  /// The state after commit `sequence` (a commit this recording keeps, or the one before its first), without checks.
+  ///
+  /// - Parameter fromCheckpoint: Start from the last checkpoint at or before `sequence` (at most a checkpoint
+  ///   interval of updaters applied); false replays every commit up to it from ``initialState``, the plain twin
+  ///   tests compare it with.
+  func replayedState(after sequence: Int, fromCheckpoint: Bool) throws(ReplayError) -> S {
+    let base = (commits.first?.sequence ?? (sequence + 1)) - 1
+    var state = initialState
+    var start = base
+    if fromCheckpoint, let checkpoint = checkpoints.last(where: { $0.sequence <= sequence && $0.sequence >= base }) {
+      state = checkpoint.state
+      start = checkpoint.sequence
+    }
+    // Commits are numbered consecutively from `base + 1`: those after `start`, up to `sequence`.
+    for commit in commits[(start - base)..<(sequence - base)] {
+      try Self.apply(commit, to: &state)
+    }
+    return state
+  }
+
   /// Replays every commit and returns the state after each one, in order (one state per commit).
   ///
   /// - Throws: ``ReplayError``, as ``replayedState(equal:)``.

@@ -15,9 +15,8 @@
 /// order the store made them, as the store applied them (after interceptors changed or dropped items). It records:
 /// - each commit: its ``RecordedCommit/sequence`` number, the time on the store's clock, the updater itself (a
 ///   ``ScopedDispatchable`` for one dispatched through a scope), and the side effect that caused it: the one whose
-///   task dispatched it (or a task that effect started as a child). An updater handed over with `send` names its
-///   sender's side effect when the store applies it at once, on the sending thread; one that waits for its turn
-///   runs in the store's own task, and is recorded without a cause.
+///   task dispatched it (or a task that effect started as a child), or sent it with `send` (whether the store
+///   applies it at once or when its turn comes).
 /// - each side effect's start, end and outcome (``RecordedEffect``), written where the store runs it.
 ///
 /// A store without a recorder pays nothing for this feature. One with a recorder keeps its fast paths (an idle
@@ -92,7 +91,7 @@ public final class StoreRecorder<S: State>: Sendable {
 
   /// Attaches the recorder to `core`, the first store it is given.
   func attach<D: SideEffectDependencyContainer>(_ core: StoreCore<S, D>, what: String) throws(RecorderError) {
-    let followed = FollowedStore(identity: ObjectIdentifier(core), awayFlag: core.awayFlag)
+    let followed = FollowedStore(core)
     guard attached.setIfUnset(followed) else {
       try attached.check(core, what: what)
       return
@@ -199,6 +198,12 @@ public final class StoreRecorder<S: State>: Sendable {
   /// store's own state, set and cleared by the commits of the moves.
   public var isAwayFromLive: Bool { attached.isAwayFromLive }
 
+  /// How many items the store this recorder records refused since it last went away from live (``travel(_:to:)``):
+  /// dispatches, sends and side effects refused with ``TimeTravelError/awayFromLive(_:)``, each counted once, as the
+  /// store refused it. Kept after the store returns to live, until it goes away again; 0 before it first does. What
+  /// an inspector shows beside a move in time: what the app tried to do meanwhile.
+  public var refusedWhileAway: Int { attached.refusedWhileAway }
+
   /// Moves `store`, which this recorder records, to the state after commit `sequence` (a debugging aid): listeners,
   /// streams and observable models see the move as a commit, and the recording does not include it.
   ///
@@ -224,10 +229,7 @@ public final class StoreRecorder<S: State>: Sendable {
     let first = (recording.commits.first?.sequence ?? log.storage.withLock { $0.nextSequence }) - 1
     let kept = first...(first + recording.commits.count)
     guard kept.contains(sequence) else { throw TimeTravelError.notKept(sequence, kept: kept) }
-    let target = try Recording(
-      initialState: recording.initialState, commits: Array(recording.commits.prefix(sequence - first)),
-      checkpoints: recording.checkpoints
-    ).replayedState(equal: nil)
+    let target = try recording.replayedState(after: sequence, fromCheckpoint: true)
     try await store.dispatch(TimeTravelCommand(target: target))
   }
 

@@ -334,7 +334,7 @@ extension StoreCore {
     _ base: any Dispatchable, scope: ScopeID, apply: @escaping @Sendable (inout S) throws -> Void
   ) async throws {
     try await dispatchUpdaterWaitingForTurn(
-      ScopedStateUpdater(scope: scope, base: base, apply: apply), frame: UpdaterFrame<S>(storeID: id, scoped: ()),
+      ScopedStateUpdater(scope: scope, base: base, apply: apply), applying: UpdaterFrame<S>.applyingScoped,
       apply: apply, depth: 0)
   }
 }

@@ -81,7 +81,13 @@ extension UpdaterFrame {
   /// type-erased path.
   @inlinable
   convenience init(storeID: ObjectIdentifier, scoped _: Void) {
-    self.init(storeID: storeID) { item, state in
+    self.init(storeID: storeID, applyIfDispatchedType: Self.applyingScoped)
+  }
+
+  /// What a frame for a dispatch through a scope applies in place: the scope's item, handed on unchanged.
+  @inlinable
+  static var applyingScoped: TypedApply {
+    { item, state in
       guard let scoped = item as? ScopedStateUpdater<S> else { return false }
       do {
         try scoped.apply(&state)

@@ -54,6 +54,11 @@ public struct StoreConfiguration: Sendable {
   /// users observe (STYLE 11).
   @usableFromInline var forcesPlainPath = false
 
+  /// Test-only: state updaters run the store's interceptor chain in its plain form (``composeInterceptors(_:context:final:)``,
+  /// called at its substituted type, its end an async closure) instead of ``OpaqueChain``. Set by ``forcesPlainPath``
+  /// too. Tests run the same schedules with and without it and compare what users observe (STYLE 11).
+  package var usesPlainInterceptorChain = false
+
   /// Runs every side-effect body, when set. KatanaPromises sets it to run Katana 6's synchronous side
   /// effects, which block their thread in `Hydra.await`, on dedicated threads instead of the cooperative
   /// pool. Nil (the default) costs nothing.

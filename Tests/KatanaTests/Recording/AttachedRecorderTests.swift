@@ -106,6 +106,25 @@ struct AttachedRecorderTests {
     #expect(recording.commits.compactMap { ($0.updater as? RecAdd)?.amount } == store.state.history)
   }
 
+  /// Attached while the store is still starting, the recorder starts from the state the store starts from, even if
+  /// nothing is committed (found by the observation fuzzer: the empty recording replayed to `S()`).
+  @Test func attachedWhileStarting_startsFromTheStartUpState() async throws {
+    let gate = Gate()
+    let store = RecStore(stateInitializer: {
+      await gate.waitIgnoringCancellation()
+      return RecCounterState(count: 7)
+    })
+    let recorder = StoreRecorder<RecCounterState>()
+    try recorder.attach(to: store)
+    gate.open()
+    try await store.waitUntilReady()
+    #expect(recorder.recording().initialState.count == 7)
+    #expect(try recorder.recording().replayedState() == store.state)
+    try await store.dispatch(RecAdd(amount: 1))
+    #expect(recorder.recording().initialState.count == 7)
+    #expect(try recorder.recording().replayedState() == store.state)
+  }
+
   /// Attached later, the recorder starts from the store's state then.
   @Test func attachedLater_startsFromTheStateThen() async throws {
     let store = RecStore(initialState: RecCounterState())

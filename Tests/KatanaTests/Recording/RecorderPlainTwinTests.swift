@@ -8,6 +8,14 @@ import Testing
 /// critical section, ``CoreState/commitIfOnlyLogged(_:released:_:)``) against its plain twin, the same store with
 /// `forcesPlainPath` (every commit through the interceptor chain and the noticed commit transition), on the same
 /// seeded sequences of every way in.
+/// Sends `amounts` from its own task, and waits for each.
+struct RecSendAll: SideEffect {
+  let amounts: [Int]
+  func sideEffect(_ context: SideEffectContext<RecCounterState, EmptySideEffectDependencyContainer>) async throws {
+    for amount in amounts { try await context.send(RecAdd(amount: amount)).value }
+  }
+}
+
 @Suite("StoreRecorder: the fast path against its plain twin", .timeLimit(.minutes(3)))
 struct RecorderPlainTwinTests {
   /// What a recording says, in a form two runs compare: each commit's number, updater and cause, each side effect's
@@ -48,7 +56,13 @@ struct RecorderPlainTwinTests {
       case 4: _ = try await store.dispatch(RecAddReturning(amount: amount))
       case 5: try await store.scope(\.cart, dependencies: \.self).dispatch(FeatAddToCart(value: amount))
       case 6: try await store.dispatch(RecAddAll(amounts: [amount, amount + 1]))
-      case 7: _ = try? await store.dispatch(RecFailingEffect())
+      case 7:
+        if generator.next() % 2 == 0 {
+          _ = try? await store.dispatch(RecFailingEffect())
+        } else {
+          // Sent from a side effect: the sender is the cause, whether the store applies it at once or later.
+          try await store.dispatch(RecSendAll(amounts: [amount, amount + 2]))
+        }
       case 8: summaries.append(summary(try await recorder.drain(store)))
       default: recorder.reset()
       }
@@ -63,5 +77,40 @@ struct RecorderPlainTwinTests {
     let plain = try await Self.run(seed: UInt64(seed) &+ 1, steps: 120, plain: true)
     #expect(fast == plain)
     #expect(fast.allSatisfy { $0.replayed != nil })
+  }
+}
+
+@Suite("Recording: the state a travel moves to", .timeLimit(.minutes(3)))
+struct TravelTargetTwinTests {
+  /// A travel starts from the last checkpoint at or before its commit; its plain twin replays every commit from the
+  /// recording's initial state. Both give the same state after every commit, through scopes too, after drops.
+  @Test(arguments: [1, 2, 3, 4, 5] as [UInt64])
+  func fromTheCheckpoint_isThePlainReplay(seed: UInt64) async throws {
+    var generator = SeededGenerator(seed: seed)
+    let recorder = StoreRecorder<RecCounterState>(
+      capacity: 20 + Int(generator.next() % 40), checkpointInterval: 1 + Int(generator.next() % 9))
+    let store = RecStore(initialState: RecCounterState(rooms: [FeatRoom(id: 1)]))
+    try recorder.attach(to: store)
+    let room = store.scope(\.rooms, id: 1, dependencies: \.self)
+    for _ in 0..<(30 + Int(generator.next() % 60)) {
+      if generator.next() % 3 == 0 {
+        try await room.dispatch(FeatPost(text: "\(generator.next() % 10)"))
+      } else {
+        try await store.dispatch(RecAdd(amount: Int(generator.next() % 10)))
+      }
+    }
+    let recording = recorder.recording()
+    let first = try #require(recording.commits.first?.sequence) - 1
+    #expect(!recording.checkpoints.isEmpty)
+    for sequence in first...(first + recording.commits.count) {
+      let fast = try recording.replayedState(after: sequence, fromCheckpoint: true)
+      let plain = try recording.replayedState(after: sequence, fromCheckpoint: false)
+      #expect(fast == plain, "seed \(seed), commit \(sequence)")
+    }
+    let middle = first + recording.commits.count / 2
+    let expected = try recording.replayedState(after: middle, fromCheckpoint: false)
+    try await recorder.travel(store, to: middle)
+    #expect(store.state == expected)
+    try await recorder.returnToLive(store)
   }
 }

@@ -288,6 +288,81 @@ struct TimeTravelTests {
   }
 }
 
+@Suite("Recording: what the store refused while away", .timeLimit(.minutes(3)))
+struct TimeTravelRefusalCountTests {
+  /// Every kind of item, however it arrives, counts once as the store refuses it; the count stays after the return
+  /// and starts again at the next move away.
+  @Test func everyRefusedItem_countsOnce_untilTheNextMoveAway() async throws {
+    let recorder = StoreRecorder<RecCounterState>()
+    let store = RecStore(initialState: RecCounterState(rooms: [FeatRoom(id: 1)]))
+    try recorder.attach(to: store)
+    for amount in [1, 2] { try await store.dispatch(RecAdd(amount: amount)) }
+    #expect(recorder.refusedWhileAway == 0)
+    try await recorder.travel(store, to: 1)
+    #expect(recorder.refusedWhileAway == 0)
+    await #expect(throws: TimeTravelError.self) { try await store.dispatch(RecAdd(amount: 10)) }
+    #expect(recorder.refusedWhileAway == 1)
+    let sent = await store.send(RecAdd(amount: 10)).result
+    #expect(throws: TimeTravelError.self) { try sent.get() }
+    #expect(recorder.refusedWhileAway == 2)
+    await #expect(throws: TimeTravelError.self) { try await store.dispatch(RecAddAll(amounts: [1])) }
+    #expect(recorder.refusedWhileAway == 3)
+    await #expect(throws: TimeTravelError.self) { try await store.anyDispatch(RecAdd(amount: 10)) }
+    #expect(recorder.refusedWhileAway == 4)
+    let room = store.scope(\.rooms, id: 1, dependencies: \.self)
+    await #expect(throws: TimeTravelError.self) { try await room.dispatch(FeatPost(text: "away")) }
+    // A second move while away moves again; it does not start a new count.
+    try await recorder.travel(store, to: 0)
+    #expect(recorder.refusedWhileAway == 5)
+    try await recorder.returnToLive(store)
+    #expect(recorder.refusedWhileAway == 5)
+    try await store.dispatch(RecAdd(amount: 3))
+    #expect(recorder.refusedWhileAway == 5)
+    try await recorder.travel(store, to: 2)
+    #expect(recorder.refusedWhileAway == 0)
+    try await recorder.returnToLive(store)
+  }
+
+  /// Dispatchers on tasks and threads racing a move away: the count is exactly the refusals they saw.
+  @Test(arguments: [1, 2, 3] as [UInt64])
+  func concurrentDispatchers_countIsTheRefusalsTheySaw(seed: UInt64) async throws {
+    let recorder = StoreRecorder<RecCounterState>()
+    let store = RecStore(initialState: RecCounterState())
+    try recorder.attach(to: store)
+    try await store.dispatch(RecAdd(amount: 1))
+    let refusals = LockedValue(0)
+    let perDispatcher = 300
+    var generator = SeededGenerator(seed: seed)
+    let travelAfter = Int(generator.next() % 100)
+    await withTaskGroup(of: Void.self) { group in
+      for _ in 0..<3 {
+        group.addTask {
+          for _ in 0..<perDispatcher {
+            do {
+              try await store.dispatch(RecAdd(amount: 1))
+            } catch is TimeTravelError {
+              refusals.withLock { $0 += 1 }
+            } catch {
+              Issue.record("unexpected \(error)")
+            }
+          }
+        }
+      }
+      group.addTask {
+        for _ in 0..<travelAfter { await Task.yield() }
+        do {
+          try await recorder.travel(store, to: 1)
+        } catch {
+          Issue.record("travel: \(error)")
+        }
+      }
+    }
+    #expect(recorder.isAwayFromLive)
+    #expect(recorder.refusedWhileAway == refusals.withLock { $0 })
+    try await recorder.returnToLive(store)
+  }
+}
+
 @Suite("Recording: drain", .timeLimit(.minutes(3)))
 struct RecorderDrainTests {
   /// Dispatchers on tasks and threads while another task drains: the drained recordings chain, with every commit

@@ -48,4 +48,41 @@ enum CommitStates {
     let previous = states.count >= 2 ? states[states.count - 2] : start
     return (states[states.count - 1], previous)
   }
+
+  /// The states after commit `sequence` and after the commit before it, as they would be without the commits in
+  /// `skipped` (a skipped commit changes nothing; the others apply to what the skipped ones left): what the page
+  /// shows when a person toggles commits off. Replayed from the last checkpoint before the first skipped commit.
+  static func states<S: State>(at sequence: Int, in recording: Recording<S>, skipping skipped: Set<Int>)
+    throws(Failure) -> (S, S?)
+  {
+    guard let firstSkipped = skipped.filter({ $0 <= sequence }).min() else {
+      return try states(at: sequence, in: recording)
+    }
+    guard let first = recording.commits.first?.sequence else { throw .notKept(sequence, kept: nil) }
+    let base = first - 1
+    let kept = base...(base + recording.commits.count)
+    guard kept.contains(sequence) else { throw .notKept(sequence, kept: kept) }
+    if sequence == base { return (recording.initialState, nil) }
+    // Checkpoints before the first skipped commit still hold.
+    var state = recording.initialState
+    var startSequence = base
+    for checkpoint in recording.checkpoints.reversed()
+    where checkpoint.sequence < firstSkipped && checkpoint.sequence < sequence && checkpoint.sequence >= base {
+      state = checkpoint.state
+      startSequence = checkpoint.sequence
+      break
+    }
+    let applied = recording.commits[(startSequence + 1 - first)..<(sequence - first)].filter {
+      !skipped.contains($0.sequence)
+    }
+    do {
+      state = try Recording(initialState: state, commits: Array(applied)).replayedState(equal: nil)
+      guard !skipped.contains(sequence) else { return (state, state) }
+      let after = try Recording(initialState: state, commits: [recording.commits[sequence - first]])
+        .replayedState(equal: nil)
+      return (after, state)
+    } catch {
+      throw .replay(error)
+    }
+  }
 }

@@ -1,7 +1,9 @@
+import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdWebSocket
 import Katana
+import KatanaRecordingLog
 import Logging
 import NIOConcurrencyHelpers
 import NIOCore
@@ -21,31 +23,40 @@ import ServiceLifecycle
 /// ```
 ///
 /// The inspector serves a page (plain HTML, CSS and JavaScript, nothing fetched from elsewhere) and streams to
-/// it, over a WebSocket, what `recorder` records. It reads the recorder's ``StoreRecorder/recording()`` from its
-/// own tasks, in batches, so the store's cost is the recorder's plus a copy of the recorder's window a few times
-/// a second (the package README gives the numbers). A page that falls behind gets fewer commits, not a slower
-/// store: those that leave the recorder's window before it catches up are counted as dropped, and the page shows
-/// the count.
+/// it, over a WebSocket, what `recorder` records. It reads what is new (``StoreRecorder/commits(after:)`` and
+/// ``StoreRecorder/effects(changedSince:)``) from its own tasks, in batches, so the store's cost is the recorder's
+/// (the package README gives the numbers). A page that falls behind gets fewer commits, not a slower store: those
+/// that leave the recorder's window before it catches up are counted as dropped, and the page marks where.
+///
+/// Looking at a past state is view-only: the page rebuilds it from the recording, off the store, while the app
+/// runs on. Moving the store itself (time travel) is an explicit action of the page; the store comes back to live
+/// when that page disconnects, or after ``InspectorConfiguration/travelTimeout``.
 ///
 /// - Important: Whoever reaches the inspector sees every state and can move the store in time. It listens on
-///   127.0.0.1 only, and checks that requests name a loopback host (against DNS rebinding) and that WebSocket
-///   connections come from its own page (against other sites' scripts). Any other address must be asked for with
-///   ``InspectorConfiguration/Binding/exposed(host:port:token:)``, which requires a token.
+///   127.0.0.1 only, and every request for the page or its events must carry the inspector's token, a random one
+///   in ``url`` (against other users of the machine and other pages in its browsers); requests must name a loopback
+///   host (against DNS rebinding) and any `Origin` must be the inspector's own, exactly (against other sites'
+///   scripts, other local servers' pages included). Any other address must be asked for with
+///   ``InspectorConfiguration/Binding/exposed(host:port:token:)``, with a token of your own. The package README
+///   states the threat model.
 public final class Inspector: Sendable {
   /// The port the server listens on.
   public let port: Int
   /// The host the server listens on.
   public let host: String
-  /// The page's address (with the token, for an exposed inspector).
+  /// The page's address, with the token: open it in a browser.
   public let url: String
+  /// The token every request for the page or its events carries (`?token=` or `Authorization: Bearer`).
+  public let token: String
   private let task: Task<Void, Never>
   private let services: ServiceGroup
 
-  private init(host: String, port: Int, token: String?, task: Task<Void, Never>, services: ServiceGroup) {
+  private init(host: String, port: Int, token: String, task: Task<Void, Never>, services: ServiceGroup) {
     self.host = host
     self.port = port
+    self.token = token
     let shownHost = host == "0.0.0.0" ? "127.0.0.1" : host
-    self.url = "http://\(shownHost):\(port)/" + (token.map { "?token=\($0)" } ?? "")
+    self.url = "http://\(shownHost):\(port)/?token=\(token)"
     self.task = task
     self.services = services
   }
@@ -54,7 +65,7 @@ public final class Inspector: Sendable {
   ///
   /// - Parameters:
   ///   - store: The store; time travel moves it.
-  ///   - recorder: The recorder among `store`'s interceptors (last).
+  ///   - recorder: A recorder attached to `store` (``StoreRecorder/attach(to:)``).
   ///   - configuration: Where to listen, and how to pace the page.
   ///   - logger: The server's logger (warnings and errors only by default).
   /// - Throws: ``InspectorError`` if the configuration is not allowed or the server cannot listen.
@@ -62,13 +73,98 @@ public final class Inspector: Sendable {
     store: Store<S, D>, recorder: StoreRecorder<S>, configuration: InspectorConfiguration = .init(),
     logger: Logger? = nil
   ) async throws -> Inspector {
+    try await serve(LiveSource(store: store, recorder: recorder), export: nil, configuration, logger)
+  }
+
+  /// Starts an inspector for `store` whose page can also download the session as a log
+  /// (`KatanaRecordingLog`, the updaters named as `registry` names them): a file to attach to a bug report, and
+  /// to open later with ``open(log:registry:configuration:logger:)``.
+  ///
+  /// - Parameters:
+  ///   - store: The store; time travel moves it.
+  ///   - recorder: A recorder attached to `store` (``StoreRecorder/attach(to:)``).
+  ///   - registry: The updaters the log can replay, and the state type's stable name.
+  ///   - configuration: Where to listen, and how to pace the page.
+  ///   - logger: The server's logger (warnings and errors only by default).
+  /// - Throws: ``InspectorError`` if the configuration is not allowed or the server cannot listen.
+  public static func start<S: State & Codable, D: SideEffectDependencyContainer>(
+    store: Store<S, D>, recorder: StoreRecorder<S>, registry: ReplayRegistry<S>,
+    configuration: InspectorConfiguration = .init(), logger: Logger? = nil
+  ) async throws -> Inspector {
+    try await serve(
+      LiveSource(store: store, recorder: recorder), export: { try RecordingLog.encode($0, registry: registry) },
+      configuration, logger)
+  }
+
+  /// Opens a recorded session without a store, read-only: the page shows its timeline, states, differences and
+  /// payloads, skips commits and makes tests, and nothing moves.
+  ///
+  /// - Parameters:
+  ///   - recording: The session.
+  ///   - configuration: Where to listen.
+  ///   - logger: The server's logger (warnings and errors only by default).
+  /// - Throws: ``InspectorError`` if the configuration is not allowed or the server cannot listen.
+  public static func open<S: State & Encodable>(
+    _ recording: Recording<S>, configuration: InspectorConfiguration = .init(), logger: Logger? = nil
+  ) async throws -> Inspector {
+    try await serve(RecordingSource(opened: recording), export: nil, configuration, logger)
+  }
+
+  /// Opens a session from a log (a bug report's attachment, or a page's download) without a store, read-only; the
+  /// page can download it again.
+  ///
+  /// ```swift
+  /// var registry = ReplayRegistry<AppState>()
+  /// registry.register(AddTodo.self, as: "todos.add")
+  /// let inspector = try await Inspector.open(log: Data(contentsOf: url), registry: registry)
+  /// print("Inspector at \(inspector.url)")
+  /// ```
+  ///
+  /// The log is read as untrusted input (`RecordingLog.decode(_:registry:initialState:digest:)`): a log that
+  /// does not read throws its `RecordingLogError`, naming the line, and nothing is served.
+  ///
+  /// - Parameters:
+  ///   - log: The log's bytes.
+  ///   - registry: The updaters the log names, and the state type's stable name.
+  ///   - configuration: Where to listen.
+  ///   - logger: The server's logger (warnings and errors only by default).
+  /// - Throws: `RecordingLogError` if the log does not read; ``InspectorError`` if the server cannot listen.
+  public static func open<S: State & Codable>(
+    log: Data, registry: ReplayRegistry<S>, configuration: InspectorConfiguration = .init(), logger: Logger? = nil
+  ) async throws -> Inspector {
+    let recording = try RecordingLog.decode(log, registry: registry)
+    return try await serve(
+      RecordingSource(opened: recording), export: { try RecordingLog.encode($0, registry: registry) },
+      configuration, logger)
+  }
+
+  /// Serves `source`'s page; `export` writes its recording as a log, if the page may download it.
+  private static func serve<Source: InspectorSource>(
+    _ source: Source, export: (@Sendable (Recording<Source.S>) throws -> String)?,
+    _ configuration: InspectorConfiguration, _ logger: Logger?
+  ) async throws -> Inspector {
     let (host, port, token) = try configuration.resolved()
     var log = logger ?? Logger(label: "katana-inspector")
     if logger == nil { log.logLevel = .warning }
-    let connection = InspectorConnection(store: store, recorder: recorder, configuration: configuration)
+    let connection = InspectorConnection(source: source, configuration: configuration, canExport: export != nil)
     let router = Router(context: BasicWebSocketRequestContext.self)
-    router.add(middleware: AccessCheck(token: token, loopbackOnly: token == nil))
+    router.add(middleware: AccessCheck(token: token, loopbackOnly: configuration.binding.isLoopback))
     InspectorPage.addRoutes(to: router)
+    if let export {
+      router.get("/session.katana.jsonl") { _, _ -> Response in
+        do {
+          let text = try export(source.recording())
+          var headers = HTTPFields()
+          headers[.contentType] = "application/x-ndjson; charset=utf-8"
+          headers[.contentDisposition] = "attachment; filename=\"session.katana.jsonl\""
+          headers[.cacheControl] = "no-store"
+          return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: text)))
+        } catch {
+          return AccessCheck<BasicWebSocketRequestContext>.refusal(
+            .internalServerError, "The session cannot be written as a log: \(error)")
+        }
+      }
+    }
     router.ws("/events") { inbound, outbound, _ in
       // A graceful shutdown of the server ends the page's connection.
       await cancelWhenGracefulShutdown { await connection.run(inbound: inbound, outbound: outbound) }
@@ -119,7 +215,7 @@ extension Store {
   /// ``Inspector/start(store:recorder:configuration:logger:)``.
   ///
   /// - Parameters:
-  ///   - recorder: The ``StoreRecorder`` among this store's interceptors (put it last).
+  ///   - recorder: A ``StoreRecorder`` attached to this store (``StoreRecorder/attach(to:)``).
   ///   - port: The port to listen on; 0 lets the system pick one (``Inspector/port`` tells which).
   /// - Throws: ``InspectorError`` if the server cannot listen.
   public func inspect(recorder: StoreRecorder<S>, port: Int = 0) async throws -> Inspector
@@ -162,33 +258,52 @@ private final class StartSignal: Sendable {
   }
 }
 
-/// Refuses requests that could come from elsewhere: without the token (an exposed inspector), or, on loopback,
-/// naming another host (DNS rebinding) or opening the WebSocket from another site's page.
+/// Refuses requests that could come from elsewhere: without the token (but for the page's scripts and style,
+/// which hold nothing of the store), from a page of another origin (the `Origin`, when there is one, must be the
+/// inspector's own: `http://` and the host the request names), and, on loopback, naming a host that is not a
+/// loopback name (DNS rebinding).
 struct AccessCheck<Context: RequestContext>: RouterMiddleware {
-  let token: String?
+  let token: String
   let loopbackOnly: Bool
 
   static var loopbackHosts: Set<String> { ["127.0.0.1", "localhost", "[::1]"] }
 
+  /// The page's own code, served without the token: the page's address carries the token, its `<script>` and
+  /// `<link>` requests do not.
+  static var publicPaths: Set<String> { ["/inspector.js", "/inspector.css", "/favicon.svg"] }
+
   func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response)
     async throws -> Response
   {
-    if let token {
+    let authority = request.head.authority ?? ""
+    if loopbackOnly, !Self.loopbackHosts.contains(Self.hostName(authority)) {
+      return Self.refusal(.forbidden, "Loopback hosts only: open the address the inspector printed.")
+    }
+    if let origin = request.headers[.origin], !Self.isOwnOrigin(origin, authority: authority) {
+      return Self.refusal(.forbidden, "Foreign origin: only the inspector's own page may use it.")
+    }
+    if !Self.publicPaths.contains(request.uri.path) {
       let bearer = request.headers[.authorization].map { $0.hasPrefix("Bearer ") ? String($0.dropFirst(7)) : "" }
       let query = request.uri.queryParameters.get("token")
       guard Self.same(bearer, token) || Self.same(query, token) else {
-        return Response(status: .unauthorized, body: .init(byteBuffer: ByteBuffer(string: "A token is required.\n")))
-      }
-    }
-    if loopbackOnly {
-      guard let host = request.head.authority.map(Self.hostName), Self.loopbackHosts.contains(host) else {
-        return Response(status: .forbidden, body: .init(byteBuffer: ByteBuffer(string: "Loopback hosts only.\n")))
-      }
-      if let origin = request.headers[.origin], !Self.isLoopbackOrigin(origin) {
-        return Response(status: .forbidden, body: .init(byteBuffer: ByteBuffer(string: "Foreign origin.\n")))
+        return Self.refusal(
+          .unauthorized, "A token is required: open the address the inspector printed (it ends with ?token=...).")
       }
     }
     return try await next(request, context)
+  }
+
+  static func refusal(_ status: HTTPResponse.Status, _ reason: String) -> Response {
+    Response(status: status, body: .init(byteBuffer: ByteBuffer(string: reason + "\n")))
+  }
+
+  /// Whether `origin` is the origin of a page served at `authority` (the request's host and port): exactly
+  /// `http://` and the authority. A non-browser client may name the host as `ws://`, with or without the port
+  /// (Hummingbird's WebSocket client sends `ws://127.0.0.1`): browsers never send a `ws://` origin, and a
+  /// non-browser client can send any header, so only the token stands in its way.
+  static func isOwnOrigin(_ origin: String, authority: String) -> Bool {
+    guard !authority.isEmpty else { return false }
+    return origin == "http://" + authority || origin == "ws://" + authority || origin == "ws://" + hostName(authority)
   }
 
   /// Whether `given` is `token`, in a time that does not depend on where they first differ.
@@ -208,14 +323,5 @@ struct AccessCheck<Context: RequestContext>: RouterMiddleware {
       return String(authority[...end])
     }
     return String(authority.split(separator: ":", maxSplits: 1).first ?? "")
-  }
-
-  /// A page served from a loopback host (`http://`), or a non-browser client naming one (`ws://`, as Hummingbird's
-  /// WebSocket client does); browsers never send `ws://` origins.
-  static func isLoopbackOrigin(_ origin: String) -> Bool {
-    for scheme in ["http://", "ws://"] where origin.hasPrefix(scheme) {
-      return loopbackHosts.contains(hostName(String(origin.dropFirst(scheme.count))))
-    }
-    return false
   }
 }

@@ -51,6 +51,16 @@ struct InspectorFeed {
   private(set) var dropped = 0
   /// ``dropped`` as the last batch reported it.
   private var lastReportedDropped = 0
+  /// When the first commit sent after the last skip was made: side effects that started before it belong to the
+  /// commits skipped, and are skipped with them (the page would otherwise show a run of side effects whose commits
+  /// are missing).
+  private var skippedUntil: Duration?
+  /// Side effects that started after the last commit sent while more commits were waiting, by id, as last read:
+  /// held until the commits of their time are sent. A page behind a busy store would otherwise end its timeline
+  /// with a run of side effects whose commits it has not got yet.
+  private var held: [Int: RecordedEffect] = [:]
+  /// The most side effects held; past it, the oldest are sent anyway (a page that never catches up still sees them).
+  var maximumHeld: Int { 4 * maximumBatch }
 
   init(maximumBatch: Int) {
     self.maximumBatch = max(1, maximumBatch)
@@ -58,34 +68,66 @@ struct InspectorFeed {
 
   /// What `recorder` recorded that this feed has not sent yet (at most ``maximumBatch`` commits, and every side
   /// effect that started or ended), and what was lost since the last call; nil if there is nothing new.
-  mutating func next<S: State>(from recorder: StoreRecorder<S>) -> FeedBatch? {
+  mutating func next(from recorder: some FeedReadable) -> FeedBatch? {
     var items: [TimelineItem] = []
     let commits = recorder.commits(after: lastSequence ?? 0)
     hasMore = false
+    // While commits are left waiting, side effects newer than the last one sent wait with them.
+    var sentUntil: Duration?
     if let first = commits.first?.sequence {
       // The first batch starts at the window's oldest commit: what came before was never this page's.
       let last = lastSequence ?? (first - 1)
+      var start = 0
       if last + 1 < first {
-        dropped += first - (last + 1)
+        // The page fell behind the window: it goes on from the newest commits, not from the oldest kept (which
+        // would keep it as far behind as the window is long, showing commits about to leave it), and what it
+        // skips counts as dropped.
+        start = max(0, commits.count - maximumBatch)
+        dropped += first - (last + 1) + start
+        skippedUntil = commits[start].time
       }
-      let end = min(commits.count, maximumBatch)
-      items.reserveCapacity(end)
-      for commit in commits[..<end] {
+      let end = min(commits.count, start + maximumBatch)
+      items.reserveCapacity(end - start)
+      for commit in commits[start..<end] {
         items.append(Self.item(commit))
       }
       lastSequence = commits[end - 1].sequence
       hasMore = end < commits.count
+      if hasMore { sentUntil = commits[end - 1].time }
     }
     // Side effects that started (new to the page) or ended (an update of one it has, unless it started since).
     let (effects, version) = recorder.effects(changedSince: effectsVersion)
     effectsVersion = version
     for effect in effects {
-      items.append(Self.item(effect, update: effect.id <= lastEffectID))
+      let isNew = effect.id > lastEffectID
       lastEffectID = max(lastEffectID, effect.id)
+      if held[effect.id] != nil {
+        held[effect.id] = effect
+        continue
+      }
+      // One the page never had (it started among skipped commits): its end is no news either.
+      if let skippedUntil, isNew, effect.start < skippedUntil { continue }
+      if isNew, let sentUntil, effect.start > sentUntil {
+        held[effect.id] = effect
+        continue
+      }
+      items.append(Self.item(effect, update: !isNew))
     }
+    if !held.isEmpty { items += release(sentUntil: sentUntil) }
     guard !items.isEmpty || dropped != lastReportedDropped else { return nil }
     lastReportedDropped = dropped
     return FeedBatch(items: items, dropped: dropped, lastSequence: lastSequence ?? 0)
+  }
+
+  /// The held side effects whose commits have now been sent (all of them once no commit waits), oldest first, and
+  /// the oldest past ``maximumHeld``; those that started among commits skipped since are dropped.
+  private mutating func release(sentUntil: Duration?) -> [TimelineItem] {
+    if let skippedUntil { held = held.filter { $0.value.start >= skippedUntil } }
+    let waiting = held.values.sorted { ($0.start, $0.id) < ($1.start, $1.id) }
+    var ready = waiting.prefix { effect in sentUntil.map { effect.start <= $0 } ?? true }.count
+    ready = max(ready, waiting.count - maximumHeld)
+    for effect in waiting[..<ready] { held[effect.id] = nil }
+    return waiting[..<ready].map { Self.item($0, update: false) }
   }
 
   static func item(_ commit: RecordedCommit) -> TimelineItem {

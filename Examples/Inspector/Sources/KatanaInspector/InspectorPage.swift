@@ -10,6 +10,7 @@ enum InspectorPage {
     ("/", "index.html", "text/html; charset=utf-8"),
     ("/inspector.js", "inspector.js", "text/javascript; charset=utf-8"),
     ("/inspector.css", "inspector.css", "text/css; charset=utf-8"),
+    ("/favicon.svg", "favicon.svg", "image/svg+xml"),
   ]
 
   static func addRoutes<Context: RequestContext>(to router: Router<Context>) {

@@ -72,9 +72,12 @@ func withPage(_ inspector: Inspector, _ body: () async throws -> Double) async t
   let counts = PageCounts()
   let (connected, signalConnected) = AsyncStream<Void>.makeStream()
   let page = Task {
+    // A page that cannot connect ends the wait below instead of leaving it waiting.
+    defer { signalConnected.finish() }
     // A batch of 2,000 items is one frame of a few hundred kilobytes (browsers take any size).
     try await WebSocketClient.connect(
-      url: "ws://127.0.0.1:\(inspector.port)/events", configuration: .init(maxFrameSize: 1 << 24),
+      url: "ws://127.0.0.1:\(inspector.port)/events?token=\(inspector.token)",
+      configuration: .init(maxFrameSize: 1 << 24),
       logger: Logger(label: "page")
     ) { inbound, outbound, _ in
       signalConnected.yield()
@@ -117,6 +120,7 @@ let (flatInspected, flatPage) = try await withPage(try await flatStore.inspect(r
 print(
   "  recorder, inspector and a page:       \(format(flatInspected))"
     + " (the page got \(flatPage.received) items; \(flatPage.dropped) commits dropped)")
+print("  with a page / recorder alone:         \(String(format: "%.2f", flatInspected / withRecorder))x")
 
 let rate = 5_000
 let seconds = 3
@@ -130,3 +134,4 @@ let (pacedInspected, pacedPage) = try await withPage(try await pacedStore.inspec
 print(
   "  recorder, inspector and a page:       \(format(pacedInspected))"
     + " (the page got \(pacedPage.received) items; \(pacedPage.dropped) commits dropped)")
+print("  with a page / recorder alone:         \(String(format: "%.2f", pacedInspected / pacedRecorder))x")

@@ -1,4 +1,5 @@
 import Katana
+import KatanaRecordingLog
 
 /// The demo's state: a counter, a to-do list, and an editor feature mounted at `editor`.
 struct DemoState: State, Codable, Equatable {
@@ -18,16 +19,16 @@ struct EditorState: State, Codable, Equatable {
   var saved: [String] = []
 }
 
-struct Increment: StateUpdater {
+struct Increment: StateUpdater, Codable {
   func updateState(_ state: inout DemoState) { state.counter += 1 }
 }
 
-struct AddTodo: StateUpdater {
+struct AddTodo: StateUpdater, Codable {
   let title: String
   func updateState(_ state: inout DemoState) { state.todos.append(DemoTodo(title: title)) }
 }
 
-struct ToggleTodo: StateUpdater {
+struct ToggleTodo: StateUpdater, Codable {
   let index: Int
   func updateState(_ state: inout DemoState) {
     guard state.todos.indices.contains(index) else { return }
@@ -35,16 +36,16 @@ struct ToggleTodo: StateUpdater {
   }
 }
 
-struct ClearDone: StateUpdater {
+struct ClearDone: StateUpdater, Codable {
   func updateState(_ state: inout DemoState) { state.todos.removeAll { $0.done } }
 }
 
-struct EditDraft: StateUpdater {
+struct EditDraft: StateUpdater, Codable {
   let text: String
   func updateState(_ state: inout EditorState) { state.draft = text }
 }
 
-struct SaveDraft: StateUpdater {
+struct SaveDraft: StateUpdater, Codable {
   func updateState(_ state: inout EditorState) {
     state.saved.append(state.draft)
     state.draft = ""
@@ -74,3 +75,15 @@ struct SyncTodos: SideEffect {
 }
 
 typealias DemoStore = Store<DemoState, EmptySideEffectDependencyContainer>
+
+/// The demo's updaters by stable name: what a downloaded session's log names them by, and reads them back with.
+var demoRegistry: ReplayRegistry<DemoState> {
+  var registry = ReplayRegistry<DemoState>(stateType: "InspectorDemo.DemoState")
+  registry.register(Increment.self, as: "increment")
+  registry.register(AddTodo.self, as: "todos.add")
+  registry.register(ToggleTodo.self, as: "todos.toggle")
+  registry.register(ClearDone.self, as: "todos.clearDone")
+  registry.register(EditDraft.self, as: "editor.edit", at: \DemoState.editor)
+  registry.register(SaveDraft.self, as: "editor.save", at: \DemoState.editor)
+  return registry
+}

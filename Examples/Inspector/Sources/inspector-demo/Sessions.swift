@@ -49,10 +49,14 @@ func runLoopingSession(_ store: DemoStore, recorder: StoreRecorder<DemoState>, c
   while true {
     step += 1
     do {
+      // The list stays short (at most about 40 to-dos), as an app's would: a session at tens of thousands of commits
+      // a second would otherwise grow it by thousands a second, and every state the page shows with it.
+      let count = store.state.todos.count
       switch step % 12 {
-      case 0: try await store.dispatch(LoadTodos(titles: [words[step % words.count], words[(step + 3) % words.count]]))
-      case 1, 5: try await store.dispatch(AddTodo(title: words[step % words.count]))
-      case 2, 7: try await store.dispatch(ToggleTodo(index: step % 3))
+      case 0 where count < 40:
+        try await store.dispatch(LoadTodos(titles: [words[step % words.count], words[(step + 3) % words.count]]))
+      case 1 where count < 40, 5 where count < 40: try await store.dispatch(AddTodo(title: words[step % words.count]))
+      case 0, 1, 2, 5, 7: try await store.dispatch(ToggleTodo(index: step % max(1, count)))
       case 3: try await editor.dispatch(EditDraft(text: "note \(step)"))
       case 4: try await editor.dispatch(SaveDraft())
       case 9: try await store.dispatch(SyncTodos())

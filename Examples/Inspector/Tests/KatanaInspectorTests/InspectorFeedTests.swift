@@ -40,6 +40,85 @@ import Testing
     #expect(first.items.count + second.items.count + second.dropped == 50)
   }
 
+  /// A page that fell behind the window goes on from the newest commits: the oldest kept are about to leave the
+  /// window too, and sending them would keep the page as far behind as the window is long.
+  @Test func next_whenBehindTheWindowByMoreThanABatch_goesOnFromTheNewest() async throws {
+    let recorder = StoreRecorder<TotalState>(capacity: 100, checkpointInterval: 10)
+    let store = TotalStore(initialState: TotalState())
+    try recorder.attach(to: store)
+    for amount in 1...3 { try await store.dispatch(Add(amount: amount)) }
+    var feed = InspectorFeed(maximumBatch: 10)
+    let firstBatch = feed.next(from: recorder)
+    let first = try #require(firstBatch)
+    #expect(first.items.map(\.id) == [1, 2, 3])
+    // A side effect among the commits the page will skip (it adds commit 150): skipped with them.
+    for amount in 4...149 { try await store.dispatch(Add(amount: amount)) }
+    try? await store.dispatch(AddThenFail())
+    for amount in 151...300 { try await store.dispatch(Add(amount: amount)) }
+    let secondBatch = feed.next(from: recorder)
+    let second = try #require(secondBatch)
+    #expect(second.items.map(\.id) == Array(291...300))
+    #expect(second.items.allSatisfy { $0.kind == "commit" })
+    #expect(second.dropped == 300 - 3 - 10)
+    #expect(!feed.hasMore)
+    // Within the window again, nothing more is skipped: a side effect now is sent.
+    for amount in 301...305 { try await store.dispatch(Add(amount: amount)) }
+    try? await store.dispatch(AddThenFail())
+    let thirdBatch = feed.next(from: recorder)
+    let third = try #require(thirdBatch)
+    #expect(third.items.filter { $0.kind == "commit" }.map(\.id) == Array(301...306))
+    #expect(third.items.filter { $0.kind == "sideEffect" }.map(\.id) == [2])
+    #expect(third.dropped == second.dropped)
+  }
+
+  /// A page behind a busy store (more commits waiting than a batch) gets no side effect ahead of the commits of its
+  /// time: its timeline would otherwise end with side effects whose commits it has not got yet (the browser test
+  /// saw a screen of them at 60,000 commits a second).
+  @Test func next_whenCommitsWait_holdsSideEffectsThatStartedAfterTheLastCommitSent() async throws {
+    let recorder = StoreRecorder<TotalState>(capacity: 1_000, checkpointInterval: 10)
+    let store = TotalStore(initialState: TotalState())
+    try recorder.attach(to: store)
+    for round in 0..<4 {
+      for amount in 1...15 { try await store.dispatch(Add(amount: round * 100 + amount)) }
+      try? await store.dispatch(AddThenFail())
+    }
+    var feed = InspectorFeed(maximumBatch: 10)
+    var newestCommit: Int64 = .min
+    var commits: [Int] = []
+    var effects: [Int] = []
+    while let batch = feed.next(from: recorder) {
+      for item in batch.items where item.kind == "commit" {
+        commits.append(item.id)
+        newestCommit = max(newestCommit, item.start)
+      }
+      for item in batch.items where item.kind == "sideEffect" {
+        #expect(!item.update)
+        #expect(item.start <= newestCommit, "side effect e\(item.id) sent before the commits of its time")
+        #expect(item.outcome?.hasPrefix("failed") == true)
+        effects.append(item.id)
+      }
+    }
+    #expect(commits == Array(1...64))
+    #expect(effects == [1, 2, 3, 4])
+  }
+
+  /// A page that never catches up still gets every side effect: past ``InspectorFeed/maximumHeld`` the oldest held
+  /// are sent anyway.
+  @Test func next_holdsAtMostItsMaximum() async throws {
+    let recorder = StoreRecorder<TotalState>(capacity: 1_000, checkpointInterval: 10)
+    let store = TotalStore(initialState: TotalState())
+    try recorder.attach(to: store)
+    for amount in 1...5 { try await store.dispatch(Add(amount: amount)) }
+    for _ in 0..<10 { try? await store.dispatch(AddThenFail()) }
+    var feed = InspectorFeed(maximumBatch: 1)
+    let firstBatch = feed.next(from: recorder)
+    let first = try #require(firstBatch)
+    #expect(first.items.filter { $0.kind == "commit" }.map(\.id) == [1])
+    #expect(feed.hasMore)
+    // Ten side effects started after commit 1; four (four times a batch) may wait, the six oldest are sent.
+    #expect(first.items.filter { $0.kind == "sideEffect" }.map(\.id) == Array(1...6))
+  }
+
   @Test func next_sendsASideEffectWhenItStarts_andAgainWhenItEnds() async throws {
     let recorder = StoreRecorder<TotalState>()
     let store = TotalStore(initialState: TotalState(), interceptors: [recorder.interceptor])
@@ -88,12 +167,15 @@ import Testing
     }
     for live in [true, false] {
       let batch = FeedBatch(items: items, dropped: 3, lastSequence: 42)
-      let fast = try JSONSerialization.jsonObject(with: Data(ServerMessage.batch(batch, live: live).utf8))
-      let plain = try JSONSerialization.jsonObject(with: Data(ServerMessage.batchWithEncoder(batch, live: live).utf8))
+      let fast = try JSONSerialization.jsonObject(
+        with: Data(ServerMessage.batch(batch, live: live, refused: 3, answers: 2).utf8))
+      let plain = try JSONSerialization.jsonObject(
+        with: Data(ServerMessage.batchWithEncoder(batch, live: live, refused: 3, answers: 2).utf8))
       // JSONEncoder leaves nil fields out where the hand-written JSON writes null: the page reads both alike.
       #expect((withoutNulls(fast) as? NSDictionary) == (plain as? NSDictionary))
     }
-    let empty = try JSONSerialization.jsonObject(with: Data(ServerMessage.batch(FeedBatch(), live: true).utf8))
+    let empty = try JSONSerialization.jsonObject(
+      with: Data(ServerMessage.batch(FeedBatch(), live: true, refused: 0, answers: 0).utf8))
     #expect((empty as? [String: Any])?["items"] as? [Any] != nil)
   }
 }

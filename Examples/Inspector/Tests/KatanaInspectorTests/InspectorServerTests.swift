@@ -124,26 +124,142 @@ import Testing
     await inspector.stop()
   }
 
-  @Test func aRequestNamingAnotherHostOrFromAnotherSite_isRefused() async throws {
+  @Test func aRequestNamingAnotherHostOrFromAnotherOrigin_isRefused() async throws {
     let (_, _, inspector) = try await makeInspected(.init())
     let upgrade =
       "Connection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\n"
       + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+    let events = "/events?token=\(inspector.token)"
     func status(_ path: String, _ headers: String) async throws -> String {
       try await httpStatusLine(port: inspector.port, request: "GET \(path) HTTP/1.1\r\n\(headers)\r\n")
     }
     let ownHost = "Host: 127.0.0.1:\(inspector.port)\r\n"
-    #expect(try await status("/", ownHost).contains("200"))
-    #expect(try await status("/", "Host: localhost:\(inspector.port)\r\n").contains("200"))
+    #expect(try await status("/?token=\(inspector.token)", ownHost).contains("200"))
+    #expect(try await status("/?token=\(inspector.token)", "Host: localhost:\(inspector.port)\r\n").contains("200"))
     // DNS rebinding: a name that resolves to 127.0.0.1 but is not a loopback name.
-    #expect(try await status("/", "Host: evil.example:\(inspector.port)\r\n").contains("403"))
-    // Another site's script opening the WebSocket: the upgrade is refused (Hummingbird answers 400 when the
-    // router does not accept an upgrade).
-    #expect(try await status("/events", ownHost + upgrade + "Origin: http://evil.example\r\n").hasPrefix("HTTP/1.1 4"))
-    #expect(try await status("/events", ownHost + upgrade + "Origin: null\r\n").hasPrefix("HTTP/1.1 4"))
-    // The inspector's own page.
+    #expect(try await status("/?token=\(inspector.token)", "Host: evil.example:\(inspector.port)\r\n").contains("403"))
+    // Another site's script, or another local server's page, opening the WebSocket: only the inspector's own
+    // origin, exactly, is taken.
+    for origin in [
+      "http://evil.example", "null", "http://localhost:8765", "http://127.0.0.1:8765", "http://127.0.0.1",
+      "https://127.0.0.1:\(inspector.port)", "http://localhost:\(inspector.port)",
+      "http://127.0.0.1:\(inspector.port).evil.example", "http://127.0.0.1:\(inspector.port)/",
+    ] {
+      // Hummingbird answers 400 to an upgrade its router refuses.
+      let line = try await status(events, ownHost + upgrade + "Origin: \(origin)\r\n")
+      #expect(line.hasPrefix("HTTP/1.1 4"), "\(origin): \(line)")
+      #expect(try await status("/?token=\(inspector.token)", ownHost + "Origin: \(origin)\r\n").contains("403"))
+    }
+    // The inspector's own page, as a browser names it.
     let ownOrigin = "Origin: http://127.0.0.1:\(inspector.port)\r\n"
-    #expect(try await status("/events", ownHost + upgrade + ownOrigin).contains("101"))
+    #expect(try await status(events, ownHost + upgrade + ownOrigin).contains("101"))
+    let localhost = "Host: localhost:\(inspector.port)\r\nOrigin: http://localhost:\(inspector.port)\r\n"
+    #expect(try await status(events, localhost + upgrade).contains("101"))
+    await inspector.stop()
+  }
+
+  @Test func aLoopbackInspector_needsItsOwnRandomToken() async throws {
+    let (store, recorder, inspector) = try await makeInspected(.init())
+    let other = try await Inspector.start(store: store, recorder: recorder)
+    #expect(inspector.token.count == 32)
+    #expect(inspector.token != other.token)
+    #expect(inspector.url == "http://127.0.0.1:\(inspector.port)/?token=\(inspector.token)")
+    let ownHost = "Host: 127.0.0.1:\(inspector.port)\r\n"
+    func status(_ path: String, _ headers: String = "") async throws -> String {
+      try await httpStatusLine(port: inspector.port, request: "GET \(path) HTTP/1.1\r\n\(ownHost)\(headers)\r\n")
+    }
+    #expect(try await status("/").contains("401"))
+    #expect(try await status("/?token=\(other.token)").contains("401"))
+    #expect(try await status("/?token=").contains("401"))
+    #expect(try await status("/", "Authorization: Bearer \(inspector.token)\r\n").contains("200"))
+    // The page's own code holds nothing of the store: its <script> and <link> requests carry no token.
+    #expect(try await status("/inspector.js").contains("200"))
+    #expect(try await status("/inspector.css").contains("200"))
+    await #expect(throws: (any Error).self) {
+      try await converse(with: inspector, query: "") { _ in }
+    }
+    await #expect(throws: (any Error).self) {
+      try await converse(with: inspector, query: "?token=\(other.token)") { _ in }
+    }
+    try await converse(with: inspector) { page in
+      try await page.expectHello()
+    }
+    await other.stop()
+    await inspector.stop()
+  }
+
+  @Test func aPageThatMovedTheStore_bringsItBackToLiveWhenItLeaves() async throws {
+    let (store, recorder, inspector) = try await makeInspected(.init(pollInterval: .milliseconds(1)))
+    for amount in [1, 2, 3] { try await store.dispatch(Add(amount: amount)) }
+    let live = TotalState(total: 6, amounts: [1, 2, 3])
+    // Bounded: a store that never comes back fails the test instead of hanging it.
+    try await withFailsafe(.seconds(30)) {
+      var states = store.states(buffering: .bufferingOldest(16)).makeAsyncIterator()
+      #expect(await states.next() == live)
+      // A page that only looks, and leaves: nothing to bring back.
+      try await converse(with: inspector) { page in
+        try await page.send(#"{"type":"state","sequence":1}"#)
+        _ = try await page.next("state")
+      }
+      try await converse(with: inspector) { page in
+        try await page.send(#"{"type":"travel","sequence":1}"#)
+        _ = try await page.next("travelled")
+      }
+      #expect(await states.next() == TotalState(total: 1, amounts: [1]))
+      // The page closed its end while the store was away: the store comes back as the connection ends.
+      #expect(await states.next() == live)
+      #expect(!recorder.isAwayFromLive)
+    }
+    try await store.dispatch(Add(amount: 4))
+    await inspector.stop()
+  }
+
+  @Test func aMoveTheStoreWasLeftIn_endsAfterTheTravelTimeout() async throws {
+    let (store, recorder, inspector) = try await makeInspected(
+      .init(pollInterval: .milliseconds(1), travelTimeout: .milliseconds(200)))
+    for amount in [1, 2, 3] { try await store.dispatch(Add(amount: amount)) }
+    try await converse(with: inspector) { page in
+      let hello = try await page.next("hello")
+      #expect(hello.type == "hello")
+      try await page.send(#"{"type":"travel","sequence":1}"#)
+      _ = try await page.next("travelled")
+      // A second move restarts the timeout; the first one's passing changes nothing.
+      try await page.send(#"{"type":"travel","sequence":2}"#)
+      _ = try await page.next("travelled")
+      #expect(store.state == TotalState(total: 3, amounts: [1, 2]))
+      let back = try await page.next("live")
+      #expect(back.reason == "timeout")
+      #expect(back.live == true)
+      #expect(!recorder.isAwayFromLive)
+      #expect(store.state == TotalState(total: 6, amounts: [1, 2, 3]))
+      // Back to live by the page's own request: no timeout follows it.
+      try await page.send(#"{"type":"travel","sequence":1}"#)
+      _ = try await page.next("travelled")
+      try await page.send(#"{"type":"live"}"#)
+      let asked = try await page.next("live")
+      #expect(asked.reason == nil)
+      try await store.dispatch(Add(amount: 4))
+    }
+    await inspector.stop()
+  }
+
+  @Test func stateReply_carriesTheCommitsPayload() async throws {
+    let (store, _, inspector) = try await makeInspected(.init(pollInterval: .milliseconds(1)))
+    try await store.dispatch(Add(amount: 7))
+    try await store.dispatch(Reset(reason: "new day"))
+    try await converse(with: inspector) { page in
+      try await page.send(#"{"type":"state","sequence":1}"#)
+      let encodable = try await page.next("state")
+      #expect(encodable.payload?.form == "fields")
+      #expect(encodable.payload?.value == .fields(["amount": 7]))
+      try await page.send(#"{"type":"state","sequence":2}"#)
+      let described = try await page.next("state")
+      #expect(described.payload?.form == "description")
+      #expect(described.payload?.value == .description(#"Reset(reason: "new day")"#))
+      try await page.send(#"{"type":"state","sequence":0}"#)
+      let initial = try await page.next("state")
+      #expect(initial.payload == nil)
+    }
     await inspector.stop()
   }
 
@@ -185,7 +301,7 @@ import Testing
       configuration: .init(binding: .exposed(host: "127.0.0.1", port: 0, token: token)))
     #expect(inspector.url.hasSuffix("?token=\(token)"))
     await #expect(throws: (any Error).self) {
-      try await converse(with: inspector) { _ in }
+      try await converse(with: inspector, query: "") { _ in }
     }
     await #expect(throws: (any Error).self) {
       try await converse(with: inspector, query: "?token=0123456789abcdef-tokem") { _ in }
@@ -193,7 +309,7 @@ import Testing
     try await converse(with: inspector, query: "?token=\(token)") { page in
       try await page.expectHello()
     }
-    try await converse(with: inspector, headers: ["Authorization": "Bearer \(token)"]) { page in
+    try await converse(with: inspector, headers: ["Authorization": "Bearer \(token)"], query: "") { page in
       try await page.expectHello()
     }
     await inspector.stop()

@@ -60,7 +60,10 @@ var inspector: Inspector?
 if let inspectorPort, let recorder {
   do {
     inspector = try await backend.store.inspect(recorder: recorder, port: inspectorPort)
-    logger.info("Inspector (a development tool) at \(inspector?.url ?? "")")
+    // Printed, not logged: the address carries the inspector's token, which belongs on the developer's terminal,
+    // not in a log that others read.
+    // Written at once (standard output is buffered when it is not a terminal).
+    FileHandle.standardOutput.write(Data("Katana inspector (a development tool) at \(inspector?.url ?? "")\n".utf8))
   } catch {
     logger.critical("The inspector did not start: \(error)")
     exit(1)

@@ -49,6 +49,17 @@ struct AuditLogTests {
         #expect(entries.first?.log.contains(#""initialState""#) == true)
         #expect(entries.dropFirst().allSatisfy { !$0.log.contains(#""initialState""#) && $0.log.contains("continues") })
         #expect(entries.allSatisfy { $0.log.contains(#""digest""#) && $0.instance == "a" })
+        // Each commit names the HTTP request that made its change, one request per change.
+        let requests = try entries.flatMap { $0.log.split(separator: "\n") }.compactMap { line -> String? in
+          let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+          guard object?["commit"] != nil else { return nil }
+          return (object?["updater"] as? [String: Any])?["request"] as? String ?? "(none)"
+        }
+        // Three rounds of 8 creates, 4 completes (even workers) and 3 deletes (workers 0, 3 and 6).
+        let writes = 45
+        #expect(requests.count == writes)
+        #expect(requests.allSatisfy { $0.hasPrefix("POST /todos") || $0.hasPrefix("DELETE /todos/") })
+        #expect(Set(requests).count == requests.count)
 
         let rebuilt = try AuditLog.rebuild(entries)
         #expect(rebuilt.state == server.store.state)

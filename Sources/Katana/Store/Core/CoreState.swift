@@ -21,8 +21,14 @@ struct CoreState<S: FeatureState, D: SideEffectDependencyContainer> {
   /// a function stored in a generic container (`Optional` included) is re-abstracted, and every call then
   /// goes through a thunk, an extra async frame.
   @usableFromInline var chain: StoreInterceptorNext = Self.noChain
+  /// The same chain as an ``OpaqueChain``, which state updaters run; nil without interceptors, after shutdown, and
+  /// when updaters run the plain chain (``StoreConfiguration/usesPlainInterceptorChain``).
+  @usableFromInline var opaqueChain: OpaqueChain<Void>?
   /// The frame of the updater whose interceptor chain holds the turn.
   @usableFromInline private(set) var turnFrame: UpdaterFrame<S>?
+  /// The frame of an awaited updater dispatch that has ended, kept for the next one (see ``takeSpareFrame(applying:)``):
+  /// a dispatch through the opaque chain allocates no frame.
+  @usableFromInline private(set) var spareFrame: UpdaterFrame<S>?
   /// Dispatches whose chain returned while a call of its `next` was still delivering (see
   /// ``closeChain(_:)``).
   @usableFromInline var chainCloseWaiters = Waiters<Waiter>()
@@ -64,15 +70,19 @@ struct CoreState<S: FeatureState, D: SideEffectDependencyContainer> {
 
   /// Mirrors whether ``live`` is set, for readers that do not take the lock (``StoreCore/awayFlag``).
   let awayFlag: AtomicFlag
+  /// The items refused since the store last went away from live (``StoreCore/refusedWhileAway``): counted by
+  /// ``refusal(of:)``, reset by the move away.
+  @usableFromInline let refusedWhileAway: AtomicCount
   /// The type of the moves in time of this store's state (``TimeTravelCommand``): a commit checks its item's type
   /// against it before the cast to ``TimeTravelMove`` (a protocol conformance lookup, which cost more than the rest of
   /// a recorded commit). A move of another state type is an updater of another state type, refused as such.
   @usableFromInline let moveType: ObjectIdentifier?
 
-  init(state: S, tracksActivity: Bool, awayFlag: AtomicFlag) {
+  init(state: S, tracksActivity: Bool, awayFlag: AtomicFlag, refusedWhileAway: AtomicCount) {
     self.state = state
     self.lifecycle = Lifecycle(tracksActivity: tracksActivity)
     self.awayFlag = awayFlag
+    self.refusedWhileAway = refusedWhileAway
     func moveType<T: State>(_: T.Type) -> ObjectIdentifier { ObjectIdentifier(TimeTravelCommand<T>.self) }
     self.moveType = (S.self as? any State.Type).map { moveType($0) }
   }
@@ -250,7 +260,10 @@ struct CoreState<S: FeatureState, D: SideEffectDependencyContainer> {
   mutating func travel(to target: S?, item: any Dispatchable, delivering delivery: inout Commit<S>?) -> CommitOutcome {
     let old = state
     if let target {
-      if live == nil { live = state }
+      if live == nil {
+        live = state
+        refusedWhileAway.reset()
+      }
       state = target
     } else {
       guard let saved = live else { return .nothingToCommit }
@@ -269,11 +282,13 @@ struct CoreState<S: FeatureState, D: SideEffectDependencyContainer> {
   }
 
   /// Why `item` is refused now, if it is: the one place that decides what the store takes (commits, through
-  /// ``commit(_:touching:delivering:_:)``, and side effects, as they start). Nil when it may go on.
+  /// ``commit(_:touching:delivering:_:)``, and side effects, as they start). Nil when it may go on. Every caller
+  /// throws what it returns, so a refusal while away from live is counted here (``refusedWhileAway``).
   @inlinable
   func refusal(of item: any Dispatchable) -> (any Error)? {
     if let error = lifecycle.phase.dispatchError { return error }
     if live != nil {
+      refusedWhileAway.increment()
       return TimeTravelError.awayFromLive(typeName(of: (item as? any ScopedDispatchable)?.base ?? item))
     }
     return nil
@@ -333,7 +348,12 @@ struct CoreState<S: FeatureState, D: SideEffectDependencyContainer> {
   /// The store is ready; see ``Lifecycle/finishStartup()``.
   mutating func finishStartup() -> Lifecycle<Waiter, Task<Void, Never>>.Actions? {
     defer { refreshQuiet() }
-    return lifecycle.finishStartup()
+    let actions = lifecycle.finishStartup()
+    // A recorder attached while the store was starting starts from the state the store starts from.
+    if lifecycle.phase.isReady {
+      for log in logs { log.adoptStartState(state) }
+    }
+    return actions
   }
 
   /// Start-up failed; see ``Lifecycle/failStartup(_:)``.
@@ -362,12 +382,41 @@ struct CoreState<S: FeatureState, D: SideEffectDependencyContainer> {
   ///
   /// - Throws: The phase's error once the store has failed or shut down.
   @inlinable
-  mutating func installChain(_ frame: UpdaterFrame<S>, holder: TaskIdentity?) throws -> StoreInterceptorNext {
+  mutating func installChain(_ frame: UpdaterFrame<S>, holder: TaskIdentity?) throws -> InstalledChain {
     if let error = lifecycle.phase.dispatchError { throw error }
     frame.chainEnd = .running
     turnFrame = frame
     mailbox.turnHolder = holder
-    return chain
+    if let opaqueChain { return .opaque(opaqueChain) }
+    return .plain(chain)
+  }
+
+  /// The spare frame (``spareFrame``), to install for a dispatch whose frame applies `apply`, if nothing but the
+  /// store holds it; nil otherwise, and the dispatch makes a frame of its own.
+  ///
+  /// Held by nothing else, it can be found by no `next` call: a task that carries it (one an interceptor of its
+  /// earlier dispatch started, still running) holds it through its task-local. So a `next` kept from the earlier
+  /// dispatch can never be taken for one of the frame's later dispatch, which a frame's identity decides.
+  @inlinable
+  mutating func takeSpareFrame(applying apply: @escaping UpdaterFrame<S>.TypedApply) -> UpdaterFrame<S>? {
+    guard isKnownUniquelyReferenced(&spareFrame), let frame = spareFrame else { return nil }
+    spareFrame = nil
+    // Releases ``UpdaterFrame/applyingNothing`` (see ``recycle(_:)``): nothing of the user's.
+    frame.applyIfDispatchedType = apply
+    return frame
+  }
+
+  /// Keeps `frame`, whose dispatch has ended and released the turn, as the spare frame; returns what that displaces
+  /// (the previous spare, the frame's function, which may hold a user's values), for the caller to release after
+  /// unlocking.
+  @inlinable
+  mutating func recycle(_ frame: UpdaterFrame<S>) -> (UpdaterFrame<S>?, UpdaterFrame<S>.TypedApply) {
+    let apply = frame.applyIfDispatchedType
+    frame.applyIfDispatchedType = UpdaterFrame<S>.applyingNothing
+    frame.redirects = []
+    let displaced = spareFrame
+    spareFrame = frame
+    return (displaced, apply)
   }
 
   /// A call of `next` begins for `frame`'s dispatch: it may go on only while that dispatch holds the turn, its
@@ -448,6 +497,15 @@ struct CoreState<S: FeatureState, D: SideEffectDependencyContainer> {
     turnFrame = nil
     return true
   }
+}
+
+/// The interceptor chain a state updater's dispatch runs, as ``CoreState/installChain(_:holder:)`` hands it out.
+@usableFromInline
+enum InstalledChain {
+  /// The chain at its handlers' own representation (every store, by default).
+  case opaque(OpaqueChain<Void>)
+  /// The plain twin: the chain at its substituted type (``StoreConfiguration/usesPlainInterceptorChain``).
+  case plain(StoreInterceptorNext)
 }
 
 /// What a commit (``CoreState/commit(_:touching:delivering:_:)``) tells its caller, to act on after unlocking.

@@ -47,7 +47,7 @@ extension StoreCore {
   nonisolated(nonsending) func dispatchWaitingForTurn<U: StateUpdater>(_ updater: U) async throws
   where U.StateType == S {
     try await dispatchUpdaterWaitingForTurn(
-      updater, frame: UpdaterFrame<S>(storeID: id, dispatching: U.self), apply: { updater.updateState(&$0) }, depth: 0)
+      updater, applying: UpdaterFrame<S>.applying(U.self), apply: { updater.updateState(&$0) }, depth: 0)
   }
 
   /// Dispatches a state updater and returns once it is committed and observers have seen it.
@@ -267,7 +267,8 @@ extension StoreCore {
         return ()
       }
       try await dispatchUpdaterWaitingForTurn(
-        item, frame: UpdaterFrame<S>(storeID: id), apply: { try Self.applyErased(updater, to: &$0) }, depth: depth)
+        item, applying: UpdaterFrame<S>.applyingNothing, apply: { try Self.applyErased(updater, to: &$0) },
+        depth: depth)
       return ()
     case .sideEffect(let effect):
       let chain = try await chainOnceSideEffectsMayStart(item)

@@ -86,7 +86,7 @@ extension StoreCore {
   /// - Parameter chainEnd: The interceptor chain's final `next`; see ``makeChainEnd()``.
   @usableFromInline func start(
     stateInitializer: @escaping @Sendable () async throws -> S, interceptors: [StoreInterceptor],
-    chainEnd: @escaping StoreInterceptorNext
+    chainEnd: ChainTail
   ) {
     startOwnedTask(id: makeID()) { [self, runner = configuration.stateInitializerRunner] in
       let identity = TaskIdentity.current
@@ -108,12 +108,12 @@ extension StoreCore {
 
   /// Starts a store built from a value, which it already holds, synchronously: initialises the interceptors
   /// and opens the mailbox (what the dependency container dispatched in `init` runs first, in order).
-  @usableFromInline func startNow(interceptors: [StoreInterceptor], chainEnd: @escaping StoreInterceptorNext) {
+  @usableFromInline func startNow(interceptors: [StoreInterceptor], chainEnd: ChainTail) {
     finishStartup(state: nil, interceptors: interceptors, chainEnd: chainEnd)
   }
 
   /// Makes the store ready: with `state` (the state initializer's result) as its state, if given.
-  func finishStartup(state: S?, interceptors: [StoreInterceptor], chainEnd: @escaping StoreInterceptorNext) {
+  func finishStartup(state: S?, interceptors: [StoreInterceptor], chainEnd: ChainTail) {
     var replaced = state
     let started = withLock { core -> (D?, [StateSubscriber<S>], S)? in
       guard case .starting = core.lifecycle.phase else { return nil }
@@ -131,14 +131,23 @@ extension StoreCore {
       subscriber.deliverStartupState(initial)
     }
     var chain: StoreInterceptorNext = CoreState<S, D>.noChain
+    var opaqueChain: OpaqueChain<Void>?
     if !interceptors.isEmpty {
-      // User code (the interceptors' outer and middle closures) runs here, outside the lock.
+      // User code (the interceptors' outer and middle closures) runs here, outside the lock, once: side effects run
+      // the opaque chain through its substituted head (one reabstraction thunk).
       let context = SideEffectContext(core: self, dependencies: dependencies)
-      chain = composeInterceptors(interceptors, context: context, final: chainEnd)
+      if usesPlainInterceptorChain {
+        chain = composeInterceptors(interceptors, context: context, final: chainEnd.next)
+      } else {
+        let composed = composeOpaqueChain(interceptors, context: context, tail: chainEnd, done: ())
+        opaqueChain = composed
+        chain = composed.head
+      }
     }
     let opened = withLock { core -> (LifecycleActions, Mailbox<CoreState<S, D>.Waiter, MailboxJob>.Actions)? in
       guard let actions = core.finishStartup() else { return nil }
       core.chain = chain
+      core.opaqueChain = opaqueChain
       readyFlag.set(true)
       return (actions, core.mailbox.open())
     }
@@ -183,6 +192,7 @@ extension StoreCore {
     var hooks: [CommitHook<S>]
     var handlers: [@Sendable () -> Void]
     var chain: StoreInterceptorNext
+    var opaqueChain: OpaqueChain<Void>?
   }
 
   /// Registers `handler` to run once when the store shuts down (immediately if it already has).
@@ -210,10 +220,12 @@ extension StoreCore {
       defer {
         core.shutdownHandlers = []
         core.chain = CoreState<S, D>.noChain
+        core.opaqueChain = nil
       }
       return ShutdownWork(
         lifecycle: lifecycle, mailbox: core.mailbox.close(.storeShutDown), listeners: observers.listeners,
-        subscribers: observers.subscribers, hooks: hooks, handlers: core.shutdownHandlers, chain: core.chain)
+        subscribers: observers.subscribers, hooks: hooks, handlers: core.shutdownHandlers, chain: core.chain,
+        opaqueChain: core.opaqueChain)
     }
     guard let work else { return false }
     let attachments = self.attachments.withLock { attachments in

@@ -38,7 +38,7 @@ extension StoreCore {
     if let value = try dispatchReturningWithoutWaiting(updater) { return value.value }
     let returned = ReturnedValue<U.ReturnValue>()
     try await dispatchUpdaterWaitingForTurn(
-      updater, frame: UpdaterFrame<S>(storeID: id, dispatching: U.self, returningInto: returned),
+      updater, applying: UpdaterFrame<S>.applying(U.self, returningInto: returned),
       apply: { returned.keep(updater.updateState(&$0)) }, depth: 0)
     return try returned.value(of: U.self)
   }
@@ -112,7 +112,16 @@ extension UpdaterFrame {
   convenience init<U: ReturningStateUpdater>(
     storeID: ObjectIdentifier, dispatching _: U.Type, returningInto returned: ReturnedValue<U.ReturnValue>
   ) where U.StateType == S {
-    self.init(storeID: storeID) { item, state in
+    self.init(storeID: storeID, applyIfDispatchedType: Self.applying(U.self, returningInto: returned))
+  }
+
+  /// What a frame for a dispatch of the returning updater type `U` applies in place: an item of that type, its value
+  /// left in `returned`.
+  @inlinable
+  static func applying<U: ReturningStateUpdater>(
+    _: U.Type, returningInto returned: ReturnedValue<U.ReturnValue>
+  ) -> TypedApply where U.StateType == S {
+    { item, state in
       guard let updater = item as? U else { return false }
       returned.keep(updater.updateState(&state))
       return true

@@ -14,8 +14,14 @@ extension StoreCore {
   /// ``send(_:)`` without the dispatch observers.
   @inlinable
   func sendUnobserved<U: StateUpdater>(_ updater: U) -> DispatchHandle<Void> where U.StateType == S {
-    if sendsApplyDirectly, (try? applyIfIdle(touching: nil, item: { updater }, { updater.updateState(&$0) })) == true {
-      return succeededHandle
+    if sendsApplyDirectly {
+      // A refusal here is the store's answer (it was idle: nothing queued could change it), as on the erased route
+      // (``anySendUnobserved(_:)``); enqueueing the item again would decide, and count, the refusal twice.
+      do {
+        if try applyIfIdle(touching: nil, item: { updater }, { updater.updateState(&$0) }) { return succeededHandle }
+      } catch {
+        return .failed(error)
+      }
     }
     return enqueueUpdater(
       updater, apply: { updater.updateState(&$0) }, frame: { [id] in UpdaterFrame<S>(storeID: id, dispatching: U.self) }
@@ -186,6 +192,9 @@ extension StoreCore {
     }
     // The sent item whose work sends this one, if any: a cancellation by id from that work reaches this item.
     let sender = isUpdater ? nil : SentItemOrigin.current
+    // On a recorded store, the side effect that sends the item is its cause, wherever and whenever the store runs it
+    // (as when it applies a sent updater at once, in the sender's task).
+    let work = recordsEffects.isSet ? Self.carryingCause(work) : work
     let (job, decision) = withLock { core -> (MailboxJob, Mailbox<CoreState<S, D>.Waiter, MailboxJob>.JobArrival) in
       let job = MailboxJob(
         id: core.makeID(), isUpdater: isUpdater, store: self, handle: handle, work: work,
@@ -212,6 +221,17 @@ extension StoreCore {
       startSideEffectJob(job)
     case .fail(let error):
       job.fail(error)
+    }
+  }
+
+  /// `work`, run with the recorded cause of the calling task (the side effect sending it) bound again.
+  static func carryingCause(_ work: MailboxJob.Work) -> MailboxJob.Work {
+    guard let cause = RecorderCause.local.get() else { return work }
+    switch work {
+    case .synchronous(let run):
+      return .synchronous { RecorderCause.local.withValue(cause) { run() } }
+    case .asynchronous(let run):
+      return .asynchronous { await RecorderCause.local.withValue(cause) { await run() } }
     }
   }
 

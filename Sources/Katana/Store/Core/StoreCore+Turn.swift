@@ -104,14 +104,15 @@ extension StoreCore {
   /// items. Only waiting and the chain itself are asynchronous.
   @inlinable
   nonisolated(nonsending) func dispatchUpdaterWaitingForTurn(
-    _ item: any Dispatchable, frame: UpdaterFrame<S>, apply: (inout S) throws -> Void, depth: Int
+    _ item: any Dispatchable, applying typedApply: @escaping UpdaterFrame<S>.TypedApply,
+    apply: (inout S) throws -> Void, depth: Int
   ) async throws {
-    let holder = TaskIdentity.current
-    // With interceptors, taking the turn at once also installs the frame and reads the chain (one critical
-    // section instead of two).
-    var chain = CoreState<S, D>.noChain
-    let frameInstalled = try await acquireTurn(
-      holder: holder, installing: hasInterceptors ? frame : nil, chain: &chain)
+    // With interceptors, taking the turn at once also installs the frame (the spare one, if it is free) and reads
+    // the chain (one critical section instead of two).
+    var chain: InstalledChain?
+    var installed: UpdaterFrame<S>?
+    let holder = try await acquireTurn(
+      installing: hasInterceptors ? typedApply : nil, frame: &installed, chain: &chain)
     guard hasInterceptors else {
       do {
         try commitHoldingTurn(item, apply)
@@ -122,9 +123,10 @@ extension StoreCore {
       releaseTurn()
       return
     }
+    let frame = installed ?? UpdaterFrame(storeID: id, applyIfDispatchedType: typedApply)
     do {
-      if frameInstalled {
-        try await DispatchFrame.withFrame(frame) { try await chain(item) }
+      if let chain {
+        try await run(chain, item, frame: frame)
       } else {
         try await runChainHoldingTurn(item, frame: frame, holder: holder)
       }
@@ -134,21 +136,30 @@ extension StoreCore {
       throw error
     }
     // Closing the chain makes a `next` called later fail instead of being lost; in the same critical section,
-    // the redirects are read and the turn released, unless a `next` is still in progress: then once it is done.
+    // the redirects are read, the frame kept for the next dispatch (but on the plain chain, which keeps a frame per
+    // dispatch) and the turn released, unless a `next` is still in progress: then once it is done. What recycling
+    // displaces is released after unlocking.
     var waiter: UInt64?
+    var recycled: (UpdaterFrame<S>?, UpdaterFrame<S>.TypedApply)?
     var (redirects, actions) = withLock {
       core -> ([any Dispatchable], Mailbox<CoreState<S, D>.Waiter, MailboxJob>.Actions) in
       waiter = core.closeChain(frame)
       if waiter != nil { return ([], Mailbox<CoreState<S, D>.Waiter, MailboxJob>.Actions()) }
-      return (frame.redirects, core.releaseTurn(byPump: false))
+      let redirects = frame.redirects
+      if !usesPlainInterceptorChain { recycled = core.recycle(frame) }
+      return (redirects, core.releaseTurn(byPump: false))
     }
     if let waiter {
       await waitForChainClose(waiter)
       (redirects, actions) = withLock {
         core -> ([any Dispatchable], Mailbox<CoreState<S, D>.Waiter, MailboxJob>.Actions) in
-        (frame.redirects, core.releaseTurn(byPump: false))
+        let redirects = frame.redirects
+        if !usesPlainInterceptorChain { recycled = core.recycle(frame) }
+        return (redirects, core.releaseTurn(byPump: false))
       }
     }
+    // What recycling displaced (user values among them) is released here, after unlocking.
+    recycled.map { _ in }
     if !actions.isEmpty {
       perform(actions)
     }
@@ -165,7 +176,18 @@ extension StoreCore {
     _ item: any Dispatchable, frame: UpdaterFrame<S>, holder: TaskIdentity?
   ) async throws {
     let chain = try withLock { core in try core.installChain(frame, holder: holder) }
-    try await DispatchFrame.withFrame(frame) { try await chain(item) }
+    try await run(chain, item, frame: frame)
+  }
+
+  /// Runs `chain` for `item`, the updater of `frame`'s dispatch, with `frame` bound as the dispatch's frame.
+  @inlinable @inline(__always)
+  nonisolated(nonsending) func run(_ chain: InstalledChain, _ item: any Dispatchable, frame: UpdaterFrame<S>)
+    async throws
+  {
+    switch chain {
+    case .opaque(let opaque): try await DispatchFrame.withFrame(frame) { try await opaque.run(item) }
+    case .plain(let plain): try await DispatchFrame.withFrame(frame) { try await plain(item) }
+    }
   }
 
   /// Commits `mutate`, the change of `item`, when the calling task's turn comes, without the interceptor chain (a
@@ -174,8 +196,9 @@ extension StoreCore {
   nonisolated(nonsending) func commitOutsideChain(_ item: any Dispatchable, _ mutate: (inout S) throws -> Void)
     async throws
   {
-    var chain = CoreState<S, D>.noChain
-    _ = try await acquireTurn(holder: TaskIdentity.current, installing: nil, chain: &chain)
+    var frame: UpdaterFrame<S>?
+    var chain: InstalledChain?
+    _ = try await acquireTurn(installing: nil, frame: &frame, chain: &chain)
     defer { releaseTurn() }
     try commitHoldingTurn(item, mutate)
   }
@@ -184,44 +207,55 @@ extension StoreCore {
   /// state it will return to) while the calling task holds the turn, without committing: every commit before it has
   /// been delivered and handed to the commit hooks, and none can come until `body` returns.
   nonisolated(nonsending) func withTurnOnLiveState<T>(_ body: (S) -> T) async throws -> T {
-    var chain = CoreState<S, D>.noChain
-    _ = try await acquireTurn(holder: TaskIdentity.current, installing: nil, chain: &chain)
+    var frame: UpdaterFrame<S>?
+    var chain: InstalledChain?
+    _ = try await acquireTurn(installing: nil, frame: &frame, chain: &chain)
     defer { releaseTurn() }
     let state = withLock { $0.live ?? $0.state }
     return body(state)
   }
 
-  /// Waits until the calling task holds the turn.
+  /// Waits until the calling task holds the turn, and returns the task's identity (the turn's holder).
   ///
   /// - Parameters:
-  ///   - frame: A chain frame to install if the turn is granted at once, in the same critical section.
-  ///   - chain: Set to the interceptor chain when `frame` is installed.
-  /// - Returns: Whether `frame` was installed (the chain may then run at once).
+  ///   - apply: What the frame of a dispatch through the chain applies in place: given, a frame (the spare one if it
+  ///     is free, ``CoreState/takeSpareFrame(applying:)``, or a new one) is installed if the turn is granted at once, in
+  ///     the same critical section.
+  ///   - frame: Set to the frame installed.
+  ///   - chain: Set to the interceptor chain when a frame is installed (the chain may then run at once); left nil
+  ///     otherwise.
   /// - Throws: `CancellationError` if the caller is cancelled before its turn comes (the updater is then
   ///   withdrawn), ``StoreError/deadlock(_:)`` if the caller is the one holding the turn or running the
   ///   state initializer, the phase's error once the store has failed or shut down.
   @inlinable @inline(__always)
   nonisolated(nonsending) func acquireTurn(
-    holder: TaskIdentity?, installing frame: UpdaterFrame<S>?, chain: inout StoreInterceptorNext
-  ) async throws -> Bool {
-    var installed = false
-    let (arrival, waitingCount) = try withLock {
-      core throws -> (Mailbox<CoreState<S, D>.Waiter, MailboxJob>.Arrival, Int) in
-      try Self.checkCancellationAtArrival()
-      let runsStartup = holder != nil && holder == core.lifecycle.startupTask
-      let arrival = core.mailbox.arriveUpdater(holder: holder, runsStartup: runsStartup)
-      if case .proceed = arrival, let frame, let installedChain = try? core.installChain(frame, holder: holder) {
-        chain = installedChain
-        installed = true
+    installing apply: UpdaterFrame<S>.TypedApply?, frame: inout UpdaterFrame<S>?, chain: inout InstalledChain?
+  ) async throws -> TaskIdentity? {
+    // One look at the current task gives its identity and, under the lock, whether it is cancelled (what
+    // ``checkCancellationAtArrival()`` reads): each look takes the task from thread-local storage and retains it.
+    let (arrival, waitingCount, holder) = try withUnsafeCurrentTask { task in
+      let holder = task.map(TaskIdentity.init)
+      let (arrival, waitingCount) = try withLock {
+        core throws -> (Mailbox<CoreState<S, D>.Waiter, MailboxJob>.Arrival, Int) in
+        if task?.isCancelled == true { throw CancellationError() }
+        let runsStartup = holder != nil && holder == core.lifecycle.startupTask
+        let arrival = core.mailbox.arriveUpdater(holder: holder, runsStartup: runsStartup)
+        if case .proceed = arrival, let apply {
+          let installing =
+            core.takeSpareFrame(applying: apply) ?? UpdaterFrame(storeID: id, applyIfDispatchedType: apply)
+          frame = installing
+          chain = try? core.installChain(installing, holder: holder)
+        }
+        return (arrival, core.mailbox.waitingCount)
       }
-      return (arrival, core.mailbox.waitingCount)
+      return (arrival, waitingCount, holder)
     }
     switch arrival {
     case .proceed:
-      return installed
+      return holder
     case .wait(let waiter, let position):
       try await waitInMailbox(waiter, at: position, waitingCount: waitingCount)
-      return false
+      return holder
     case .fail(let error):
       throw error
     case .deadlock(let reason):
@@ -326,8 +360,24 @@ extension StoreCore {
   /// The interceptor chain's final `next`, made by ``Store``'s inlinable initializer so that it is
   /// specialised for the client's state type. It keeps the core alive until shutdown releases the chain.
   @inlinable
-  func makeChainEnd() -> StoreInterceptorNext {
-    { [self] item in try await handleFromChain(item) }
+  func makeChainEnd() -> ChainTail {
+    ChainTail(
+      updater: { [self] item in try handleUpdaterFromChain(item) },
+      next: { [self] item in try await handleFromChain(item) })
+  }
+
+  /// The end of the interceptor chain for a state updater: handles what interceptors hand to `next`, synchronously,
+  /// and returns true if the calling task carries the frame of this store's updater dispatch; returns false, having
+  /// done nothing, if it carries a side effect's (``handleFromChain(_:)`` handles it).
+  @inlinable @inline(__always)
+  func handleUpdaterFromChain(_ item: any Dispatchable) throws -> Bool {
+    guard let frame = DispatchFrame.current, frame.storeID == id else {
+      throw StoreError.nextCalledOutOfScope(typeName(of: item))
+    }
+    guard frame.isUpdater else { return false }
+    // The frame was created by this store, whose state type is `S`.
+    try handleQuietlyInUpdaterChain(item, frame: unsafeDowncast(frame, to: UpdaterFrame<S>.self))
+    return true
   }
 
   /// The end of the interceptor chain: handles what interceptors hand to `next`, for the dispatch whose
@@ -377,10 +427,51 @@ extension StoreCore {
   @inlinable
   func handleInUpdaterChain(_ item: any Dispatchable, frame: UpdaterFrame<S>) throws {
     // The call enters and commits in one critical section; without a delivery to make it ends there too.
+    try commitInNext(item, frame: frame, entering: true)
+  }
+
+  /// ``handleInUpdaterChain(_:frame:)`` for the opaque chain (``OpaqueChain``): a commit that concerns nobody but the
+  /// state and the recorders' logs (``CoreState/commitIfQuiet(touching:item:widened:released:_:)``) enters the call,
+  /// commits and ends it in one critical section, and handles no ``Commit``
+  /// (a commit holds two copies of the state, copied and destroyed through value witnesses: about 4% of a dispatch
+  /// through one interceptor); any other goes on in ``commitInNext(_:frame:entering:)``, a second critical section.
+  /// The plain chain's end keeps ``handleInUpdaterChain(_:frame:)``, its twin (STYLE 11).
+  @inlinable
+  func handleQuietlyInUpdaterChain(_ item: any Dispatchable, frame: UpdaterFrame<S>) throws {
+    var widened: [StateSubscriber<S>] = []
+    // What a full recorder's log drops in this commit: released when this function returns, after unlocking.
+    var released: [CommitLogState<S>.Dropped] = []
+    let (quietly, resumption) = try withLockRunningUpdater {
+      core -> (CommitOutcome?, Resumption<CoreState<S, D>.Waiter>?) in
+      try core.enterNext(item, frame: frame)
+      // Without a scope's filter, `widened` stays empty.
+      let outcome = core.commitIfQuiet(touching: nil, item: { item }, widened: &widened, released: &released) {
+        state in
+        frame.applyIfDispatchedType(item, &state)
+      }
+      switch outcome {
+      case nil, .declined?: return (outcome, nil)
+      case .applied?, .deliver?, .nothingToCommit?, .needsItem?: return (outcome, core.exitNext(frame))
+      }
+    }
+    resumption?.perform()
+    switch quietly {
+    case nil: try commitInNext(item, frame: frame, entering: false)
+    case .declined?: try handleSubstitute(item, frame: frame)
+    case .applied?, .deliver?, .nothingToCommit?, .needsItem?: break
+    }
+  }
+
+  /// Commits `item` from a call of `next` for `frame`'s dispatch, which holds the turn, delivers it and ends the call:
+  /// the plain chain's end (``handleInUpdaterChain(_:frame:)``, `entering` the call in the same critical section),
+  /// and the rest of ``handleQuietlyInUpdaterChain(_:frame:)`` when the commit concerns someone (the call has entered:
+  /// no other commit can come in between).
+  @inlinable @inline(never)
+  func commitInNext(_ item: any Dispatchable, frame: UpdaterFrame<S>, entering: Bool) throws {
     var delivery: Commit<S>?
     let (result, resumption) = try withLockRunningUpdater {
       core -> (Result<CommitOutcome, any Error>, Resumption<CoreState<S, D>.Waiter>?) in
-      try core.enterNext(item, frame: frame)
+      if entering { try core.enterNext(item, frame: frame) }
       let result = Result {
         try core.commit({ item }, touching: nil, delivering: &delivery) { state in
           frame.applyIfDispatchedType(item, &state)

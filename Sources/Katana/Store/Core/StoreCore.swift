@@ -56,6 +56,9 @@ final class StoreCore<S: FeatureState, D: SideEffectDependencyContainer>: @unche
   /// lets side effects start directly only while it is clear, and ``StoreRecorder/isAwayFromLive`` answer,
   /// without the lock.
   @usableFromInline let awayFlag: AtomicFlag
+  /// The items the store refused since it last went away from live (``StoreRecorder/refusedWhileAway``); written
+  /// under the lock, read without it.
+  @usableFromInline let refusedWhileAway: AtomicCount
   /// Set once a ``StoreRecorder`` is attached: side effects then start through the path that records them
   /// (``recordingSideEffect(_:_:)``). Read without the lock.
   @usableFromInline let recordsEffects = AtomicFlag()
@@ -73,20 +76,28 @@ final class StoreCore<S: FeatureState, D: SideEffectDependencyContainer>: @unche
   @usableFromInline let sideEffectRunner: (any SideEffectRunner)?
   /// ``StoreConfiguration/dispatchObservers``, fixed at initialisation; nil when there are none.
   @usableFromInline let dispatchObservers: DispatchObservers?
+  /// Whether updaters run the plain interceptor chain (``StoreConfiguration/usesPlainInterceptorChain``, or
+  /// ``StoreConfiguration/forcesPlainPath``), fixed at initialisation.
+  @usableFromInline let usesPlainInterceptorChain: Bool
   /// `StoreConfiguration.afterCommit`, fixed at initialisation (a test hook; nil in every other store).
   @usableFromInline let afterCommit: (@Sendable () -> Void)?
 
   @usableFromInline init(initialState: S, hasInterceptors: Bool, configuration: StoreConfiguration) {
     let awayFlag = AtomicFlag()
+    let refusedWhileAway = AtomicCount()
     self.awayFlag = awayFlag
+    self.refusedWhileAway = refusedWhileAway
     storage = LockedBuffer.make(
-      CoreState(state: initialState, tracksActivity: configuration.tracksActivity, awayFlag: awayFlag))
+      CoreState(
+        state: initialState, tracksActivity: configuration.tracksActivity, awayFlag: awayFlag,
+        refusedWhileAway: refusedWhileAway))
     self.hasInterceptors = hasInterceptors
     self.configuration = configuration
     self.tracksActivity = configuration.tracksActivity
     self.sideEffectRunner = configuration.sideEffectRunner
     self.dispatchObservers = DispatchObservers.make(configuration.dispatchObservers, owner: owner)
     self.afterCommit = configuration.afterCommit
+    self.usesPlainInterceptorChain = configuration.usesPlainInterceptorChain || configuration.forcesPlainPath
   }
 
   /// Delivers a commit, which the calling dispatch made and holds the turn for: the one place commits are delivered.

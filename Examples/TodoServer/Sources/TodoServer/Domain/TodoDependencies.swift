@@ -39,6 +39,7 @@ private struct UnavailableDatabase: TodoDatabase {
 
   func write<Result: Sendable>(
     todoID: UUID?,
+    request: String?,
     decide: @escaping @Sendable (Todo?) throws -> (change: TodoChange?, result: Result),
     context: SideEffectContext<TodoState, TodoDependencies>
   ) async throws -> Result {

@@ -104,24 +104,32 @@ struct CommitChanges: StateUpdater, CarriesTraceContext, Codable {
   /// The trace of the request that made the change, when the updater is sent from outside that request's
   /// task (the SQLite writer sends it): see ``TodoInstrumentation``.
   let traceContext: ServiceContext?
+  /// The HTTP request that made the change (`"POST /todos #12"`), when the updater is sent from its write (the
+  /// SQLite writer sends it); nil for the changes a feed reads (PostgreSQL), which may come from any instance.
+  /// Written in the audit log and shown by the inspector.
+  let request: String?
 
-  init(_ changes: [SequencedChange], traceContext: ServiceContext? = nil) {
+  init(_ changes: [SequencedChange], traceContext: ServiceContext? = nil, request: String? = nil) {
     self.changes = changes
     self.traceContext = traceContext
+    self.request = request
   }
 
   private enum CodingKeys: String, CodingKey {
-    case changes
+    case changes, request
   }
 
   init(from decoder: any Decoder) throws {
     let container = try decoder.container(keyedBy: CodingKeys.self)
-    self.init(try container.decode([SequencedChange].self, forKey: .changes))
+    self.init(
+      try container.decode([SequencedChange].self, forKey: .changes),
+      request: try container.decodeIfPresent(String.self, forKey: .request))
   }
 
   func encode(to encoder: any Encoder) throws {
     var container = encoder.container(keyedBy: CodingKeys.self)
     try container.encode(changes, forKey: .changes)
+    try container.encodeIfPresent(request, forKey: .request)
   }
 
   func updateState(_ state: inout TodoState) {

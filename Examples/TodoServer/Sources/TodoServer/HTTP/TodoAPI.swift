@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import Katana
+import NIOConcurrencyHelpers
 import OrderedCollections
 
 /// The JSON API: every handler dispatches to the one store all requests share, or reads its state.
@@ -18,6 +19,8 @@ import OrderedCollections
 struct TodoAPI {
   let store: TodoStore
   let database: any TodoDatabase
+  /// Numbers the requests that change something, for their names (``requestName(_:_:)``).
+  private let requestCount = NIOLockedValueBox(0)
 
   func addRoutes(to router: Router<TodoRequestContext>) {
     // Keep in step with `routes` (a test checks that each of them is served).
@@ -68,7 +71,7 @@ struct TodoAPI {
 
   @Sendable func create(_ request: Request, context: TodoRequestContext) async throws -> EditedResponse<Todo> {
     let input = try await request.decodeJSON(as: NewTodo.self, context: context)
-    let todo = try await store.dispatch(CreateTodo(title: input.title))
+    let todo = try await store.dispatch(CreateTodo(title: input.title, request: requestName(request)))
     return EditedResponse(status: .created, headers: [.location: "/todos/\(todo.id)"], response: todo)
   }
 
@@ -84,12 +87,22 @@ struct TodoAPI {
   }
 
   @Sendable func complete(_ request: Request, context: TodoRequestContext) async throws -> Todo {
-    try await store.dispatch(CompleteTodo(id: todoID(context)))
+    try await store.dispatch(CompleteTodo(id: todoID(context), request: requestName(request)))
   }
 
   @Sendable func delete(_ request: Request, context: TodoRequestContext) async throws -> HTTPResponse.Status {
-    try await store.dispatch(DeleteTodo(id: todoID(context)))
+    try await store.dispatch(DeleteTodo(id: todoID(context), request: requestName(request)))
     return .noContent
+  }
+
+  /// `"POST /todos #12"`: the request's method and path, and its number among this server's writes. The side
+  /// effect it dispatches, and the commit of its change, carry it (the inspector shows it; the audit log keeps it).
+  private func requestName(_ request: Request) -> String {
+    let number = requestCount.withLockedValue { count in
+      count &+= 1
+      return count
+    }
+    return "\(request.method) \(request.uri.path) #\(number)"
   }
 
   private func todoID(_ context: TodoRequestContext) throws -> UUID {

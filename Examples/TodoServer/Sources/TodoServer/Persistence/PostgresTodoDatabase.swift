@@ -181,6 +181,7 @@ public final class PostgresTodoDatabase: TodoDatabase {
   ///   postgres-nio's error for a failure that is not about reaching the database.
   public func write<Result: Sendable>(
     todoID: UUID?,
+    request: String?,
     decide: @escaping @Sendable (Todo?) throws -> (change: TodoChange?, result: Result),
     context: SideEffectContext<TodoState, TodoDependencies>
   ) async throws -> Result {

@@ -98,6 +98,7 @@ public final class SQLiteTodoDatabase: TodoDatabase {
 
   public func write<Result: Sendable>(
     todoID: UUID?,
+    request: String?,
     decide: @escaping @Sendable (Todo?) throws -> (change: TodoChange?, result: Result),
     context: SideEffectContext<TodoState, TodoDependencies>
   ) async throws -> Result {
@@ -120,7 +121,9 @@ public final class SQLiteTodoDatabase: TodoDatabase {
         // Committed. Still on the writer, so before the next transaction starts: hand the change to the store,
         // which fixes its place in the mailbox. (`send`, not `dispatch`: the store applies it even if the
         // request is cancelled now.)
-        let handle = decided.change.map { context.send(CommitChanges([$0], traceContext: traceContext)) }
+        let handle = decided.change.map {
+          context.send(CommitChanges([$0], traceContext: traceContext, request: request))
+        }
         return (handle, decided.result)
       }
     } catch is DatabaseError where isClosed.withLockedValue({ $0 }) {

@@ -22,12 +22,15 @@ public protocol TodoDatabase: AuditLogSink {
   ///
   /// In the transaction: reads the to-do `todoID` (locking it until the transaction ends), calls `decide`
   /// with it, and stores the change `decide` returns with the next sequence number. `decide` throwing, or
-  /// returning no change, writes nothing.
+  /// returning no change, writes nothing. `request` names the HTTP request that asked for the change
+  /// (`"POST /todos #12"`): the store's commit of it carries the name where the engine commits it from the write
+  /// (SQLite), so that the inspector and the audit log show which request made each change.
   ///
   /// - Throws: What `decide` throws; ``TodoDatabaseError/closed`` after ``close()``; the engine's error if
   ///   the database fails.
   func write<Result: Sendable>(
     todoID: UUID?,
+    request: String?,
     decide: @escaping @Sendable (Todo?) throws -> (change: TodoChange?, result: Result),
     context: SideEffectContext<TodoState, TodoDependencies>
   ) async throws -> Result

@@ -1,0 +1,162 @@
+import KatanaTestSupport
+import Testing
+
+@testable import Katana
+
+/// STYLE 11 for the interceptor chain: state updaters run the chain as an ``OpaqueChain`` (kept at the representation
+/// of the interceptors' array, its end handing a quiet commit over in one critical section); the plain twin
+/// (`StoreConfiguration.usesPlainInterceptorChain`) runs the chain at its substituted type, its end the async
+/// `handleFromChain`. Each seed makes a random plan (what each of three interceptors does with each step: hand it on,
+/// twice or from a child task, replace it, redirect it to a side effect, throw before or after, drop it, keep `next`
+/// for later or call one kept from an earlier dispatch) and runs it, from one task, through every way to
+/// dispatch an updater, on a store with each chain, with and without a listener (the quiet and the noticed commit);
+/// what a user sees (each dispatch's outcome, each `next` call's error, the final state, the listener's commits) must
+/// be the same. (Two calls of `next` at once are left out: which one is refused is the machine's, and what the layers
+/// above do then depends on it; `InterceptorTests` and the observation fuzzer cover them.)
+@Suite("Interceptor chain: the opaque chain against its plain twin", .timeLimit(.minutes(3)))
+struct InterceptorChainTwinTests {
+  @Test(arguments: [false, true])
+  func opaqueChain_behavesAsThePlainChain_onSeededSchedules(listening: Bool) async throws {
+    for seed in (0..<UInt64(200)).map({ 0xC4A1 &+ $0 &* 7_919 }) {
+      let plan = TwinPlan(seed: seed)
+      let opaque = await plan.run(plainChain: false, listening: listening)
+      let plain = await plan.run(plainChain: true, listening: listening)
+      #expect(opaque.usedOpaqueChain && !plain.usedOpaqueChain, "seed \(seed): the store did not take the chain asked")
+      #expect(opaque.journal == plain.journal, "seed \(seed), listening \(listening): the outcomes differ")
+      #expect(opaque.state == plain.state, "seed \(seed), listening \(listening): the final states differ")
+      #expect(opaque.commits == plain.commits, "seed \(seed), listening \(listening): the commits differ")
+    }
+  }
+}
+
+/// An updater the plan scripts: each interceptor does with it what the plan says for its step.
+private struct TwinStep: StateUpdater {
+  let step: Int
+  func updateState(_ state: inout CounterState) {
+    state.counter += 1
+    state.log.append("step \(step)")
+  }
+}
+
+/// What one interceptor does with one step.
+private enum TwinBehaviour: CaseIterable {
+  case handOn, handOnTwice, handOnFromChildTask, replace, redirect, throwBefore, throwAfter
+  case drop, keepNext, callKeptNext
+}
+
+/// How a step is dispatched.
+private enum TwinRoute: CaseIterable {
+  case dispatch, anyDispatch, send, fromSideEffect
+}
+
+private struct TwinPlan {
+  static let layers = 3
+  let behaviours: [[TwinBehaviour]]
+  let routes: [TwinRoute]
+
+  init(seed: UInt64) {
+    var generator = SeededGenerator(seed: seed)
+    let steps = 24
+    // Mostly hand-ons, so that most steps reach the store through several layers.
+    behaviours = (0..<steps).map { _ in
+      (0..<Self.layers).map { _ in
+        generator.next() % 2 == 0 ? .handOn : TwinBehaviour.allCases[Int(generator.next() % 10)]
+      }
+    }
+    routes = (0..<steps).map { _ in TwinRoute.allCases[Int(generator.next() % 4)] }
+  }
+
+  struct Outcome: Sendable {
+    var journal: [String]
+    var state: CounterState
+    var commits: [String]
+    var usedOpaqueChain: Bool
+  }
+
+  func run(plainChain: Bool, listening: Bool) async -> Outcome {
+    let journal = Recorder<String>()
+    let kept = LockedValue<StoreInterceptorNext?>(nil)
+    let interceptors = (0..<Self.layers).map { layer in interceptor(layer: layer, journal: journal, kept: kept) }
+    var configuration = StoreConfiguration()
+    configuration.usesPlainInterceptorChain = plainChain
+    let store = TestStore(initialState: CounterState(), interceptors: interceptors, configuration: configuration)
+    let commits = Recorder<String>()
+    let unsubscribe =
+      listening ? store.addListener { old, new in commits.append("\(old.counter) -> \(new.counter) \(new.log)") } : {}
+    for (step, route) in routes.enumerated() {
+      do {
+        switch route {
+        case .dispatch: try await store.dispatch(TwinStep(step: step))
+        case .anyDispatch: _ = try await store.anyDispatch(TwinStep(step: step))
+        case .send: try await store.send(TwinStep(step: step)).value
+        case .fromSideEffect:
+          try await store.dispatch(Script { context in try await context.dispatch(TwinStep(step: step)) })
+        }
+        journal.append("step \(step): returned")
+      } catch {
+        journal.append("step \(step): \(error)")
+      }
+    }
+    unsubscribe()
+    let usedOpaqueChain = store.core.withLock { $0.opaqueChain != nil }
+    let state = store.state
+    await store.shutdown()
+    return Outcome(journal: journal.values, state: state, commits: commits.values, usedOpaqueChain: usedOpaqueChain)
+  }
+
+  func interceptor(layer: Int, journal: Recorder<String>, kept: LockedValue<StoreInterceptorNext?>)
+    -> StoreInterceptor
+  {
+    let behaviours = self.behaviours
+    return { _ in
+      { next in
+        { item in
+          guard let step = (item as? TwinStep)?.step else { return try await next(item) }
+          switch behaviours[step][layer] {
+          case .handOn:
+            try await next(item)
+          case .handOnTwice:
+            try await next(item)
+            try await next(item)
+          case .handOnFromChildTask:
+            try await Task { try await next(item) }.value
+          case .replace:
+            try await next(Log(tag: "replaced \(step) at \(layer)"))
+          case .redirect:
+            try await next(Script { context in try await context.dispatch(Log(tag: "redirected \(step) at \(layer)")) })
+          case .throwBefore:
+            throw TestError(code: step * 10 + layer)
+          case .throwAfter:
+            try await next(item)
+            throw TestError(code: step * 10 + layer)
+          case .drop:
+            return
+          case .keepNext:
+            kept.withLock { $0 = next }
+            try await next(item)
+          case .callKeptNext:
+            // Kept from an earlier dispatch: called here, it hands on within this dispatch (the chain is composed once);
+            // called from outside of any dispatch, it is out of scope.
+            if let kept = kept.withLock({ $0 }) {
+              let inScope = await twinOutcome { try await kept(Log(tag: "kept \(step) at \(layer)")) }
+              let outside = await Task.detached { await twinOutcome { try await kept(Log(tag: "outside \(step)")) } }
+                .value
+              journal.append("step \(step), layer \(layer), kept next: \(inScope), outside: \(outside)")
+            }
+            try await next(item)
+          }
+        }
+      }
+    }
+  }
+}
+
+/// What running `body` came to: "handled", or its error.
+private func twinOutcome(_ body: @Sendable () async throws -> Void) async -> String {
+  do {
+    try await body()
+    return "handled"
+  } catch {
+    return "\(error)"
+  }
+}
