@@ -62,11 +62,11 @@ extension BenchmarkFixture {
   public static let undoableAppend = BenchmarkFixture(
     name: "recording: undoable append, 1,000,000 elements",
     explanation: "A state updater appends to (and drops from) an array of 1,000,000 elements with an UndoHistory "
-      + "(100 steps kept): each commit is a step; the store still changes the array in place."
+      + "attached (100 steps kept): each commit is a step; the store still changes the array in place."
   ) { operations in
     let history = UndoHistory<BenchState>(stepLimit: 100)
-    let store = try await makeStore(
-      BenchState(items: Array(repeating: 0, count: 1_000_000)), interceptors: [history.interceptor])
+    let store = try await makeStore(BenchState(items: Array(repeating: 0, count: 1_000_000)))
+    try history.attach(to: store)
     // The history keeps the state it started from: the first change copies the array once.
     try await store.dispatch(AppendAndDrop())
     return PreparedFixture(operations: operations) {
@@ -86,8 +86,8 @@ extension BenchmarkFixture {
       + "the step again, both in place; nothing is replayed or copied."
   ) { operations in
     let history = UndoHistory<BenchState>(stepLimit: 100)
-    let store = try await makeStore(
-      BenchState(items: Array(repeating: 0, count: 1_000_000)), interceptors: [history.interceptor])
+    let store = try await makeStore(BenchState(items: Array(repeating: 0, count: 1_000_000)))
+    try history.attach(to: store)
     for value in 1...101 { try await store.dispatch(SetLastItem(value)) }
     return PreparedFixture(operations: operations) {
       for _ in 0..<operations {
@@ -111,8 +111,8 @@ extension BenchmarkFixture {
       + "applies the step again in place (nothing committed since the undo)."
   ) { operations in
     let history = UndoHistory<BenchState>(stepLimit: 100)
-    let store = try await makeStore(
-      BenchState(items: Array(repeating: 0, count: 1_000_000)), interceptors: [history.interceptor])
+    let store = try await makeStore(BenchState(items: Array(repeating: 0, count: 1_000_000)))
+    try history.attach(to: store)
     for _ in 0..<101 { try await store.dispatch(AppendAndDrop()) }
     return PreparedFixture(operations: operations) {
       for _ in 0..<operations {

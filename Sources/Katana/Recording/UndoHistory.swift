@@ -82,8 +82,8 @@
 /// a step after an undo, one pass over the commits kept to drop the undone steps'. An invertible step keeps its
 /// inverse until it is folded or dropped.
 ///
-/// Put ``interceptor`` in the store's interceptors (after any that change items, so that it sees what the store
-/// applies), and give each store its own history.
+/// Attach it to the store with ``attach(to:)`` (or put ``interceptor`` in the store's interceptors), and give each
+/// store its own history. It sees each commit as the store applies it, whichever path made it.
 public final class UndoHistory<S: State>: Sendable {
   /// The most steps kept: done (to undo) or undone (to redo); see "The two limits" above.
   public let stepLimit: Int
@@ -101,7 +101,7 @@ public final class UndoHistory<S: State>: Sendable {
   /// replay gives; false: always replay (the plain twin the tests compare the fast paths with).
   package let undoesInPlace: Bool
   /// The store followed.
-  private let attached = AttachedStore()
+  @usableFromInline let attached = AttachedStore()
   private let buffer: Locked<UndoBuffer<S>>
 
   /// Creates a history.
@@ -169,7 +169,39 @@ public final class UndoHistory<S: State>: Sendable {
       isUndoable: isUndoable)
   }
 
+  /// Attaches the history to `store`: from now on it takes in the store's commits, and its state before them is the
+  /// store's state now (or, for a store still starting, the state it starts from).
+  ///
+  /// This is the way to attach a history: unlike ``interceptor``, it leaves the store off the interceptor path, so
+  /// each dispatch, and each undo and redo, costs what it costs without a history, plus the history's own work.
+  /// Give each store its own history; attaching one again to the same store does nothing.
+  ///
+  /// ```swift
+  /// let store = Store<Document, Dependencies>(initialState: Document())
+  /// let history = UndoHistory<Document>()
+  /// try history.attach(to: store)
+  /// try await store.dispatch(AppendParagraph(text: "Hello"))
+  /// try await history.undo(on: store)
+  /// ```
+  ///
+  /// - Throws: ``RecorderError/anotherStore(_:)`` if the history already follows another store.
+  public func attach<D: SideEffectDependencyContainer>(to store: Store<S, D>) throws(RecorderError) {
+    let core = store.core
+    guard attached.setIfUnset(FollowedStore(core)) else {
+      try attached.check(core, what: "UndoHistory.attach(to:)")
+      return
+    }
+    buffer.withLock { $0.attached = true }
+    // The state it starts from is set under the store's lock, with the hook attached in the same critical section
+    // (or when the store becomes ready): no commit falls between the two.
+    let hook = makeHook { [buffer] state in buffer.withLock { $0.base = state } }
+    core.withLock { $0.attach(hook) }
+  }
+
   /// The interceptor that feeds the history: put it in the store's interceptors.
+  ///
+  /// Prefer ``attach(to:)``: a store with an interceptor takes the interceptor path for every dispatch (see
+  /// <doc:Performance>), which a history does not need.
   public var interceptor: StoreInterceptor {
     { [self] context in
       attach(to: context)
@@ -190,6 +222,7 @@ public final class UndoHistory<S: State>: Sendable {
   ///   scope, ``undo(on:)-(ScopedStore<Slice,D>)``); what dispatching throws (an interceptor's error,
   ///   ``StoreError/storeShutDown``).
   @discardableResult
+  @inlinable
   public nonisolated(nonsending) func undo<D: SideEffectDependencyContainer>(on store: Store<S, D>) async throws
     -> Bool
   {
@@ -201,6 +234,7 @@ public final class UndoHistory<S: State>: Sendable {
   /// - Returns: Whether there was a step to redo.
   /// - Throws: As ``undo(on:)-(Store<S,D>)``.
   @discardableResult
+  @inlinable
   public nonisolated(nonsending) func redo<D: SideEffectDependencyContainer>(on store: Store<S, D>) async throws
     -> Bool
   {
@@ -228,7 +262,11 @@ public final class UndoHistory<S: State>: Sendable {
     try await perform(.redo, on: scope)
   }
 
-  private nonisolated(nonsending) func perform<D: SideEffectDependencyContainer>(
+  /// An undo or a redo of the store's history: inlinable, so that the command's dispatch is specialised for the
+  /// app's state where it is called (unspecialised, the store's commit path looked up generic metadata at every
+  /// step).
+  @inlinable
+  nonisolated(nonsending) func perform<D: SideEffectDependencyContainer>(
     _ kind: UndoKind, on store: Store<S, D>
   ) async throws -> Bool {
     let what = kind == .undo ? "UndoHistory.undo" : "UndoHistory.redo"
@@ -295,11 +333,20 @@ public final class UndoHistory<S: State>: Sendable {
       target.runtimeWarning("An UndoHistory was given to a second store; it follows only the first one.")
       return
     }
-    attached.set(target.attach(CommitHook<S>(needsBefore: false) { [self] item, _, _ in record(item) }))
+    attached.set(target.attach(makeHook(start: nil)))
+  }
+
+  /// The hook that hands the history the store's commits. The store's history also takes the inverses the commit
+  /// transition hands it, and undoes an invertible step with them.
+  private func makeHook(start: (@Sendable (S) -> Void)?) -> CommitHook<S> {
+    CommitHook<S>(needsBefore: false, wantsInverse: scope == nil && undoesInPlace, start: start) {
+      [self] item, _, _, inverse in
+      record(item, inverse: inverse)
+    }
   }
 
   /// Takes in a commit (in commit order, while it holds the store's turn).
-  private func record(_ item: any Dispatchable) {
+  private func record(_ item: any Dispatchable, inverse: (any AnyStateUpdater)?) {
     // Told apart by type identity first (a comparison with a type resolved once, where a cast to a generic type
     // resolves its metadata on every commit). This history's own command for the whole store: see below.
     let type = ObjectIdentifier(Swift.type(of: item))
@@ -325,9 +372,8 @@ public final class UndoHistory<S: State>: Sendable {
     } else {
       isStep = isUndoable(base)
     }
-    // Only the store's history undoes with inverses, of updaters applied to the whole state: a scoped item's change
-    // published its feature's inverse, which the channel does not hand out for the scoped item.
-    let inverse = scope == nil && undoesInPlace ? InverseChannel.inverse(of: item) : nil
+    // Only the store's history is handed inverses (``CommitHook/wantsInverse``), of updaters applied to the whole
+    // state: a scoped item is applied through its scope, never through an inverting form.
     append(updater, isStep: isStep, inverse: inverse)
   }
 
@@ -352,6 +398,7 @@ public final class UndoHistory<S: State>: Sendable {
   /// Undoes or redoes on `state`, the store's state (the store's history): in place when a fast path gives what the
   /// replay gives (see ``UndoBuffer/undoInPlace(_:)`` and ``UndoBuffer/redoInPlace(_:)``), by replaying otherwise.
   /// Returns whether there was a step to undo or redo (without one, `state` is left alone).
+  @usableFromInline
   func apply(_ kind: UndoKind, to state: inout S) -> Bool {
     buffer.withLock { buffer in
       if undoesInPlace {
@@ -407,14 +454,14 @@ public struct UndoCommand<T: State>: StateUpdater, HistoryCommand {
   /// Whether it undoes or redoes.
   public let kind: UndoKind
   /// The history that made it; nil for one read from a log.
-  let historyIdentity: ObjectIdentifier?
+  @usableFromInline let historyIdentity: ObjectIdentifier?
   /// Undoes or redoes on the value at the place the command applies to, when the command first commits; returns
   /// whether there was a step to undo or redo (without one, it leaves the value alone).
-  private let compute: @Sendable (UndoKind, inout T) -> Bool
+  @usableFromInline let compute: @Sendable (UndoKind, inout T) -> Bool
   /// The value set by the first commit, nil if it changed nothing; `.none` until the command first commits.
-  private let result: Locked<T??>
+  @usableFromInline let result: Locked<T??>
   /// Set by the commit if there was a step to undo or redo (or, for one read from a log, if it sets a value).
-  let outcome: AtomicFlag
+  @usableFromInline let outcome: AtomicFlag
 
   /// A command of a scope's history, whose value is the slice `read` finds in the history's replayed state.
   init<S: State>(kind: UndoKind, history: UndoHistory<S>, read: @escaping @Sendable (S) -> T?) {
@@ -431,6 +478,7 @@ public struct UndoCommand<T: State>: StateUpdater, HistoryCommand {
 
   /// A command of the store's history, which undoes or redoes on the store's state: in place when a fast path
   /// allows, by replaying otherwise.
+  @inlinable
   init(kind: UndoKind, history: UndoHistory<T>) {
     self.kind = kind
     historyIdentity = ObjectIdentifier(history)
@@ -452,6 +500,7 @@ public struct UndoCommand<T: State>: StateUpdater, HistoryCommand {
   /// Replaces the state with the history's, if there is a step to undo or redo (or with the value this command
   /// set when it first committed). The first commit of a store's history's command may change the state in place
   /// (see "Without replaying" in ``UndoHistory``).
+  @inlinable
   public func updateState(_ state: inout T) {
     if let known = result.withLock({ $0 }) {
       guard let value = known else { return }
@@ -523,6 +572,25 @@ protocol HistoryCommand {
   var historyIdentity: ObjectIdentifier? { get }
 }
 
+/// A commit an ``UndoBuffer`` keeps. Not nested in the generic buffer: its type (and the ring buffer's and arrays' of
+/// it) is then known at compile time, where a nested one made every access look up generic metadata at run time.
+struct UndoEntry {
+  let updater: any AnyStateUpdater
+  /// The step it belongs to; nil for a commit that is not a step.
+  let step: Int?
+  /// What undoes this commit, applied to the state it produced (an ``InvertibleStateUpdater``'s inverse); nil if
+  /// unknown.
+  let inverse: (any AnyStateUpdater)?
+}
+
+/// A step an ``UndoBuffer`` keeps, with the numbers of its first and last entries (counting every entry ever
+/// appended, dropped ones included). Steps do not interleave: a step's entries all come before the next step's first.
+struct UndoStep {
+  let id: Int
+  let first: Int
+  var last: Int
+}
+
 /// What an ``UndoHistory`` holds, under its lock: a plain value whose methods are the history's rules (the history
 /// only decides which commits are steps, and locks).
 ///
@@ -531,22 +599,8 @@ protocol HistoryCommand {
 /// step done, redo the one undone last, and a new step drops the undone ones, which can then never be redone. Their
 /// commits go at once: no replay would apply them again, so they take no room among the limits.
 struct UndoBuffer<S: State> {
-  struct Entry {
-    let updater: any AnyStateUpdater
-    /// The step it belongs to; nil for a commit that is not a step.
-    let step: Int?
-    /// What undoes this commit, applied to the state it produced (an ``InvertibleStateUpdater``'s inverse); nil if
-    /// unknown.
-    let inverse: (any AnyStateUpdater)?
-  }
-
-  /// A step kept, with the numbers of its first and last entries (counting every entry ever appended, dropped ones
-  /// included). Steps do not interleave: a step's entries all come before the next step's first.
-  struct Step {
-    let id: Int
-    let first: Int
-    var last: Int
-  }
+  typealias Entry = UndoEntry
+  typealias Step = UndoStep
 
   /// The most steps kept: done, or undone and still redoable.
   let stepLimit: Int
@@ -660,12 +714,10 @@ struct UndoBuffer<S: State> {
       guard entry.step != nil else { return false }
       if offset <= last, entry.inverse == nil { return false }
     }
-    InverseChannel.muted {
-      for offset in stride(from: last, through: first, by: -1) {
-        guard let inverse = entries[offset].inverse else { continue }
-        // An inverse applies to the whole state it came from (``InvertibleStateUpdater``): it cannot miss its place.
-        try? StoreCore<S, EmptySideEffectDependencyContainer>.applyErased(inverse, to: &state)
-      }
+    for offset in stride(from: last, through: first, by: -1) {
+      guard let inverse = entries[offset].inverse else { continue }
+      // An inverse applies to the whole state it came from (``InvertibleStateUpdater``): it cannot miss its place.
+      try? StoreCore<S, EmptySideEffectDependencyContainer>.applyErased(inverse, to: &state)
     }
     undoneCount += 1
     inPlaceCount += 1
@@ -683,11 +735,9 @@ struct UndoBuffer<S: State> {
     let last = step.last - firstNumber
     guard first >= 0, last < entries.count else { return false }
     for offset in first..<entries.count where entries[offset].step == nil { return false }
-    InverseChannel.muted {
-      for offset in first...last {
-        // As the replay does: a commit that cannot be re-applied now is skipped.
-        try? StoreCore<S, EmptySideEffectDependencyContainer>.applyErased(entries[offset].updater, to: &state)
-      }
+    for offset in first...last {
+      // As the replay does: a commit that cannot be re-applied now is skipped.
+      try? StoreCore<S, EmptySideEffectDependencyContainer>.applyErased(entries[offset].updater, to: &state)
     }
     undoneCount -= 1
     inPlaceCount += 1
@@ -749,11 +799,8 @@ struct UndoBuffer<S: State> {
     }
     if var state = base {
       base = nil  // `state` is now the only reference: folding mutates it in place.
-      // Folding runs while the commit is handed to the hooks: it must not replace the commit's inverse.
-      InverseChannel.muted {
-        for entry in removed where !Self.isUndone(entry, firstUndone: firstUndone) {
-          try? StoreCore<S, EmptySideEffectDependencyContainer>.applyErased(entry.updater, to: &state)
-        }
+      for entry in removed where !Self.isUndone(entry, firstUndone: firstUndone) {
+        try? StoreCore<S, EmptySideEffectDependencyContainer>.applyErased(entry.updater, to: &state)
       }
       base = state
     }
@@ -773,13 +820,11 @@ struct UndoBuffer<S: State> {
   func replayed() -> S? {
     guard var state = base else { return nil }
     let firstUndone = self.firstUndone
-    InverseChannel.muted {
-      for offset in 0..<entries.count {
-        let entry = entries[offset]
-        guard !Self.isUndone(entry, firstUndone: firstUndone) else { continue }
-        // A commit that cannot be re-applied now (its element is gone) is skipped.
-        try? StoreCore<S, EmptySideEffectDependencyContainer>.applyErased(entry.updater, to: &state)
-      }
+    for offset in 0..<entries.count {
+      let entry = entries[offset]
+      guard !Self.isUndone(entry, firstUndone: firstUndone) else { continue }
+      // A commit that cannot be re-applied now (its element is gone) is skipped.
+      try? StoreCore<S, EmptySideEffectDependencyContainer>.applyErased(entry.updater, to: &state)
     }
     return state
   }

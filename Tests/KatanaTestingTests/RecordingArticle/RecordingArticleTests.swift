@@ -57,10 +57,11 @@ struct RecordingArticle {
 
   @Test func undo() async throws {
     // ARTICLE-SNIPPET-BEGIN: undo
+    let store = Store<AppState, EmptySideEffectDependencyContainer>(initialState: AppState())
     let history = UndoHistory<AppState>(stepLimit: 100)  // every updater is a step
     let editorHistory = UndoHistory<AppState>(scope: \.editor)  // the updaters through the editor's scope
-    let store = Store<AppState, EmptySideEffectDependencyContainer>(
-      initialState: AppState(), interceptors: [history.interceptor, editorHistory.interceptor])
+    try history.attach(to: store)
+    try editorHistory.attach(to: store)
     // ARTICLE-SNIPPET-END: undo
     // ARTICLE-SNIPPET-BEGIN: undo-use
     try await store.dispatch(AddTodo(title: "Milk"))
@@ -83,8 +84,8 @@ struct RecordingArticle {
 
   @Test func undoInvertible() async throws {
     let history = UndoHistory<AppState>()
-    let store = Store<AppState, EmptySideEffectDependencyContainer>(
-      initialState: AppState(), interceptors: [history.interceptor])
+    let store = Store<AppState, EmptySideEffectDependencyContainer>(initialState: AppState())
+    try history.attach(to: store)
     try await store.dispatch(AddTodoUndoably(title: "Milk"))
     try await store.dispatch(AddTodoUndoably(title: "Eggs"))
     try await history.undo(on: store)

@@ -80,7 +80,9 @@ struct OracleRun {
     let recorderIntercepts = recorded && intercepted && generator.next() % 2 == 0
     // In half the runs with a recorder, undo histories: the store's, and one of the session's scope.
     let histories = recorded && generator.next() % 2 == 0 ? OracleHistories() : nil
-    if let histories { interceptors += histories.interceptors }
+    // Half of them attached with `attach(to:)` once the store is made, half as interceptors.
+    let historiesAttach = histories != nil && generator.next() % 2 == 0
+    if let histories { interceptors += histories.interceptors(attached: historiesAttach) }
     if let recorder, recorderIntercepts {
       FuzzCoverage.note(.recorderInterceptor)
       interceptors.append(recorder.interceptor)
@@ -116,6 +118,13 @@ struct OracleRun {
         initialState: .startUp, dependencies: OracleDependencies(), interceptors: interceptors,
         configuration: configuration)
     }
+    if let histories, historiesAttach {
+      do {
+        try histories.attach(to: store)
+      } catch {
+        journal.problem("attaching the undo histories: unexpected error \(error)")
+      }
+    }
     if let recorder, !recorderIntercepts {
       FuzzCoverage.note(.recorderAttach)
       do {
@@ -132,7 +141,7 @@ struct OracleRun {
     // In runs with time travel, a tap on the store's commits (internal: it sees the moves, which recorders leave out)
     // tells which commits of the log are moves, undos and operations.
     if recorder != nil, !unlogged {
-      let tap = CommitHook<OracleState>(needsBefore: false, seesMoves: true) { item, _, after in
+      let tap = CommitHook<OracleState>(needsBefore: false, seesMoves: true) { item, _, after, _ in
         journal.tapped.withLock { $0.append((item, after)) }
       }
       store.core.withLock { $0.attach(tap) }

@@ -46,8 +46,10 @@ struct OracleHistories: Sendable {
   /// The interceptors to install, in this order: the histories, then the one that clears the session's history
   /// right after the commit of an ``OracleClearSession`` (while it still holds the turn: the clear falls between two
   /// commits that every observer sees in that order).
-  var interceptors: [StoreInterceptor] {
-    FuzzCoverage.note(.undoInterceptor)
+  ///
+  /// - Parameter attached: The histories are attached with ``attach(to:)`` instead: only the clearing one.
+  func interceptors(attached: Bool) -> [StoreInterceptor] {
+    if !attached { FuzzCoverage.note(.undoInterceptor) }
     let session = session
     let clearing: StoreInterceptor = { _ in
       { next in
@@ -60,7 +62,14 @@ struct OracleHistories: Sendable {
         }
       }
     }
-    return [root.interceptor, session.interceptor, clearing]
+    return attached ? [clearing] : [root.interceptor, session.interceptor, clearing]
+  }
+
+  /// Attaches both histories to `store` (made with ``interceptors(attached:)``, `attached` true).
+  func attach(to store: OracleStore) throws {
+    FuzzCoverage.note(.undoAttach)
+    try root.attach(to: store)
+    try session.attach(to: store)
   }
 }
 

@@ -78,15 +78,24 @@ private struct UndoRig {
   let recorder = StoreRecorder<UndoDocState>()
   var late: (gate: Gate, handle: DispatchHandle<Void>)?
 
-  init(inPlace: Bool, stepLimit: Int, commitLimit: Int) {
+  /// - Parameter attaching: Attach the histories and the recorder with `attach(to:)` (a store without interceptors,
+  ///   whose every fast path applies) rather than as interceptors.
+  init(inPlace: Bool, stepLimit: Int, commitLimit: Int, attaching: Bool) throws {
     root = UndoHistory(
       scope: nil, stepLimit: stepLimit, commitLimit: commitLimit, undoesInPlace: inPlace,
       isUndoable: { !($0 is UndoNote) })
     body = UndoHistory(
       scope: ScopeIDs.body, stepLimit: stepLimit, commitLimit: commitLimit, undoesInPlace: inPlace,
       isUndoable: { _ in true })
-    store = UndoStore(
-      initialState: UndoDocState(), interceptors: [root.interceptor, body.interceptor, recorder.interceptor])
+    if attaching {
+      store = UndoStore(initialState: UndoDocState())
+      try root.attach(to: store)
+      try body.attach(to: store)
+      try recorder.attach(to: store)
+    } else {
+      store = UndoStore(
+        initialState: UndoDocState(), interceptors: [root.interceptor, body.interceptor, recorder.interceptor])
+    }
     bodyScope = store.scope(\.body, dependencies: \.self)
   }
 }
@@ -189,6 +198,46 @@ struct UndoInPlaceTests {
     #expect(history.pathCounts == (inPlace: 0, replayed: 1))
   }
 
+  /// A history attached to a store still starting starts from the state the store starts from; one attached to a
+  /// ready store, from its state then (commits before are not steps).
+  @Test func attach_startsFromTheStateTheStoreHasOrStartsFrom() async throws {
+    let starting = UndoStore(
+      interceptors: [], stateInitializer: { UndoDocState(count: 1, numbers: [7]) })
+    let early = UndoHistory<UndoDocState>()
+    try early.attach(to: starting)
+    try await starting.dispatch(UndoAppendNumber(number: 8))
+    #expect(try await early.undo(on: starting))
+    #expect(starting.state == UndoDocState(count: 1, numbers: [7]))
+    #expect(early.pathCounts == (inPlace: 1, replayed: 0))
+
+    let ready = UndoStore(initialState: UndoDocState())
+    try await ready.dispatch(UndoAppendNumber(number: 1))
+    let late = UndoHistory<UndoDocState>()
+    try late.attach(to: ready)
+    try late.attach(to: ready)  // again: nothing changes
+    try await ready.dispatch(UndoAppendNumber(number: 2))
+    try await ready.dispatch(UndoNote(number: 3))
+    #expect(try await late.undo(on: ready))
+    #expect(try await late.undo(on: ready))
+    #expect(try await !late.undo(on: ready))
+    #expect(ready.state == UndoDocState(count: 1, numbers: [1]))
+    // Replayed: the note after the step kept it from the inverses.
+    #expect(late.pathCounts.replayed >= 1)
+  }
+
+  /// A history follows one store: attaching it to another throws, and it keeps following the first.
+  @Test func attach_toASecondStore_throws() async throws {
+    let history = UndoHistory<UndoDocState>()
+    let first = UndoStore(initialState: UndoDocState())
+    let second = UndoStore(initialState: UndoDocState())
+    try history.attach(to: first)
+    #expect(throws: RecorderError.self) { try history.attach(to: second) }
+    await #expect(throws: RecorderError.self) { try await history.undo(on: second) }
+    try await first.dispatch(UndoSetCount(count: 5))
+    #expect(try await history.undo(on: first))
+    #expect(first.state.count == 0)
+  }
+
   /// Seeded random sessions through a history that takes the fast paths and through its plain twin, which always
   /// replays: invertible steps, steps without inverse, steps through a scope, groups, notes committed by side effects
   /// (at once, or after later steps and undos), a scope's history's undos and redos, clears, undos and redos. After
@@ -217,10 +266,12 @@ struct UndoInPlaceTests {
     var generator = SeededGenerator(seed: seed &* 6_151 &+ 3)
     let stepLimit = Int(generator.next() % 5) + 1
     let commitLimit = stepLimit + Int(generator.next() % 6)
-    var fast = UndoRig(inPlace: true, stepLimit: stepLimit, commitLimit: commitLimit)
-    var plain = UndoRig(inPlace: false, stepLimit: stepLimit, commitLimit: commitLimit)
+    // Odd seeds attach the histories (no interceptor: every fast path of the store applies), even ones intercept.
+    let attaching = seed % 2 == 1
+    var fast = try UndoRig(inPlace: true, stepLimit: stepLimit, commitLimit: commitLimit, attaching: attaching)
+    var plain = try UndoRig(inPlace: false, stepLimit: stepLimit, commitLimit: commitLimit, attaching: attaching)
     var grouping = false
-    var trace = ["seed \(seed), limits \(stepLimit), \(commitLimit)"]
+    var trace = ["seed \(seed), limits \(stepLimit), \(commitLimit), attaching \(attaching)"]
     for step in 1...40 {
       let choice = generator.next() % 14
       trace.append("\(choice)")
