@@ -274,7 +274,7 @@ final class Runner {
       explanation: "The plain send again, measured next to the recorded one.")
     try await measure([
       plain, oneInterceptor, .updaterDispatchRecorded, .updaterDispatchRecordedByInterceptor, send, .sendRecorded,
-      append, .undoableAppend, .undoRedoLarge,
+      append, .undoableAppend, .undoRedoInvertible, .undoRedoLarge,
     ])
     if let ratio = perRound(BenchmarkFixture.updaterDispatchRecorded.name, plain.name, /) {
       check(
@@ -305,6 +305,19 @@ final class Runner {
           ratio.median, value(BenchmarkFixture.undoableAppend.name) ?? 0, value(append.name) ?? 0,
           (value(BenchmarkFixture.undoRedoLarge.name) ?? 0) / 1e6),
         met: ratio.median <= 5)
+    }
+    // An undo and a redo are two dispatches of the history's commands: show what they cost beyond two plain ones.
+    if let ratio = perRound(BenchmarkFixture.undoRedoInvertible.name, plain.name, /),
+      let beyond = perRound(BenchmarkFixture.undoRedoInvertible.name, plain.name, { $0 - 2 * $1 })
+    {
+      check(
+        "undo then redo of one step on a 1,000,000-element state <= 10x a plain dispatch",
+        measured: String(
+          format: "%.2fx (median of per-round ratios, %.0f%% spread); %.1f ns vs %.1f ns; %.1f ns beyond two "
+            + "plain dispatches; replayed (100 steps, inverse unknown): %.2f ms",
+          ratio.median, ratio.spread * 100, value(BenchmarkFixture.undoRedoInvertible.name) ?? 0,
+          value(plain.name) ?? 0, beyond.median, (value(BenchmarkFixture.undoRedoLarge.name) ?? 0) / 1e6),
+        met: ratio.median <= 10)
     }
   }
 

@@ -299,7 +299,7 @@ struct Commit<S: FeatureState> {
   @inlinable
   func deliver() {
     if let record {
-      for hook in record.hooks { hook.record(record.item, old, new) }
+      for hook in record.hooks { hook.record(record.item, old, new, record.inverse) }
     }
     if let old {
       for entry in listeners where entry.isSubscribed.isSet {
@@ -312,15 +312,18 @@ struct Commit<S: FeatureState> {
   }
 }
 
-/// What the commit hooks get of a commit: the item committed, as the store applied it.
+/// What the commit hooks get of a commit: the item committed, as the store applied it, and its inverse if a hook
+/// wants it (``CommitHook/wantsInverse``) and the item is an ``InvertibleStateUpdater`` of the whole state.
 @usableFromInline
 struct CommitRecord<S: FeatureState> {
   @usableFromInline let hooks: [CommitHook<S>]
   @usableFromInline let item: any Dispatchable
+  @usableFromInline let inverse: (any AnyStateUpdater)?
 
   @inlinable
-  init(hooks: [CommitHook<S>], item: any Dispatchable) {
+  init(hooks: [CommitHook<S>], item: any Dispatchable, inverse: (any AnyStateUpdater)? = nil) {
     self.hooks = hooks
     self.item = item
+    self.inverse = inverse
   }
 }

@@ -6,14 +6,29 @@
 final class CommitHook<S: FeatureState>: Sendable {
   /// Whether the hook wants the state before the next commit (a recorder with no initial state since a reset).
   @usableFromInline let needsBefore: AtomicFlag
-  @usableFromInline let record: @Sendable (_ item: any Dispatchable, _ before: S?, _ after: S) -> Void
+  /// Takes in a commit: the item, the state before it (if ``needsBefore``), the state after it, and the commit's
+  /// inverse (if ``wantsInverse`` and the item is an ``InvertibleStateUpdater`` of the whole state).
+  @usableFromInline let record:
+    @Sendable (_ item: any Dispatchable, _ before: S?, _ after: S, _ inverse: (any AnyStateUpdater)?) -> Void
   /// Whether the hook is also handed the moves in time (``TimeTravelCommand``): only a test's tap, which labels
   /// every commit of a store; recorders and undo histories leave them out of the session.
   let seesMoves: Bool
+  /// Whether the hook wants the inverse of an ``InvertibleStateUpdater``'s commit (the store's undo history): the
+  /// commit transition then applies such an item through its inverting `updateState(_:)` and hands the inverse on.
+  @usableFromInline let wantsInverse: Bool
+  /// Handed the state the hook starts from, under the store's lock: when it is attached to a ready store, or when
+  /// the store it was attached to while starting becomes ready (an undo history attached with
+  /// ``UndoHistory/attach(to:)``). Nil: the hook needs none.
+  let start: (@Sendable (S) -> Void)?
 
-  init(needsBefore: Bool, seesMoves: Bool = false, record: @escaping @Sendable (any Dispatchable, S?, S) -> Void) {
+  init(
+    needsBefore: Bool, seesMoves: Bool = false, wantsInverse: Bool = false, start: (@Sendable (S) -> Void)? = nil,
+    record: @escaping @Sendable (any Dispatchable, S?, S, (any AnyStateUpdater)?) -> Void
+  ) {
     self.needsBefore = AtomicFlag(needsBefore)
     self.seesMoves = seesMoves
+    self.wantsInverse = wantsInverse
+    self.start = start
     self.record = record
   }
 }
@@ -61,6 +76,7 @@ struct FollowedStore: Sendable {
 }
 
 /// Which store a recorder or an undo history follows, set once when its interceptor is installed.
+@usableFromInline
 final class AttachedStore: Sendable {
   private let followed = Locked<FollowedStore?>(nil)
 
@@ -88,6 +104,7 @@ final class AttachedStore: Sendable {
   }
 
   /// Throws unless `core` is the store followed.
+  @usableFromInline
   func check(_ core: AnyObject, what: String) throws(RecorderError) {
     try check(ObjectIdentifier(core), what: what)
   }

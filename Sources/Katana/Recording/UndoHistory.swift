@@ -25,6 +25,18 @@
 /// Redo re-applies the step where it was, among the commits that followed it. A commit that cannot be re-applied
 /// (a feature's updater whose element is gone by then) is skipped in the replay.
 ///
+/// **Without replaying.** The store's history (not a scope's) skips the replay when it knows the answer already, and
+/// the result is the replay's, exactly:
+/// - an undo of a step that is the latest commit (nothing committed after it but steps undone already) whose commits
+///   are all ``InvertibleStateUpdater``s applied to the whole state (not through a scope) applies their inverses,
+///   latest first, to the store's state, in place;
+/// - a redo of a step after which nothing committed (but steps still undone), for example right after its undo,
+///   applies the step's commits again, in place (any updater: it needs no inverse).
+///
+/// Otherwise (a side effect's or another scope's commit after the step, a commit without an inverse in it, a scope's
+/// history) it replays. So undo and redo of the last step cost about as much as the step's own commits when its
+/// inverse is known, whatever the size of the state, and a replay is paid only when later commits must be kept.
+///
 /// A scope's history undoes through its scope (``undo(on:)-(ScopedStore<Slice,D>)``): its command changes only
 /// the scope's slice, so histories of disjoint scopes compose. Each command keeps the value it set: replaying a
 /// recording, or another history's replay, sets that value again; for a `Codable` state the command is `Codable`
@@ -64,12 +76,14 @@
 ///   keeping every commit: its memory would have no bound.
 ///
 /// **Cost.** The state the history keeps shares its storage with the store's (copy-on-write): the store's next
-/// change to a part copies that part once, when the history starts or folds, never per commit. An undo or redo
-/// costs one copy of the state plus re-applying the commits kept; a step after an undo, one pass over them to drop
-/// the undone steps' commits.
+/// change to a part copies that part once, when the history starts or folds, never per commit. An undo or redo that
+/// replays costs one copy of the state plus re-applying the commits kept; one that takes a fast path (see "Without
+/// replaying" above) costs the inverses or the step's commits, applied in place, plus the dispatch of its command;
+/// a step after an undo, one pass over the commits kept to drop the undone steps'. An invertible step keeps its
+/// inverse until it is folded or dropped.
 ///
-/// Put ``interceptor`` in the store's interceptors (after any that change items, so that it sees what the store
-/// applies), and give each store its own history.
+/// Attach it to the store with ``attach(to:)`` (or put ``interceptor`` in the store's interceptors), and give each
+/// store its own history. It sees each commit as the store applies it, whichever path made it.
 public final class UndoHistory<S: State>: Sendable {
   /// The most steps kept: done (to undo) or undone (to redo); see "The two limits" above.
   public let stepLimit: Int
@@ -80,8 +94,14 @@ public final class UndoHistory<S: State>: Sendable {
   public let scope: ScopeID?
 
   private let isUndoable: @Sendable (any Dispatchable) -> Bool
+  /// The types of the store's history's commands and of moves in time, resolved once, for ``record(_:)``.
+  private let commandType = ObjectIdentifier(UndoCommand<S>.self)
+  private let travelType = ObjectIdentifier(TimeTravelCommand<S>.self)
+  /// Whether undo and redo take the fast paths (inverses, re-applying the step in place) when they give what the
+  /// replay gives; false: always replay (the plain twin the tests compare the fast paths with).
+  package let undoesInPlace: Bool
   /// The store followed.
-  private let attached = AttachedStore()
+  @usableFromInline let attached = AttachedStore()
   private let buffer: Locked<UndoBuffer<S>>
 
   /// Creates a history.
@@ -92,14 +112,25 @@ public final class UndoHistory<S: State>: Sendable {
   ///   - commitLimit: The most commits kept since the oldest step, the steps' and the others', not counting the
   ///     history's own undos and redos (at least `stepLimit`).
   ///   - isUndoable: Whether an updater (as dispatched: the feature's own for a scope) is a step.
-  public init(
+  public convenience init(
     scope: ScopeID? = nil, stepLimit: Int = 100, commitLimit: Int = 10_000,
     isUndoable: @escaping @Sendable (any Dispatchable) -> Bool = { _ in true }
+  ) {
+    self.init(
+      scope: scope, stepLimit: stepLimit, commitLimit: commitLimit, undoesInPlace: true, isUndoable: isUndoable)
+  }
+
+  /// Creates a history that takes the fast paths of undo and redo (`undoesInPlace`), or always replays (the plain
+  /// twin that tests compare the fast paths with).
+  package init(
+    scope: ScopeID?, stepLimit: Int, commitLimit: Int, undoesInPlace: Bool,
+    isUndoable: @escaping @Sendable (any Dispatchable) -> Bool
   ) {
     self.scope = scope
     self.stepLimit = max(1, stepLimit)
     self.commitLimit = max(self.stepLimit, commitLimit)
     self.isUndoable = isUndoable
+    self.undoesInPlace = undoesInPlace
     buffer = Locked(UndoBuffer(stepLimit: self.stepLimit, commitLimit: self.commitLimit))
   }
 
@@ -138,7 +169,39 @@ public final class UndoHistory<S: State>: Sendable {
       isUndoable: isUndoable)
   }
 
+  /// Attaches the history to `store`: from now on it takes in the store's commits, and its state before them is the
+  /// store's state now (or, for a store still starting, the state it starts from).
+  ///
+  /// This is the way to attach a history: unlike ``interceptor``, it leaves the store off the interceptor path, so
+  /// each dispatch, and each undo and redo, costs what it costs without a history, plus the history's own work.
+  /// Give each store its own history; attaching one again to the same store does nothing.
+  ///
+  /// ```swift
+  /// let store = Store<Document, Dependencies>(initialState: Document())
+  /// let history = UndoHistory<Document>()
+  /// try history.attach(to: store)
+  /// try await store.dispatch(AppendParagraph(text: "Hello"))
+  /// try await history.undo(on: store)
+  /// ```
+  ///
+  /// - Throws: ``RecorderError/anotherStore(_:)`` if the history already follows another store.
+  public func attach<D: SideEffectDependencyContainer>(to store: Store<S, D>) throws(RecorderError) {
+    let core = store.core
+    guard attached.setIfUnset(FollowedStore(core)) else {
+      try attached.check(core, what: "UndoHistory.attach(to:)")
+      return
+    }
+    buffer.withLock { $0.attached = true }
+    // The state it starts from is set under the store's lock, with the hook attached in the same critical section
+    // (or when the store becomes ready): no commit falls between the two.
+    let hook = makeHook { [buffer] state in buffer.withLock { $0.base = state } }
+    core.withLock { $0.attach(hook) }
+  }
+
   /// The interceptor that feeds the history: put it in the store's interceptors.
+  ///
+  /// Prefer ``attach(to:)``: a store with an interceptor takes the interceptor path for every dispatch (see
+  /// <doc:Performance>), which a history does not need.
   public var interceptor: StoreInterceptor {
     { [self] context in
       attach(to: context)
@@ -159,6 +222,7 @@ public final class UndoHistory<S: State>: Sendable {
   ///   scope, ``undo(on:)-(ScopedStore<Slice,D>)``); what dispatching throws (an interceptor's error,
   ///   ``StoreError/storeShutDown``).
   @discardableResult
+  @inlinable
   public nonisolated(nonsending) func undo<D: SideEffectDependencyContainer>(on store: Store<S, D>) async throws
     -> Bool
   {
@@ -170,6 +234,7 @@ public final class UndoHistory<S: State>: Sendable {
   /// - Returns: Whether there was a step to redo.
   /// - Throws: As ``undo(on:)-(Store<S,D>)``.
   @discardableResult
+  @inlinable
   public nonisolated(nonsending) func redo<D: SideEffectDependencyContainer>(on store: Store<S, D>) async throws
     -> Bool
   {
@@ -197,13 +262,17 @@ public final class UndoHistory<S: State>: Sendable {
     try await perform(.redo, on: scope)
   }
 
-  private nonisolated(nonsending) func perform<D: SideEffectDependencyContainer>(
+  /// An undo or a redo of the store's history: inlinable, so that the command's dispatch is specialised for the
+  /// app's state where it is called (unspecialised, the store's commit path looked up generic metadata at every
+  /// step).
+  @inlinable
+  nonisolated(nonsending) func perform<D: SideEffectDependencyContainer>(
     _ kind: UndoKind, on store: Store<S, D>
   ) async throws -> Bool {
     let what = kind == .undo ? "UndoHistory.undo" : "UndoHistory.redo"
     try attached.check(store.core, what: what)
     if scope != nil { throw RecorderError.scopeRequired(what) }
-    let command = UndoCommand<S>(kind: kind, history: self) { $0 }
+    let command = UndoCommand<S>(kind: kind, history: self)
     try await store.dispatch(command)
     return command.outcome.isSet
   }
@@ -237,6 +306,8 @@ public final class UndoHistory<S: State>: Sendable {
       fresh.attached = buffer.attached
       fresh.base = buffer.replayed()
       fresh.nextStep = buffer.nextStep
+      fresh.inPlaceCount = buffer.inPlaceCount
+      fresh.replayCount = buffer.replayCount
       swap(&fresh, &buffer)
       return fresh
     }
@@ -262,41 +333,59 @@ public final class UndoHistory<S: State>: Sendable {
       target.runtimeWarning("An UndoHistory was given to a second store; it follows only the first one.")
       return
     }
-    attached.set(target.attach(CommitHook<S>(needsBefore: false) { [self] item, _, _ in record(item) }))
+    attached.set(target.attach(makeHook(start: nil)))
+  }
+
+  /// The hook that hands the history the store's commits. The store's history also takes the inverses the commit
+  /// transition hands it, and undoes an invertible step with them.
+  private func makeHook(start: (@Sendable (S) -> Void)?) -> CommitHook<S> {
+    CommitHook<S>(needsBefore: false, wantsInverse: scope == nil && undoesInPlace, start: start) {
+      [self] item, _, _, inverse in
+      record(item, inverse: inverse)
+    }
   }
 
   /// Takes in a commit (in commit order, while it holds the store's turn).
-  private func record(_ item: any Dispatchable) {
+  private func record(_ item: any Dispatchable, inverse: (any AnyStateUpdater)?) {
+    // Told apart by type identity first (a comparison with a type resolved once, where a cast to a generic type
+    // resolves its metadata on every commit). This history's own command for the whole store: see below.
+    let type = ObjectIdentifier(Swift.type(of: item))
+    if type == commandType, let command = item as? UndoCommand<S>,
+      command.historyIdentity == ObjectIdentifier(self)
+    {
+      return
+    }
     // Time travel goes away from live and comes back to it: no part of the history.
-    guard let updater = item as? any AnyStateUpdater, !(item is TimeTravelCommand<S>) else { return }
+    guard type != travelType, let updater = item as? any AnyStateUpdater else { return }
     // This history's own undos and redos are its bookkeeping, not kept: its replays need nothing of them (the value
     // one set is the history's replay at that point, which the next replay computes again), and keeping them
     // would spend the limits on them. Another history's are commits like any other (replayed as the value they set).
-    let base = (item as? any ScopedDispatchable)?.base ?? item
-    if let command = base as? any HistoryCommand, command.historyIdentity == ObjectIdentifier(self) { return }
+    let scoped = item as? any ScopedDispatchable
+    let base = scoped?.base ?? item
     let isStep: Bool
-    if base is any HistoryCommand {
+    if let command = base as? any HistoryCommand {
+      if command.historyIdentity == ObjectIdentifier(self) { return }
       isStep = false
     } else if let scope {
-      guard let scoped = item as? any ScopedDispatchable, scoped.scope == scope else {
-        return append(updater, isStep: false)
-      }
+      guard let scoped, scoped.scope == scope else { return append(updater, isStep: false) }
       isStep = isUndoable(scoped.base)
     } else {
       isStep = isUndoable(base)
     }
-    append(updater, isStep: isStep)
+    // Only the store's history is handed inverses (``CommitHook/wantsInverse``), of updaters applied to the whole
+    // state: a scoped item is applied through its scope, never through an inverting form.
+    append(updater, isStep: isStep, inverse: inverse)
   }
 
-  private func append(_ updater: any AnyStateUpdater, isStep: Bool) {
-    let released = buffer.withLock { $0.append(updater, isStep: isStep) }
+  private func append(_ updater: any AnyStateUpdater, isStep: Bool, inverse: (any AnyStateUpdater)? = nil) {
+    let released = buffer.withLock { $0.append(updater, isStep: isStep, inverse: inverse) }
     // Folded and dropped updaters are released outside the lock.
     withExtendedLifetime(released) {}
   }
 
   // MARK: - Undoing (inside the command's commit)
 
-  /// The state after undoing or redoing, or nil if there is nothing to do.
+  /// The state after undoing or redoing, replayed, or nil if there is nothing to do (a scope's history).
   func apply(_ kind: UndoKind) -> S? {
     buffer.withLock { buffer in
       switch kind {
@@ -305,11 +394,47 @@ public final class UndoHistory<S: State>: Sendable {
       }
     }
   }
+
+  /// Undoes or redoes on `state`, the store's state (the store's history): in place when a fast path gives what the
+  /// replay gives (see ``UndoBuffer/undoInPlace(_:)`` and ``UndoBuffer/redoInPlace(_:)``), by replaying otherwise.
+  /// Returns whether there was a step to undo or redo (without one, `state` is left alone).
+  @usableFromInline
+  func apply(_ kind: UndoKind, to state: inout S) -> Bool {
+    buffer.withLock { buffer in
+      if undoesInPlace {
+        switch kind {
+        case .undo: if buffer.undoInPlace(&state) { return true }
+        case .redo: if buffer.redoInPlace(&state) { return true }
+        }
+      }
+      let replayed: S? =
+        switch kind {
+        case .undo: buffer.undo()
+        case .redo: buffer.redo()
+        }
+      guard let replayed else { return false }
+      state = replayed
+      return true
+    }
+  }
+
+  /// How many undos and redos took a fast path, and how many replayed: for tests, which check that their sequences
+  /// exercise both.
+  var pathCounts: (inPlace: Int, replayed: Int) {
+    buffer.withLock { ($0.inPlaceCount, $0.replayCount) }
+  }
+
+  /// The history's bookkeeping, written out (each entry's step, or `-` for a commit that is not one, then the steps,
+  /// the undone count, the next step's id and the open group): for tests that compare a history with its plain twin.
+  var bookkeeping: String {
+    buffer.withLock { $0.bookkeeping }
+  }
 }
 
 /// An undo or a redo of an ``UndoHistory``, as the store's interceptors and recorder see it: a state updater that
 /// replaces the state (a scope's history: its slice, dispatched through the scope) with the one the history
-/// computes when the command's turn comes.
+/// computes when the command's turn comes (by replaying, or in place on the store's history's fast paths: the same
+/// state either way).
 ///
 /// The value it sets is kept in the command, so that replaying a recording that contains it (or another history's
 /// replay) sets the same value again, without touching the history. So a recording (or another history) that keeps
@@ -329,19 +454,35 @@ public struct UndoCommand<T: State>: StateUpdater, HistoryCommand {
   /// Whether it undoes or redoes.
   public let kind: UndoKind
   /// The history that made it; nil for one read from a log.
-  let historyIdentity: ObjectIdentifier?
-  /// Computes the new value when the command first commits: the history's replayed state, read at the place the
-  /// command applies to; nil if there is nothing to undo or redo.
-  private let compute: @Sendable (UndoKind) -> T?
+  @usableFromInline let historyIdentity: ObjectIdentifier?
+  /// Undoes or redoes on the value at the place the command applies to, when the command first commits; returns
+  /// whether there was a step to undo or redo (without one, it leaves the value alone).
+  @usableFromInline let compute: @Sendable (UndoKind, inout T) -> Bool
   /// The value set by the first commit, nil if it changed nothing; `.none` until the command first commits.
-  private let result: Locked<T??>
+  @usableFromInline let result: Locked<T??>
   /// Set by the commit if there was a step to undo or redo (or, for one read from a log, if it sets a value).
-  let outcome: AtomicFlag
+  @usableFromInline let outcome: AtomicFlag
 
+  /// A command of a scope's history, whose value is the slice `read` finds in the history's replayed state.
   init<S: State>(kind: UndoKind, history: UndoHistory<S>, read: @escaping @Sendable (S) -> T?) {
     self.kind = kind
     historyIdentity = ObjectIdentifier(history)
-    compute = { kind in history.apply(kind).flatMap(read) }
+    compute = { kind, value in
+      guard let replayed = history.apply(kind).flatMap(read) else { return false }
+      value = replayed
+      return true
+    }
+    result = Locked(nil)
+    outcome = AtomicFlag(false)
+  }
+
+  /// A command of the store's history, which undoes or redoes on the store's state: in place when a fast path
+  /// allows, by replaying otherwise.
+  @inlinable
+  init(kind: UndoKind, history: UndoHistory<T>) {
+    self.kind = kind
+    historyIdentity = ObjectIdentifier(history)
+    compute = { kind, state in history.apply(kind, to: &state) }
     result = Locked(nil)
     outcome = AtomicFlag(false)
   }
@@ -351,23 +492,27 @@ public struct UndoCommand<T: State>: StateUpdater, HistoryCommand {
     self.kind = kind
     historyIdentity = nil
     // Never called: the result is known.
-    compute = { _ in value }
+    compute = { _, _ in false }
     result = Locked(.some(value))
     outcome = AtomicFlag(value != nil)
   }
 
   /// Replaces the state with the history's, if there is a step to undo or redo (or with the value this command
-  /// set when it first committed).
+  /// set when it first committed). The first commit of a store's history's command may change the state in place
+  /// (see "Without replaying" in ``UndoHistory``).
+  @inlinable
   public func updateState(_ state: inout T) {
-    let value = result.withLock { result -> T? in
-      if let known = result { return known }
-      let computed = compute(kind)
-      result = .some(computed)
-      return computed
+    if let known = result.withLock({ $0 }) {
+      guard let value = known else { return }
+      state = value
+      outcome.set(true)
+      return
     }
-    guard let value else { return }
-    state = value
-    outcome.set(true)
+    // The first commit: the history changes the state (in place, on its fast paths), and the command keeps the value
+    // it set, which shares its storage with the store's until either changes.
+    let changed = compute(kind, &state)
+    result.withLock { $0 = .some(changed ? state : nil) }
+    if changed { outcome.set(true) }
   }
 
   /// What the command's first commit set: `.some(nil)` if it changed nothing, nil if it has not committed.
@@ -427,6 +572,25 @@ protocol HistoryCommand {
   var historyIdentity: ObjectIdentifier? { get }
 }
 
+/// A commit an ``UndoBuffer`` keeps. Not nested in the generic buffer: its type (and the ring buffer's and arrays' of
+/// it) is then known at compile time, where a nested one made every access look up generic metadata at run time.
+struct UndoEntry {
+  let updater: any AnyStateUpdater
+  /// The step it belongs to; nil for a commit that is not a step.
+  let step: Int?
+  /// What undoes this commit, applied to the state it produced (an ``InvertibleStateUpdater``'s inverse); nil if
+  /// unknown.
+  let inverse: (any AnyStateUpdater)?
+}
+
+/// A step an ``UndoBuffer`` keeps, with the numbers of its first and last entries (counting every entry ever
+/// appended, dropped ones included). Steps do not interleave: a step's entries all come before the next step's first.
+struct UndoStep {
+  let id: Int
+  let first: Int
+  var last: Int
+}
+
 /// What an ``UndoHistory`` holds, under its lock: a plain value whose methods are the history's rules (the history
 /// only decides which commits are steps, and locks).
 ///
@@ -435,19 +599,8 @@ protocol HistoryCommand {
 /// step done, redo the one undone last, and a new step drops the undone ones, which can then never be redone. Their
 /// commits go at once: no replay would apply them again, so they take no room among the limits.
 struct UndoBuffer<S: State> {
-  struct Entry {
-    let updater: any AnyStateUpdater
-    /// The step it belongs to; nil for a commit that is not a step.
-    let step: Int?
-  }
-
-  /// A step kept, with the numbers of its first and last entries (counting every entry ever appended, dropped ones
-  /// included). Steps do not interleave: a step's entries all come before the next step's first.
-  struct Step {
-    let id: Int
-    let first: Int
-    var last: Int
-  }
+  typealias Entry = UndoEntry
+  typealias Step = UndoStep
 
   /// The most steps kept: done, or undone and still redoable.
   let stepLimit: Int
@@ -467,6 +620,9 @@ struct UndoBuffer<S: State> {
   var nextStep = 1
   var groupDepth = 0
   var openGroup: Int?
+  /// How many undos and redos took a fast path, and how many replayed (for tests).
+  var inPlaceCount = 0
+  var replayCount = 0
 
   init(stepLimit: Int, commitLimit: Int) {
     self.stepLimit = max(1, stepLimit)
@@ -490,7 +646,9 @@ struct UndoBuffer<S: State> {
 
   /// Takes in a commit, then folds what the limits leave no room for; returns the entries it let go, to release
   /// after unlocking.
-  mutating func append(_ updater: any AnyStateUpdater, isStep: Bool) -> [Entry] {
+  mutating func append(_ updater: any AnyStateUpdater, isStep: Bool, inverse: (any AnyStateUpdater)? = nil)
+    -> [Entry]
+  {
     var released: [Entry] = []
     var step: Int?
     if isStep {
@@ -509,7 +667,7 @@ struct UndoBuffer<S: State> {
         if groupDepth > 0 { openGroup = id }
       }
     }
-    entries.append(Entry(updater: updater, step: step))
+    entries.append(Entry(updater: updater, step: step, inverse: inverse))
     // Appending to an empty array would allocate a second buffer: the usual case (nothing dropped) takes fold's.
     if released.isEmpty { return fold() }
     released += fold()
@@ -520,6 +678,7 @@ struct UndoBuffer<S: State> {
   mutating func undo() -> S? {
     guard canUndo else { return nil }
     undoneCount += 1
+    replayCount += 1
     return replayed()
   }
 
@@ -527,7 +686,73 @@ struct UndoBuffer<S: State> {
   mutating func redo() -> S? {
     guard canRedo else { return nil }
     undoneCount -= 1
+    replayCount += 1
     return replayed()
+  }
+
+  // MARK: Fast paths
+  //
+  // Both rest on what the replay keeps true: the store's state is the replay of `entries` from `base` without the
+  // undone steps' (every commit the history sees is an entry, applied by the store as the replay applies it, and
+  // its own undos and redos set the replay's state). That holds for the store's history, whose commands set the whole
+  // state; a scope's sets only its slice, so only the store's history takes these paths.
+
+  /// Undoes the latest step done by applying its commits' inverses to `state` (the store's state), latest first,
+  /// when that is what the replay gives: the step's commits are the latest commits not undone (no other commit came
+  /// between or after them, but the undone steps', which the store's state leaves out), and each has an inverse.
+  /// Then the state is the replay's with the step, and undoing the step's commits one by one gives the replay's
+  /// without it. Returns false, having changed nothing, otherwise (the caller replays).
+  mutating func undoInPlace(_ state: inout S) -> Bool {
+    guard base != nil, canUndo else { return false }
+    let step = steps[steps.count - undoneCount - 1]
+    let first = step.first - firstNumber
+    let last = step.last - firstNumber
+    guard first >= 0, last < entries.count else { return false }
+    for offset in first..<entries.count {
+      let entry = entries[offset]
+      // A commit that is not a step, after the step's first commit: the replay keeps it, the inverses would not.
+      guard entry.step != nil else { return false }
+      if offset <= last, entry.inverse == nil { return false }
+    }
+    for offset in stride(from: last, through: first, by: -1) {
+      guard let inverse = entries[offset].inverse else { continue }
+      // An inverse applies to the whole state it came from (``InvertibleStateUpdater``): it cannot miss its place.
+      try? StoreCore<S, EmptySideEffectDependencyContainer>.applyErased(inverse, to: &state)
+    }
+    undoneCount += 1
+    inPlaceCount += 1
+    return true
+  }
+
+  /// Redoes the step undone last by applying its commits again to `state` (the store's state), when that is what the
+  /// replay gives: no commit came after the step's first but the undone steps' (the store's state is then the
+  /// replay's without them, the state before the step). Returns false, having changed nothing, otherwise (the caller
+  /// replays).
+  mutating func redoInPlace(_ state: inout S) -> Bool {
+    guard base != nil, canRedo else { return false }
+    let step = steps[steps.count - undoneCount]
+    let first = step.first - firstNumber
+    let last = step.last - firstNumber
+    guard first >= 0, last < entries.count else { return false }
+    for offset in first..<entries.count where entries[offset].step == nil { return false }
+    for offset in first...last {
+      // As the replay does: a commit that cannot be re-applied now is skipped.
+      try? StoreCore<S, EmptySideEffectDependencyContainer>.applyErased(entries[offset].updater, to: &state)
+    }
+    undoneCount -= 1
+    inPlaceCount += 1
+    return true
+  }
+
+  /// The bookkeeping, written out: each entry's step (`-` for a commit that is not one), then the steps (id, first,
+  /// last), the undone count, the number of the oldest entry and the next step's id. Inverses are left out: the
+  /// plain twin keeps none.
+  var bookkeeping: String {
+    let kept = (0..<entries.count).map { entries[$0].step.map(String.init) ?? "-" }.joined(separator: " ")
+    let stepsKept = steps.map { "\($0.id):\($0.first)-\($0.last)" }.joined(separator: " ")
+    return
+      "entries [\(kept)] from \(firstNumber); steps [\(stepsKept)]; undone \(undoneCount); next \(nextStep); "
+      + "group \(openGroup.map(String.init) ?? "-")"
   }
 
   /// Removes the undone steps and their entries (none of which a replay applies); returns the entries.

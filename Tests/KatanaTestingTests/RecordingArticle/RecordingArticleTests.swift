@@ -57,10 +57,11 @@ struct RecordingArticle {
 
   @Test func undo() async throws {
     // ARTICLE-SNIPPET-BEGIN: undo
+    let store = Store<AppState, EmptySideEffectDependencyContainer>(initialState: AppState())
     let history = UndoHistory<AppState>(stepLimit: 100)  // every updater is a step
     let editorHistory = UndoHistory<AppState>(scope: \.editor)  // the updaters through the editor's scope
-    let store = Store<AppState, EmptySideEffectDependencyContainer>(
-      initialState: AppState(), interceptors: [history.interceptor, editorHistory.interceptor])
+    try history.attach(to: store)
+    try editorHistory.attach(to: store)
     // ARTICLE-SNIPPET-END: undo
     // ARTICLE-SNIPPET-BEGIN: undo-use
     try await store.dispatch(AddTodo(title: "Milk"))
@@ -79,6 +80,18 @@ struct RecordingArticle {
     // ARTICLE-SNIPPET-END: undo-use
     #expect(store.state.todos == ["Milk", "Eggs"])
     #expect(store.state.editor.text == "")
+  }
+
+  @Test func undoInvertible() async throws {
+    let history = UndoHistory<AppState>()
+    let store = Store<AppState, EmptySideEffectDependencyContainer>(initialState: AppState())
+    try history.attach(to: store)
+    try await store.dispatch(AddTodoUndoably(title: "Milk"))
+    try await store.dispatch(AddTodoUndoably(title: "Eggs"))
+    try await history.undo(on: store)
+    #expect(store.state.todos == ["Milk"])
+    try await history.redo(on: store)
+    #expect(store.state.todos == ["Milk", "Eggs"])
   }
 
   @Test func undoLog() async throws {
@@ -145,4 +158,18 @@ extension RecordingArticle {
     func updateState(_ state: inout Editor) { state.text += text }
   }
   // ARTICLE-SNIPPET-END: state
+
+  // ARTICLE-SNIPPET-BEGIN: undo-invertible
+  struct RemoveLastTodo: StateUpdater {
+    func updateState(_ state: inout AppState) { state.todos.removeLast() }
+  }
+
+  struct AddTodoUndoably: InvertibleStateUpdater {
+    let title: String
+    func updateState(_ state: inout AppState) -> RemoveLastTodo {
+      state.todos.append(title)
+      return RemoveLastTodo()  // applied to the state this change produced, it gives back the state before
+    }
+  }
+  // ARTICLE-SNIPPET-END: undo-invertible
 }

@@ -306,6 +306,8 @@ enum FuzzEntryPoint: String, CaseIterable, Sendable {
     "UndoHistory.init(scope: ScopeID?, stepLimit: Int, commitLimit: Int, isUndoable: (any Dispatchable) -> Bool)"
   /// The history's interceptor installed in a fuzzed store (operation to add).
   case undoInterceptor = "UndoHistory.interceptor"
+  /// `OracleRun`: the histories attached to the store it made (in half the runs with histories).
+  case undoAttach = "UndoHistory.attach(to: Store<S, D>)"
   /// Read against the model's steps (operation to add).
   case undoCanUndo = "UndoHistory.canUndo"
   /// Read against the model's steps (operation to add).

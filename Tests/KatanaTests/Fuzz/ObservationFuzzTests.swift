@@ -80,7 +80,9 @@ struct OracleRun {
     let recorderIntercepts = recorded && intercepted && generator.next() % 2 == 0
     // In half the runs with a recorder, undo histories: the store's, and one of the session's scope.
     let histories = recorded && generator.next() % 2 == 0 ? OracleHistories() : nil
-    if let histories { interceptors += histories.interceptors }
+    // Half of them attached with `attach(to:)` once the store is made, half as interceptors.
+    let historiesAttach = histories != nil && generator.next() % 2 == 0
+    if let histories { interceptors += histories.interceptors(attached: historiesAttach) }
     if let recorder, recorderIntercepts {
       FuzzCoverage.note(.recorderInterceptor)
       interceptors.append(recorder.interceptor)
@@ -116,6 +118,13 @@ struct OracleRun {
         initialState: .startUp, dependencies: OracleDependencies(), interceptors: interceptors,
         configuration: configuration)
     }
+    if let histories, historiesAttach {
+      do {
+        try histories.attach(to: store)
+      } catch {
+        journal.problem("attaching the undo histories: unexpected error \(error)")
+      }
+    }
     if let recorder, !recorderIntercepts {
       FuzzCoverage.note(.recorderAttach)
       do {
@@ -132,7 +141,7 @@ struct OracleRun {
     // In runs with time travel, a tap on the store's commits (internal: it sees the moves, which recorders leave out)
     // tells which commits of the log are moves, undos and operations.
     if recorder != nil, !unlogged {
-      let tap = CommitHook<OracleState>(needsBefore: false, seesMoves: true) { item, _, after in
+      let tap = CommitHook<OracleState>(needsBefore: false, seesMoves: true) { item, _, after, _ in
         journal.tapped.withLock { $0.append((item, after)) }
       }
       store.core.withLock { $0.attach(tap) }
@@ -227,6 +236,7 @@ struct OracleRun {
     failures += model.checkTimeTravel(kinds: kinds)
     failures += model.checkUndo(
       tapped: journal.tapped.current, histories: histories, sessionScope: world.sessionScope.id)
+    histories?.noteRootPaths()
     if let recorder {
       // What a follower reads at the end is what the last recording holds.
       let followed = recorder.commits(after: 0).map(\.sequence)
@@ -459,6 +469,10 @@ struct ObservationFuzzTests {
     // something this fuzzer did. Checked on full runs (a replayed seed does only what it does); each configuration's
     // seeds are meant to do everything on their own (the other one, running concurrently, can only add).
     if ProcessInfo.processInfo.environment["KATANA_ORACLE_SEED"] == nil {
+      // The store's history takes its fast paths (undo by inverses, redo in place) and replays, both checked above.
+      let paths = OracleHistories.rootPaths.withLock { $0 }
+      print("[oracle] the store's undo histories so far: \(paths.inPlace) in place, \(paths.replayed) replayed")
+      #expect(paths.inPlace > 0 && paths.replayed > 0, "the store's undo history took only one path")
       let missing = FuzzCoverage.shared.unexercised()
       print(
         "[oracle] forcesPlainPath \(forcesPlainPath): \(FuzzEntryPoint.allCases.count - missing.count) of "

@@ -77,11 +77,24 @@ protocol OracleOperation: Dispatchable {
   var op: Int { get }
 }
 
-struct OracleRootBump: StateUpdater, OracleOperation {
+/// A root bump; invertible, so that the store's undo history undoes it in place when it is the latest commit (its
+/// undos are checked against the replaying twin like every other).
+struct OracleRootBump: InvertibleStateUpdater, OracleOperation {
   let op: Int
-  func updateState(_ state: inout OracleState) {
+  func updateState(_ state: inout OracleState) -> OracleRootUnbump {
+    let inverse = OracleRootUnbump(lastOp: state.lastOp)
     state.seq += 1
     state.lastOp = op
+    return inverse
+  }
+}
+
+/// The inverse of ``OracleRootBump``: only the store's undo history applies it.
+struct OracleRootUnbump: StateUpdater {
+  let lastOp: Int
+  func updateState(_ state: inout OracleState) {
+    state.seq -= 1
+    state.lastOp = lastOp
   }
 }
 

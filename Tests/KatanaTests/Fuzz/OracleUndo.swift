@@ -19,6 +19,19 @@ struct OracleHistories: Sendable {
   let nextGroup = LockedValue(1)
 
   static let rootLimits = (steps: 4, commits: 12)
+
+  /// How the store's histories undid and redid, over every run of the process: in place (an ``OracleRootBump``'s
+  /// inverse, a redo of the latest step) or by replaying. The fuzzer checks that it took both.
+  static let rootPaths = LockedValue((inPlace: 0, replayed: 0))
+
+  /// Adds the store's history's undos and redos of this run to ``rootPaths``.
+  func noteRootPaths() {
+    let counts = root.pathCounts
+    Self.rootPaths.withLock {
+      $0.inPlace += counts.inPlace
+      $0.replayed += counts.replayed
+    }
+  }
   static let sessionLimits = (steps: 3, commits: 10)
 
   /// Two histories, to install in a store's interceptors (with ``clearing``), and the store's scope of the session.
@@ -33,8 +46,10 @@ struct OracleHistories: Sendable {
   /// The interceptors to install, in this order: the histories, then the one that clears the session's history
   /// right after the commit of an ``OracleClearSession`` (while it still holds the turn: the clear falls between two
   /// commits that every observer sees in that order).
-  var interceptors: [StoreInterceptor] {
-    FuzzCoverage.note(.undoInterceptor)
+  ///
+  /// - Parameter attached: The histories are attached with ``attach(to:)`` instead: only the clearing one.
+  func interceptors(attached: Bool) -> [StoreInterceptor] {
+    if !attached { FuzzCoverage.note(.undoInterceptor) }
     let session = session
     let clearing: StoreInterceptor = { _ in
       { next in
@@ -47,7 +62,14 @@ struct OracleHistories: Sendable {
         }
       }
     }
-    return [root.interceptor, session.interceptor, clearing]
+    return attached ? [clearing] : [root.interceptor, session.interceptor, clearing]
+  }
+
+  /// Attaches both histories to `store` (made with ``interceptors(attached:)``, `attached` true).
+  func attach(to store: OracleStore) throws {
+    FuzzCoverage.note(.undoAttach)
+    try root.attach(to: store)
+    try session.attach(to: store)
   }
 }
 

@@ -420,8 +420,9 @@ struct RecorderMisuseTests {
 
 @Suite("Undo under concurrency", .timeLimit(.minutes(3)))
 struct UndoConcurrencyTests {
-  /// Tasks typing through two scopes and counting at the root, while others undo and redo through a scope's history
-  /// and the store's: every state the store committed is what the recording replays to, commit by commit.
+  /// Tasks typing through two scopes and counting (some invertibly) at the root, while others undo and redo through a
+  /// scope's history and the store's: every state the store committed is what the recording replays to, commit by
+  /// commit.
   @Test(arguments: [11, 12, 13, 14] as [UInt64])
   func concurrentStepsUndosAndRedos_replayToTheCommitLog(seed: UInt64) async throws {
     let root = UndoHistory<UndoDocState>(stepLimit: 5, commitLimit: 20)
@@ -442,7 +443,13 @@ struct UndoConcurrencyTests {
             switch generator.next() % 6 {
             case 0: _ = try? await body.dispatch(UndoType(text: "\(actor)"))
             case 1: _ = try? await title.dispatch(UndoType(text: "\(step % 10)"))
-            case 2: _ = try? await store.dispatch(UndoCount(amount: 1))
+            case 2:
+              // Invertible steps too: the store's history undoes the latest in place when nothing followed it.
+              if step % 2 == 0 {
+                _ = try? await store.dispatch(UndoCount(amount: 1))
+              } else {
+                _ = try? await store.dispatch(UndoAppendNumber(number: step))
+              }
             case 3: _ = try? await bodies.undo(on: body)
             case 4: _ = try? await (generator.next() % 2 == 0 ? root.undo(on: store) : root.redo(on: store))
             default: _ = try? await bodies.redo(on: body)

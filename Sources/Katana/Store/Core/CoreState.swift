@@ -229,13 +229,25 @@ struct CoreState<S: FeatureState, D: SideEffectDependencyContainer> {
       needsOld = needsOld || observers.needsOldState
     }
     let old: S? = needsOld ? state : nil
-    guard try mutate(&state) else { return .declined }
+    // The store's undo history wants an invertible updater's inverse: the item is applied through its inverting
+    // form (the same change), here, whichever path brought it. Otherwise, or if it is another state's, `mutate`.
+    var inverse: (any AnyStateUpdater)?
+    if let recorded, commitHooks.contains(where: \.wantsInverse),
+      let invertible = recorded as? any InvertibleStateUpdater
+    {
+      inverse = invertible.applyInverting(to: &state)
+    }
+    if inverse == nil {
+      guard try mutate(&state) else { return .declined }
+    }
     commitCount &+= 1
     // A change that reached beyond its scope's place (an element renamed through its own scope) goes to every
     // subscriber: read here, in the commit's own critical section, like the rest.
     let subscribers = filter?.widened == true ? observers.subscribers : concerned
     // Hooks and logs are only ever here with the item (see above).
-    let record = recorded.flatMap { commitHooks.isEmpty ? nil : CommitRecord(hooks: commitHooks, item: $0) }
+    let record = recorded.flatMap {
+      commitHooks.isEmpty ? nil : CommitRecord(hooks: commitHooks, item: $0, inverse: inverse)
+    }
     // What a full log drops is released by the caller, after unlocking, as part of the commit it delivers.
     var released: [CommitLogState<S>.Dropped] = []
     if let recorded {
@@ -331,6 +343,7 @@ struct CoreState<S: FeatureState, D: SideEffectDependencyContainer> {
   /// Hands every later commit to `hook`, after the hooks attached before it.
   mutating func attach(_ hook: CommitHook<S>) {
     commitHooks.append(hook)
+    if lifecycle.phase.isReady { hook.start?(state) }
     refreshQuiet()
   }
 
@@ -352,6 +365,7 @@ struct CoreState<S: FeatureState, D: SideEffectDependencyContainer> {
     // A recorder attached while the store was starting starts from the state the store starts from.
     if lifecycle.phase.isReady {
       for log in logs { log.adoptStartState(state) }
+      for hook in commitHooks { hook.start?(state) }
     }
     return actions
   }

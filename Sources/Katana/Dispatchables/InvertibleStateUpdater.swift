@@ -1,0 +1,66 @@
+/// A state updater whose change returns its own inverse: the updater that, applied to the state this change
+/// produced, gives back the state it started from. An ``UndoHistory`` of the whole store undoes such a step by
+/// applying the inverse, instead of replaying the commits it keeps.
+///
+/// ```swift
+/// struct AddTodo: InvertibleStateUpdater {
+///   let title: String
+///   func updateState(_ state: inout AppState) -> RemoveLastTodo {
+///     state.todos.append(Todo(title: title))
+///     return RemoveLastTodo()
+///   }
+/// }
+///
+/// struct SetTitle: InvertibleStateUpdater {
+///   let title: String
+///   func updateState(_ state: inout AppState) -> SetTitle {
+///     defer { state.title = title }
+///     return SetTitle(title: state.title)   // the inverse puts the old title back
+///   }
+/// }
+/// ```
+///
+/// It is a ``StateUpdater`` like any other: interceptors, observers, recorders and replays see the updater itself,
+/// and the plain `updateState(_:)` this protocol supplies applies the change and drops the inverse. When the store
+/// has an undo history of its whole state, its one commit transition applies the updater through the inverting form
+/// instead (the same change) and hands the inverse to the history, which keeps it with the step, whichever path
+/// the updater came by (typed, `send`, interceptors, type-erased). A history that gets no inverse (a scope's
+/// history, a step through a scope, a step of several commits of which one is not invertible) undoes by replaying,
+/// as for any updater.
+///
+/// - Important: The inverse must be exact: applied to the state the change produced, it gives back the state
+///   before, field for field (the history applies it instead of a replay that would compute that state, so a wrong
+///   inverse is a wrong undo). The change of both forms must be the same: implement only the inverting one. A type
+///   cannot be both a ``ReturningStateUpdater`` and an invertible one (both supply the plain form).
+///
+/// - Note: A history keeps an inverse with its step until the step is folded or dropped: an inverse that holds a
+///   large value (the old contents of a collection) holds it that long.
+public protocol InvertibleStateUpdater: StateUpdater {
+  /// The state this updater changes; see ``StateUpdater/StateType``. (Restated here so that Swift infers it from
+  /// the inverting `updateState(_:)`.)
+  associatedtype StateType
+  /// The type of the inverse: a state updater of the same state.
+  associatedtype Inverse: StateUpdater where Inverse.StateType == StateType
+
+  /// Applies the change to `state` and returns the updater that undoes it.
+  func updateState(_ state: inout StateType) -> Inverse
+}
+
+extension InvertibleStateUpdater {
+  /// Applies the change and drops its inverse: how the store applies it when no undo history wants the inverse.
+  public func updateState(_ state: inout StateType) {
+    let _: Inverse = updateState(&state)
+  }
+
+  /// Applies the change to `state` and returns its inverse, if `state` is this updater's state; otherwise returns
+  /// nil and leaves `state` alone. The commit transition's door for an undo history (``CommitHook/wantsInverse``).
+  @usableFromInline
+  func applyInverting<T>(to state: inout T) -> (any AnyStateUpdater)? {
+    guard StateType.self == T.self else { return nil }
+    // `StateType` and `T` are the same type, so viewing the state through a pointer to `StateType` is sound, and
+    // keeps the mutation in place.
+    return withUnsafeMutablePointer(to: &state) { pointer in
+      pointer.withMemoryRebound(to: StateType.self, capacity: 1) { (updateState(&$0.pointee) as Inverse) }
+    }
+  }
+}
