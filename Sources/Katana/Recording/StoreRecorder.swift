@@ -103,8 +103,8 @@ public final class StoreRecorder<S: State>: Sendable {
   /// the side effects (those still running have no end yet).
   ///
   /// It copies every commit kept; to follow a store as it goes, read ``commits(after:)`` instead. Before the first
-  /// commit the recording is empty, and its initial state is the store's state when the recorder was attached (if
-  /// it was ready then), `S()` otherwise.
+  /// commit the recording is empty, and its initial state is the store's live state when the recorder was attached
+  /// (the state it started from, if it was starting then; `S()` if its start-up failed).
   public func recording() -> Recording<S> {
     log.storage.withLock { log in
       Recording(

@@ -170,7 +170,8 @@ public final class UndoHistory<S: State>: Sendable {
   }
 
   /// Attaches the history to `store`: from now on it takes in the store's commits, and its state before them is the
-  /// store's state now (or, for a store still starting, the state it starts from).
+  /// store's state now (its live state, if it is away from live; for a store still starting, the state it starts
+  /// from).
   ///
   /// This is the way to attach a history: unlike ``interceptor``, it leaves the store off the interceptor path, so
   /// each dispatch, and each undo and redo, costs what it costs without a history, plus the history's own work.

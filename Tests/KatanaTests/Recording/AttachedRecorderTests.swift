@@ -125,6 +125,23 @@ struct AttachedRecorderTests {
     #expect(try recorder.recording().replayedState() == store.state)
   }
 
+  /// Attached while the store is away from live (another recorder's time travel), the recorder starts from the live
+  /// state, which the store's next commit follows, not from the recorded state on show.
+  @Test func attachedWhileAwayFromLive_startsFromTheLiveState() async throws {
+    let store = RecStore(initialState: RecCounterState())
+    let traveller = StoreRecorder<RecCounterState>()
+    try traveller.attach(to: store)
+    for amount in [1, 10] { try await store.dispatch(RecAdd(amount: amount)) }
+    try await traveller.travel(store, to: 1)
+    #expect(store.state.count == 1)
+    let recorder = StoreRecorder<RecCounterState>()
+    try recorder.attach(to: store)
+    try await traveller.returnToLive(store)
+    try await store.dispatch(RecAdd(amount: 100))
+    #expect(recorder.recording().initialState.count == 11)
+    #expect(try recorder.recording().replayedState() == store.state)
+  }
+
   /// Attached later, the recorder starts from the store's state then.
   @Test func attachedLater_startsFromTheStateThen() async throws {
     let store = RecStore(initialState: RecCounterState())

@@ -225,6 +225,27 @@ struct UndoInPlaceTests {
     #expect(late.pathCounts.replayed >= 1)
   }
 
+  /// A history attached while the store is away from live (time travel) starts from the live state, which the store's
+  /// next commit follows, not from the recorded state on show.
+  @Test func attach_whileAwayFromLive_startsFromTheLiveState() async throws {
+    let recorder = StoreRecorder<UndoDocState>()
+    let store = UndoStore(initialState: UndoDocState())
+    try recorder.attach(to: store)
+    try await store.dispatch(UndoSetCount(count: 1))
+    try await store.dispatch(UndoSetCount(count: 2))
+    try await recorder.travel(store, to: 1)
+    #expect(store.state.count == 1)
+    let history = UndoHistory<UndoDocState>()
+    try history.attach(to: store)
+    try await recorder.returnToLive(store)
+    try await store.dispatch(UndoAppendNumber(number: 9))
+    try await store.dispatch(UndoNote(number: 5))
+    // The note is not invertible: its undo replays from the state the history started from.
+    #expect(try await history.undo(on: store))
+    #expect(store.state == UndoDocState(count: 3, numbers: [9]))
+    #expect(history.pathCounts == (inPlace: 0, replayed: 1))
+  }
+
   /// A history follows one store: attaching it to another throws, and it keeps following the first.
   @Test func attach_toASecondStore_throws() async throws {
     let history = UndoHistory<UndoDocState>()

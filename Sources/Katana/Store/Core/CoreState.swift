@@ -343,7 +343,8 @@ struct CoreState<S: FeatureState, D: SideEffectDependencyContainer> {
   /// Hands every later commit to `hook`, after the hooks attached before it.
   mutating func attach(_ hook: CommitHook<S>) {
     commitHooks.append(hook)
-    if lifecycle.phase.isReady { hook.start?(state) }
+    // Away from live (time travel), the state shown is a recorded one: the next commit follows the live state.
+    if lifecycle.phase.isReady { hook.start?(live ?? state) }
     refreshQuiet()
   }
 
@@ -351,7 +352,8 @@ struct CoreState<S: FeatureState, D: SideEffectDependencyContainer> {
   /// the state before the first commit logged.
   mutating func attach(_ log: CommitLog<S>, store: ObjectIdentifier, clock: any Clock<Duration>) {
     guard !logs.contains(where: { $0 === log }) else { return }
-    log.attach(store: store, clock: clock, state: lifecycle.phase.isReady ? state : nil)
+    // Away from live (time travel), the state shown is a recorded one: the next commit follows the live state.
+    log.attach(store: store, clock: clock, state: lifecycle.phase.isReady ? live ?? state : nil)
     logs.append(log)
     refreshQuiet()
   }
