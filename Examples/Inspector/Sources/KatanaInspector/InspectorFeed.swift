@@ -70,6 +70,10 @@ struct InspectorFeed {
   /// effect that started or ended), and what was lost since the last call; nil if there is nothing new.
   mutating func next(from recorder: some FeedReadable) -> FeedBatch? {
     var items: [TimelineItem] = []
+    // Side effects first: every one read started before the commits are read, so none is ahead of the commits of
+    // its time even if this thread pauses between the two reads (read the other way round, a pause of a few
+    // milliseconds on a busy machine sent the side effects of those milliseconds without their commits).
+    let (effects, version) = recorder.effects(changedSince: effectsVersion)
     let commits = recorder.commits(after: lastSequence ?? 0)
     hasMore = false
     // While commits are left waiting, side effects newer than the last one sent wait with them.
@@ -96,7 +100,6 @@ struct InspectorFeed {
       if hasMore { sentUntil = commits[end - 1].time }
     }
     // Side effects that started (new to the page) or ended (an update of one it has, unless it started since).
-    let (effects, version) = recorder.effects(changedSince: effectsVersion)
     effectsVersion = version
     for effect in effects {
       let isNew = effect.id > lastEffectID

@@ -102,6 +102,31 @@ import Testing
     #expect(effects == [1, 2, 3, 4])
   }
 
+  /// The feed's thread may pause between its two reads of the recorder (on a busy machine, for milliseconds): the
+  /// read that comes second sees what happened meanwhile. Side effects are read first, so a side effect that started
+  /// in the pause waits for the next batch, with its commits, rather than going out ahead of them.
+  @Test func next_whenTheStoreMovesBetweenItsTwoReads_sendsNoSideEffectAheadOfItsCommits() async throws {
+    let recorder = StoreRecorder<TotalState>(capacity: 1_000, checkpointInterval: 10)
+    let store = TotalStore(initialState: TotalState())
+    try recorder.attach(to: store)
+    for amount in 1...3 { try await store.dispatch(Add(amount: amount)) }
+    let paused = PausingSource(recorder: recorder)
+    // What the first read of the next batch sees; then a side effect and its commit, in the pause.
+    paused.takeSnapshot()
+    try? await store.dispatch(AddThenFail())
+    var feed = InspectorFeed(maximumBatch: 100)
+    var newestCommit: Int64 = .min
+    var effects: [Int] = []
+    while let batch = feed.next(from: paused) {
+      for item in batch.items where item.kind == "commit" { newestCommit = max(newestCommit, item.start) }
+      for item in batch.items where item.kind == "sideEffect" && !item.update {
+        #expect(item.start <= newestCommit, "side effect e\(item.id) sent before the commits of its time")
+        effects.append(item.id)
+      }
+    }
+    #expect(effects == [1])
+  }
+
   /// A page that never catches up still gets every side effect: past ``InspectorFeed/maximumHeld`` the oldest held
   /// are sent anyway.
   @Test func next_holdsAtMostItsMaximum() async throws {
@@ -177,6 +202,35 @@ import Testing
     let empty = try JSONSerialization.jsonObject(
       with: Data(ServerMessage.batch(FeedBatch(), live: true, refused: 0, answers: 0).utf8))
     #expect((empty as? [String: Any])?["items"] as? [Any] != nil)
+  }
+}
+
+/// A recorder read as if the feed's thread paused between its two reads: after ``takeSnapshot()``, the first read of
+/// the next call of `next` sees the recorder as it was then, and the second read sees it as it is.
+private final class PausingSource: FeedReadable, @unchecked Sendable {
+  // Unchecked: used by one test, on one task.
+  let recorder: StoreRecorder<TotalState>
+  private var snapshot: (commits: [RecordedCommit], effects: [RecordedEffect], version: Int)?
+  private var readsSinceSnapshot = 0
+
+  init(recorder: StoreRecorder<TotalState>) { self.recorder = recorder }
+
+  func takeSnapshot() {
+    let (effects, version) = recorder.effects(changedSince: 0)
+    snapshot = (recorder.commits(after: 0), effects, version)
+    readsSinceSnapshot = 0
+  }
+
+  func commits(after sequence: Int) -> [RecordedCommit] {
+    readsSinceSnapshot += 1
+    if readsSinceSnapshot == 1, let snapshot { return snapshot.commits.filter { $0.sequence > sequence } }
+    return recorder.commits(after: sequence)
+  }
+
+  func effects(changedSince version: Int) -> (effects: [RecordedEffect], version: Int) {
+    readsSinceSnapshot += 1
+    if readsSinceSnapshot == 1, let snapshot { return (snapshot.effects, snapshot.version) }
+    return recorder.effects(changedSince: version)
   }
 }
 
