@@ -52,15 +52,59 @@ extension InvertibleStateUpdater {
     let _: Inverse = updateState(&state)
   }
 
-  /// Applies the change to `state` and returns its inverse, if `state` is this updater's state; otherwise returns
-  /// nil and leaves `state` alone. The commit transition's door for an undo history (``CommitHook/wantsInverse``).
+  /// Applies the change to `state` and returns its inverse and the change itself, typed and ready to apply again, if
+  /// `state` is this updater's state; otherwise returns nil and leaves `state` alone. The commit transition's door for
+  /// an undo history (``CommitHook/wantsInverse``).
   @usableFromInline
-  func applyInverting<T>(to state: inout T) -> (any AnyStateUpdater)? {
+  func applyInverting<T>(to state: inout T) -> InvertedCommit? {
     guard StateType.self == T.self else { return nil }
     // `StateType` and `T` are the same type, so viewing the state through a pointer to `StateType` is sound, and
     // keeps the mutation in place.
-    return withUnsafeMutablePointer(to: &state) { pointer in
+    let inverse = withUnsafeMutablePointer(to: &state) { pointer in
       pointer.withMemoryRebound(to: StateType.self, capacity: 1) { (updateState(&$0.pointee) as Inverse) }
+    }
+    return InvertedCommit(inverse: TypedStep(inverse), forward: TypedStep(self))
+  }
+}
+
+/// A commit of an ``InvertibleStateUpdater`` of the whole state, as the commit transition hands it to an undo history:
+/// the updater that undoes it and the one that makes it again, both typed (applying them takes no cast).
+@usableFromInline
+struct InvertedCommit: Sendable {
+  @usableFromInline let inverse: any PreparedStep
+  @usableFromInline let forward: any PreparedStep
+
+  @inlinable init(inverse: any PreparedStep, forward: any PreparedStep) {
+    self.inverse = inverse
+    self.forward = forward
+  }
+}
+
+/// A state updater kept with its type, which applies to the state it was made for without a dynamic cast (where
+/// ``StoreCore/applyErased(_:to:)`` casts an updater to a ``StateUpdater`` on every call: a conformance lookup that
+/// cost more than an undo's own work).
+@usableFromInline
+protocol PreparedStep: Sendable {
+  /// Applies the updater to `state`, if `state` is its state (it is left alone otherwise: a step is only ever made
+  /// for the state it applies to).
+  func apply<T>(to state: inout T)
+}
+
+/// A ``PreparedStep`` of a state updater of type `U`.
+@usableFromInline
+struct TypedStep<U: StateUpdater>: PreparedStep {
+  @usableFromInline let updater: U
+
+  @inlinable init(_ updater: U) {
+    self.updater = updater
+  }
+
+  @inlinable
+  func apply<T>(to state: inout T) {
+    guard U.StateType.self == T.self else { return }
+    // The same type: see ``InvertibleStateUpdater/applyInverting(to:)``.
+    withUnsafeMutablePointer(to: &state) { pointer in
+      pointer.withMemoryRebound(to: U.StateType.self, capacity: 1) { updater.updateState(&$0.pointee) }
     }
   }
 }

@@ -299,7 +299,9 @@ struct Commit<S: FeatureState> {
   @inlinable
   func deliver() {
     if let record {
-      for hook in record.hooks { hook.record(record.item, old, new, record.inverse) }
+      // The inverse goes only to the hooks that asked for it (the store's undo history): another history that got it
+      // would take the commit for a step of the whole state, whatever its scope.
+      for hook in record.hooks { hook.record(record.item, old, new, hook.wantsInverse ? record.inverse : nil) }
     }
     if let old {
       for entry in listeners where entry.isSubscribed.isSet {
@@ -318,10 +320,10 @@ struct Commit<S: FeatureState> {
 struct CommitRecord<S: FeatureState> {
   @usableFromInline let hooks: [CommitHook<S>]
   @usableFromInline let item: any Dispatchable
-  @usableFromInline let inverse: (any AnyStateUpdater)?
+  @usableFromInline let inverse: InvertedCommit?
 
   @inlinable
-  init(hooks: [CommitHook<S>], item: any Dispatchable, inverse: (any AnyStateUpdater)? = nil) {
+  init(hooks: [CommitHook<S>], item: any Dispatchable, inverse: InvertedCommit? = nil) {
     self.hooks = hooks
     self.item = item
     self.inverse = inverse

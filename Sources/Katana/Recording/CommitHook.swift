@@ -7,9 +7,10 @@ final class CommitHook<S: FeatureState>: Sendable {
   /// Whether the hook wants the state before the next commit (a recorder with no initial state since a reset).
   @usableFromInline let needsBefore: AtomicFlag
   /// Takes in a commit: the item, the state before it (if ``needsBefore``), the state after it, and the commit's
-  /// inverse (if ``wantsInverse`` and the item is an ``InvertibleStateUpdater`` of the whole state).
+  /// inverse and the item itself, typed (if ``wantsInverse`` and the item is an ``InvertibleStateUpdater`` of the
+  /// whole state).
   @usableFromInline let record:
-    @Sendable (_ item: any Dispatchable, _ before: S?, _ after: S, _ inverse: (any AnyStateUpdater)?) -> Void
+    @Sendable (_ item: any Dispatchable, _ before: S?, _ after: S, _ inverted: InvertedCommit?) -> Void
   /// Whether the hook is also handed the moves in time (``TimeTravelCommand``): only a test's tap, which labels
   /// every commit of a store; recorders and undo histories leave them out of the session.
   let seesMoves: Bool
@@ -23,7 +24,7 @@ final class CommitHook<S: FeatureState>: Sendable {
 
   init(
     needsBefore: Bool, seesMoves: Bool = false, wantsInverse: Bool = false, start: (@Sendable (S) -> Void)? = nil,
-    record: @escaping @Sendable (any Dispatchable, S?, S, (any AnyStateUpdater)?) -> Void
+    record: @escaping @Sendable (any Dispatchable, S?, S, InvertedCommit?) -> Void
   ) {
     self.needsBefore = AtomicFlag(needsBefore)
     self.seesMoves = seesMoves

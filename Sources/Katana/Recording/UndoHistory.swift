@@ -275,7 +275,7 @@ public final class UndoHistory<S: State>: Sendable {
     if scope != nil { throw RecorderError.scopeRequired(what) }
     let command = UndoCommand<S>(kind: kind, history: self)
     try await store.dispatch(command)
-    return command.outcome.isSet
+    return command.setValue
   }
 
   private nonisolated(nonsending) func perform<Slice: State, D: SideEffectDependencyContainer>(
@@ -287,7 +287,7 @@ public final class UndoHistory<S: State>: Sendable {
     let core = scoped.core
     let command = UndoCommand<Slice>(kind: kind, history: self) { core.slice(of: $0) }
     try await scoped.dispatch(command)
-    return command.outcome.isSet
+    return command.setValue
   }
 
   /// Makes the undoable commits from now until ``endGroup()`` one step (groups nest: the outermost decides).
@@ -341,13 +341,19 @@ public final class UndoHistory<S: State>: Sendable {
   /// transition hands it, and undoes an invertible step with them.
   private func makeHook(start: (@Sendable (S) -> Void)?) -> CommitHook<S> {
     CommitHook<S>(needsBefore: false, wantsInverse: scope == nil && undoesInPlace, start: start) {
-      [self] item, _, _, inverse in
-      record(item, inverse: inverse)
+      [self] item, _, _, inverted in
+      record(item, inverted: inverted)
     }
   }
 
   /// Takes in a commit (in commit order, while it holds the store's turn).
-  private func record(_ item: any Dispatchable, inverse: (any AnyStateUpdater)?) {
+  private func record(_ item: any Dispatchable, inverted: InvertedCommit?) {
+    // An invertible updater of the whole state, as the commit transition hands it (only to the store's history,
+    // ``CommitHook/wantsInverse``): an updater, of no scope, and no history's command (those are not invertible).
+    // Its typed forms are all the history needs: no cast.
+    if let inverted {
+      return append(.typed(inverted.forward), isStep: isUndoable(item), inverse: inverted.inverse)
+    }
     // Told apart by type identity first (a comparison with a type resolved once, where a cast to a generic type
     // resolves its metadata on every commit). This history's own command for the whole store: see below.
     let type = ObjectIdentifier(Swift.type(of: item))
@@ -368,17 +374,15 @@ public final class UndoHistory<S: State>: Sendable {
       if command.historyIdentity == ObjectIdentifier(self) { return }
       isStep = false
     } else if let scope {
-      guard let scoped, scoped.scope == scope else { return append(updater, isStep: false) }
+      guard let scoped, scoped.scope == scope else { return append(.erased(updater), isStep: false) }
       isStep = isUndoable(scoped.base)
     } else {
       isStep = isUndoable(base)
     }
-    // Only the store's history is handed inverses (``CommitHook/wantsInverse``), of updaters applied to the whole
-    // state: a scoped item is applied through its scope, never through an inverting form.
-    append(updater, isStep: isStep, inverse: inverse)
+    append(.erased(updater), isStep: isStep)
   }
 
-  private func append(_ updater: any AnyStateUpdater, isStep: Bool, inverse: (any AnyStateUpdater)? = nil) {
+  private func append(_ updater: UndoEntry.Updater, isStep: Bool, inverse: (any PreparedStep)? = nil) {
     let released = buffer.withLock { $0.append(updater, isStep: isStep, inverse: inverse) }
     // Folded and dropped updaters are released outside the lock.
     withExtendedLifetime(released) {}
@@ -452,50 +456,42 @@ public final class UndoHistory<S: State>: Sendable {
 /// registry.register(UndoCommand<Editor>.self, as: "editor.undo", at: \.editor)
 /// ```
 public struct UndoCommand<T: State>: StateUpdater, HistoryCommand {
-  /// Whether it undoes or redoes.
-  public let kind: UndoKind
+  // Three stored properties, in this order, so that a command fits an existential's inline buffer: handing it to the
+  // store allocates nothing but its one box.
+  /// How the command computes its value, and the value its first commit set.
+  @usableFromInline let box: Locked<UndoCommandBox<T>>
   /// The history that made it; nil for one read from a log.
   @usableFromInline let historyIdentity: ObjectIdentifier?
-  /// Undoes or redoes on the value at the place the command applies to, when the command first commits; returns
-  /// whether there was a step to undo or redo (without one, it leaves the value alone).
-  @usableFromInline let compute: @Sendable (UndoKind, inout T) -> Bool
-  /// The value set by the first commit, nil if it changed nothing; `.none` until the command first commits.
-  @usableFromInline let result: Locked<T??>
-  /// Set by the commit if there was a step to undo or redo (or, for one read from a log, if it sets a value).
-  @usableFromInline let outcome: AtomicFlag
+  /// Whether it undoes or redoes.
+  public let kind: UndoKind
 
   /// A command of a scope's history, whose value is the slice `read` finds in the history's replayed state.
   init<S: State>(kind: UndoKind, history: UndoHistory<S>, read: @escaping @Sendable (S) -> T?) {
-    self.kind = kind
+    box = Locked(
+      UndoCommandBox(
+        computer: .compute { kind, value in
+          guard let replayed = history.apply(kind).flatMap(read) else { return false }
+          value = replayed
+          return true
+        }))
     historyIdentity = ObjectIdentifier(history)
-    compute = { kind, value in
-      guard let replayed = history.apply(kind).flatMap(read) else { return false }
-      value = replayed
-      return true
-    }
-    result = Locked(nil)
-    outcome = AtomicFlag(false)
+    self.kind = kind
   }
 
   /// A command of the store's history, which undoes or redoes on the store's state: in place when a fast path
   /// allows, by replaying otherwise.
   @inlinable
   init(kind: UndoKind, history: UndoHistory<T>) {
-    self.kind = kind
+    box = Locked(UndoCommandBox(computer: .history(history)))
     historyIdentity = ObjectIdentifier(history)
-    compute = { kind, state in history.apply(kind, to: &state) }
-    result = Locked(nil)
-    outcome = AtomicFlag(false)
+    self.kind = kind
   }
 
   /// A command that has committed already, setting `value` (nothing if nil): what a log reads.
   init(kind: UndoKind, setting value: T?) {
-    self.kind = kind
+    box = Locked(UndoCommandBox(computer: .none, result: .some(value)))
     historyIdentity = nil
-    // Never called: the result is known.
-    compute = { _, _ in false }
-    result = Locked(.some(value))
-    outcome = AtomicFlag(value != nil)
+    self.kind = kind
   }
 
   /// Replaces the state with the history's, if there is a step to undo or redo (or with the value this command
@@ -503,22 +499,58 @@ public struct UndoCommand<T: State>: StateUpdater, HistoryCommand {
   /// (see "Without replaying" in ``UndoHistory``).
   @inlinable
   public func updateState(_ state: inout T) {
-    if let known = result.withLock({ $0 }) {
-      guard let value = known else { return }
-      state = value
-      outcome.set(true)
+    let (known, computer) = box.withLock { ($0.result, $0.computer) }
+    if let known {
+      if let value = known { state = value }
       return
     }
     // The first commit: the history changes the state (in place, on its fast paths), and the command keeps the value
     // it set, which shares its storage with the store's until either changes.
-    let changed = compute(kind, &state)
-    result.withLock { $0 = .some(changed ? state : nil) }
-    if changed { outcome.set(true) }
+    let changed: Bool =
+      switch computer {
+      case .history(let history): history.apply(kind, to: &state)
+      case .compute(let compute): compute(kind, &state)
+      case .none: false
+      }
+    box.withLock { $0.result = .some(changed ? state : nil) }
   }
 
   /// What the command's first commit set: `.some(nil)` if it changed nothing, nil if it has not committed.
   var committedValue: T?? {
-    result.withLock { $0 }
+    box.withLock { $0.result }
+  }
+
+  /// Whether the command's commit set a value: there was a step to undo or redo (or, for one read from a log, it
+  /// sets one).
+  @inlinable var setValue: Bool {
+    box.withLock { box in
+      guard case .some(.some) = box.result else { return false }
+      return true
+    }
+  }
+}
+
+/// What an ``UndoCommand`` holds behind its lock: how it computes its value, and the value its first commit set.
+@usableFromInline
+struct UndoCommandBox<T: State> {
+  /// How the first commit computes the value.
+  @usableFromInline
+  enum Computer {
+    /// The store's history undoes or redoes on the store's state.
+    case history(UndoHistory<T>)
+    /// A scope's history: undoes or redoes on the slice; returns whether there was a step.
+    case compute(@Sendable (UndoKind, inout T) -> Bool)
+    /// A command read from a log: its value is known.
+    case none
+  }
+
+  @usableFromInline let computer: Computer
+  /// The value set by the first commit, nil if it changed nothing; `.none` until the command first commits.
+  @usableFromInline var result: T??
+
+  @inlinable init(computer: Computer, result: T?? = nil) {
+    self.computer = computer
+    self.result = result
   }
 }
 
@@ -576,12 +608,29 @@ protocol HistoryCommand {
 /// A commit an ``UndoBuffer`` keeps. Not nested in the generic buffer: its type (and the ring buffer's and arrays' of
 /// it) is then known at compile time, where a nested one made every access look up generic metadata at run time.
 struct UndoEntry {
-  let updater: any AnyStateUpdater
+  let updater: Updater
   /// The step it belongs to; nil for a commit that is not a step.
   let step: Int?
   /// What undoes this commit, applied to the state it produced (an ``InvertibleStateUpdater``'s inverse); nil if
   /// unknown.
-  let inverse: (any AnyStateUpdater)?
+  let inverse: (any PreparedStep)?
+
+  /// A commit's updater, as the history got it.
+  enum Updater {
+    /// Typed, ready to apply to the store's state: an invertible updater of the whole state (``InvertedCommit``).
+    case typed(any PreparedStep)
+    /// Any other: applied through ``StoreCore/applyErased(_:to:)``, which casts it.
+    case erased(any AnyStateUpdater)
+  }
+
+  /// Applies the commit's updater to `state`, as a replay does: one that cannot be applied now (its element is
+  /// gone) is skipped.
+  func apply<S: FeatureState>(to state: inout S) {
+    switch updater {
+    case .typed(let step): step.apply(to: &state)
+    case .erased(let updater): try? StoreCore<S, EmptySideEffectDependencyContainer>.applyErased(updater, to: &state)
+    }
+  }
 }
 
 /// A step an ``UndoBuffer`` keeps, with the numbers of its first and last entries (counting every entry ever
@@ -647,9 +696,7 @@ struct UndoBuffer<S: State> {
 
   /// Takes in a commit, then folds what the limits leave no room for; returns the entries it let go, to release
   /// after unlocking.
-  mutating func append(_ updater: any AnyStateUpdater, isStep: Bool, inverse: (any AnyStateUpdater)? = nil)
-    -> [Entry]
-  {
+  mutating func append(_ updater: Entry.Updater, isStep: Bool, inverse: (any PreparedStep)? = nil) -> [Entry] {
     var released: [Entry] = []
     var step: Int?
     if isStep {
@@ -709,16 +756,21 @@ struct UndoBuffer<S: State> {
     let first = step.first - firstNumber
     let last = step.last - firstNumber
     guard first >= 0, last < entries.count else { return false }
-    for offset in first..<entries.count {
-      let entry = entries[offset]
+    var check = first
+    while check < entries.count {
+      let entry = entries[check]
       // A commit that is not a step, after the step's first commit: the replay keeps it, the inverses would not.
       guard entry.step != nil else { return false }
-      if offset <= last, entry.inverse == nil { return false }
+      if check <= last, entry.inverse == nil { return false }
+      check += 1
     }
-    for offset in stride(from: last, through: first, by: -1) {
-      guard let inverse = entries[offset].inverse else { continue }
+    // Plain loops over `Int` here and below: in this unspecialised generic code, a `stride` or a `ClosedRange` went
+    // through value witnesses at every step, a tenth of an undo's time.
+    var offset = last
+    while offset >= first {
       // An inverse applies to the whole state it came from (``InvertibleStateUpdater``): it cannot miss its place.
-      try? StoreCore<S, EmptySideEffectDependencyContainer>.applyErased(inverse, to: &state)
+      entries[offset].inverse?.apply(to: &state)
+      offset -= 1
     }
     undoneCount += 1
     inPlaceCount += 1
@@ -735,10 +787,16 @@ struct UndoBuffer<S: State> {
     let first = step.first - firstNumber
     let last = step.last - firstNumber
     guard first >= 0, last < entries.count else { return false }
-    for offset in first..<entries.count where entries[offset].step == nil { return false }
-    for offset in first...last {
-      // As the replay does: a commit that cannot be re-applied now is skipped.
-      try? StoreCore<S, EmptySideEffectDependencyContainer>.applyErased(entries[offset].updater, to: &state)
+    var offset = first
+    while offset < entries.count {
+      if entries[offset].step == nil { return false }
+      offset += 1
+    }
+    offset = first
+    while offset <= last {
+      // As the replay does.
+      entries[offset].apply(to: &state)
+      offset += 1
     }
     undoneCount -= 1
     inPlaceCount += 1
@@ -801,7 +859,7 @@ struct UndoBuffer<S: State> {
     if var state = base {
       base = nil  // `state` is now the only reference: folding mutates it in place.
       for entry in removed where !Self.isUndone(entry, firstUndone: firstUndone) {
-        try? StoreCore<S, EmptySideEffectDependencyContainer>.applyErased(entry.updater, to: &state)
+        entry.apply(to: &state)
       }
       base = state
     }
@@ -824,8 +882,7 @@ struct UndoBuffer<S: State> {
     for offset in 0..<entries.count {
       let entry = entries[offset]
       guard !Self.isUndone(entry, firstUndone: firstUndone) else { continue }
-      // A commit that cannot be re-applied now (its element is gone) is skipped.
-      try? StoreCore<S, EmptySideEffectDependencyContainer>.applyErased(entry.updater, to: &state)
+      entry.apply(to: &state)
     }
     return state
   }

@@ -647,10 +647,10 @@ struct UndoBufferTests {
       switch choice {
       case 0, 1, 2:
         let text = String(UnicodeScalar(UInt8(97 + operation % 26)))
-        _ = buffer.append(UndoAppendBody(text: text), isStep: true)
+        _ = buffer.append(.erased(UndoAppendBody(text: text)), isStep: true)
         model.commit(isStep: true) { $0.body.text += text }
       case 3:
-        _ = buffer.append(UndoCount(amount: operation), isStep: false)
+        _ = buffer.append(.erased(UndoCount(amount: operation)), isStep: false)
         model.commit(isStep: false) { $0.count += operation }
       case 4, 5:
         let undone = buffer.undo()
@@ -680,10 +680,10 @@ struct UndoBufferTests {
   @Test func aGroupsCommits_eachCountAgainstCommitLimit() {
     var buffer = UndoBuffer<UndoDocState>(stepLimit: 3, commitLimit: 4)
     buffer.base = UndoDocState()
-    _ = buffer.append(UndoCount(amount: 1), isStep: true)
-    _ = buffer.append(UndoCount(amount: 2), isStep: true)
+    _ = buffer.append(.erased(UndoCount(amount: 1)), isStep: true)
+    _ = buffer.append(.erased(UndoCount(amount: 2)), isStep: true)
     buffer.beginGroup()
-    for _ in 0..<3 { _ = buffer.append(UndoCount(amount: 10), isStep: true) }
+    for _ in 0..<3 { _ = buffer.append(.erased(UndoCount(amount: 10)), isStep: true) }
     buffer.endGroup()
     // Five commits: the oldest step is folded; the group and the step before it are left.
     #expect(buffer.steps.count == 2 && buffer.entries.count == 4)
@@ -697,13 +697,13 @@ struct UndoBufferTests {
   @Test func appending_handsBackWhatItDropsAndFolds() {
     var buffer = UndoBuffer<UndoDocState>(stepLimit: 2, commitLimit: 3)
     buffer.base = UndoDocState()
-    for amount in [1, 2] { #expect(buffer.append(UndoCount(amount: amount), isStep: true).isEmpty) }
-    #expect(buffer.append(UndoCount(amount: 100), isStep: false).isEmpty)
+    for amount in [1, 2] { #expect(buffer.append(.erased(UndoCount(amount: amount)), isStep: true).isEmpty) }
+    #expect(buffer.append(.erased(UndoCount(amount: 100)), isStep: false).isEmpty)
     _ = buffer.undo()
     // The new step drops the undone one (2); the limits hold without a fold.
-    #expect(buffer.append(UndoCount(amount: 4), isStep: true).map(\.step) == [2])
+    #expect(buffer.append(.erased(UndoCount(amount: 4)), isStep: true).map(\.step) == [2])
     // Past `stepLimit`: the oldest step (1) is folded.
-    #expect(buffer.append(UndoCount(amount: 8), isStep: true).map(\.step) == [1])
+    #expect(buffer.append(.erased(UndoCount(amount: 8)), isStep: true).map(\.step) == [1])
     #expect(buffer.base?.count == 1 && buffer.replayed()?.count == 113)
   }
 }

@@ -100,10 +100,43 @@ private struct UndoRig {
   }
 }
 
+/// A step that is not invertible, of as many types as there are `Tag`s: each one takes a slot of the store's memo of
+/// types that are not invertible (``TypeMemo``).
+struct UndoTaggedNote<Tag>: StateUpdater {
+  func updateState(_ state: inout UndoDocState) { state.count += 1 }
+}
+
+/// Dispatches, for each of `remaining` types (`Tag`, `[Tag]`, ...), a step of that type that is not invertible, then an
+/// invertible step, and undoes the latter.
+func dispatchTaggedStepsThenUndo<Tag>(
+  _: Tag.Type, remaining: Int, store: UndoStore, history: UndoHistory<UndoDocState>
+) async throws {
+  guard remaining > 0 else { return }
+  try await store.dispatch(UndoTaggedNote<Tag>())
+  try await store.dispatch(UndoAppendNumber(number: remaining))
+  #expect(try await history.undo(on: store))
+  try await dispatchTaggedStepsThenUndo([Tag].self, remaining: remaining - 1, store: store, history: history)
+}
+
 // MARK: - Tests
 
 @Suite("Undo and redo in place, against the replay", .timeLimit(.minutes(3)))
 struct UndoInPlaceTests {
+  /// The store remembers the item types that are not invertible (so as not to try the cast again): with more such
+  /// types than it remembers, an invertible step is still handed its inverse, every time.
+  @Test func manyTypesThatAreNotInvertible_neverHideAnInvertibleOne() async throws {
+    let history = UndoHistory<UndoDocState>()
+    let store = UndoStore(initialState: UndoDocState())
+    try history.attach(to: store)
+    try await dispatchTaggedStepsThenUndo(Int.self, remaining: 40, store: store, history: history)
+    #expect(history.pathCounts == (inPlace: 40, replayed: 0))
+    #expect(store.state.numbers.isEmpty && store.state.count == 40)
+    // And the steps that are not invertible undo by replaying.
+    #expect(try await history.undo(on: store))
+    #expect(history.pathCounts == (inPlace: 40, replayed: 1))
+    #expect(store.state.count == 39)
+  }
+
   @Test func undoOfAnInvertibleLatestStep_appliesItsInverseInPlace_andRedoAppliesItAgain() async throws {
     let history = UndoHistory<UndoDocState>()
     let store = UndoStore(

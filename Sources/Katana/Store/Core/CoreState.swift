@@ -35,6 +35,9 @@ struct CoreState<S: FeatureState, D: SideEffectDependencyContainer> {
   @usableFromInline private(set) var observers = Observers<S>()
   /// What every commit is handed to, besides observers: recorders and undo histories (``CommitHook``).
   @usableFromInline private(set) var commitHooks: [CommitHook<S>] = []
+  /// The item types seen not to be ``InvertibleStateUpdater``s, while the store has an undo history that wants
+  /// inverses (``commitNoticed(_:touching:delivering:_:)``).
+  @usableFromInline var notInvertible = TypeMemo()
   /// The logs of the recorders attached (``CommitLog``): each commit is appended to them in its own critical
   /// section.
   @usableFromInline private(set) var logs: [CommitLog<S>] = []
@@ -231,11 +234,17 @@ struct CoreState<S: FeatureState, D: SideEffectDependencyContainer> {
     let old: S? = needsOld ? state : nil
     // The store's undo history wants an invertible updater's inverse: the item is applied through its inverting
     // form (the same change), here, whichever path brought it. Otherwise, or if it is another state's, `mutate`.
-    var inverse: (any AnyStateUpdater)?
-    if let recorded, commitHooks.contains(where: \.wantsInverse),
-      let invertible = recorded as? any InvertibleStateUpdater
-    {
-      inverse = invertible.applyInverting(to: &state)
+    var inverse: InvertedCommit?
+    if let recorded, commitHooks.contains(where: \.wantsInverse) {
+      // A type that is not invertible is remembered: the failed cast is a conformance lookup on every commit.
+      let type = ObjectIdentifier(Swift.type(of: recorded))
+      if !notInvertible.contains(type) {
+        if let invertible = recorded as? any InvertibleStateUpdater {
+          inverse = invertible.applyInverting(to: &state)
+        } else {
+          notInvertible.insert(type)
+        }
+      }
     }
     if inverse == nil {
       guard try mutate(&state) else { return .declined }

@@ -1,0 +1,44 @@
+import KatanaTestSupport
+import Testing
+
+@testable import Katana
+
+/// The identities of `count` distinct types: `T`, `[T]`, `[[T]]`, and so on.
+func nestedTypeIdentities<T>(_: T.Type, count: Int) -> [ObjectIdentifier] {
+  guard count > 0 else { return [] }
+  return [ObjectIdentifier(T.self)] + nestedTypeIdentities([T].self, count: count - 1)
+}
+
+@Suite("TypeMemo: the memo of failed conformance casts, against a Set")
+struct TypeMemoTests {
+  /// Its plain twin is a `Set` of every type inserted: the memo may forget (a slot taken by another type), never
+  /// invent. Random inserts and lookups over 60 types, more than its 16 slots, so that slots collide.
+  @Test(arguments: 1...20 as ClosedRange<UInt64>)
+  func randomInsertsAndLookups_neverAnswerATypeThatWasNotInserted(seed: UInt64) {
+    let types = nestedTypeIdentities(Int.self, count: 30) + nestedTypeIdentities(String.self, count: 30)
+    #expect(Set(types).count == 60)
+    var generator = SeededGenerator(seed: seed)
+    var memo = TypeMemo()
+    var twin = Set<ObjectIdentifier>()
+    var remembered = 0
+    for _ in 0..<2_000 {
+      let type = types[Int(generator.next() % UInt64(types.count))]
+      if generator.next() % 3 == 0 {
+        memo.insert(type)
+        twin.insert(type)
+        // Just inserted: remembered until another type takes the slot.
+        #expect(memo.contains(type))
+      } else if memo.contains(type) {
+        #expect(twin.contains(type), "the memo answered a type never inserted")
+        remembered += 1
+      }
+    }
+    // The memo does remember: most lookups of inserted types hit.
+    #expect(remembered > 0)
+  }
+
+  @Test func anEmptyMemo_containsNothing() {
+    let memo = TypeMemo()
+    for type in nestedTypeIdentities(Int.self, count: 20) { #expect(!memo.contains(type)) }
+  }
+}
