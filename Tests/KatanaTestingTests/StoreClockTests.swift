@@ -95,6 +95,24 @@ extension TimeEffects {
       #expect(store.state.log == ["woke"])
     }
 
+    /// A recorder stamps each commit, and each side effect's start and end, with the store's clock: a test clock's
+    /// time exactly, to the nanosecond.
+    @Test func aRecorder_stampsCommitsAndSideEffects_withTheStoresTestClock() async throws {
+      let clock = TestClock()
+      let store = try await makeStore(clock: clock)
+      let recorder = StoreRecorder<CounterState>()
+      try recorder.attach(to: store)
+      await clock.advance(by: .milliseconds(5))
+      try await store.dispatch(Log(entry: "a"))
+      await clock.advance(by: .seconds(2) + .nanoseconds(7))
+      try await store.dispatch(Script { context in try await context.dispatch(Log(entry: "b")) })
+      let recording = recorder.recording()
+      let later = Duration.seconds(2) + .milliseconds(5) + .nanoseconds(7)
+      #expect(recording.commits.map(\.time) == [.milliseconds(5), later])
+      #expect(recording.commits.map { $0.cause != nil } == [false, true])
+      #expect(recording.effects.map(\.start) == [later] && recording.effects.map(\.end) == [later])
+    }
+
     @Test func interceptorSleepingOnContextClock_wakesWhenTheTestAdvancesIt() async throws {
       let clock = TestClock()
       let readings = ClockReadings()

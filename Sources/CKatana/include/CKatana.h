@@ -1,6 +1,6 @@
 // Atomic access to one machine word (relaxed, acquire and release), for the few places where Katana needs an
-// atomic without Swift's `Synchronization` module (which requires macOS 15 / iOS 18); and, on Apple platforms,
-// the calling task's Mach port for katana-benchmarks. Everything is `static inline`, so the package ships no
+// atomic without Swift's `Synchronization` module (which requires macOS 15 / iOS 18); the continuous clock read
+// as nanoseconds, for the recorder; and, on Apple platforms, the calling task's Mach port for katana-benchmarks. Everything is `static inline`, so the package ships no
 // compiled C code of its own.
 
 #ifndef CKATANA_H
@@ -26,6 +26,24 @@ static inline uintptr_t ckatana_load_acquire(const uintptr_t *word) {
 /// Stores `value` into `*word` atomically, with release ordering.
 static inline void ckatana_store_release(uintptr_t *word, uintptr_t value) {
   __atomic_store_n(word, value, __ATOMIC_RELEASE);
+}
+
+#include <time.h>
+
+/// The time on the clock Swift's `ContinuousClock` reads (it goes on while the machine sleeps), in nanoseconds since
+/// an arbitrary start: what a recorder stamps each commit with, read without building a `ContinuousClock.Instant`.
+static inline int64_t ckatana_continuous_nanoseconds(void) {
+#if defined(__APPLE__)
+  return (int64_t)clock_gettime_nsec_np(CLOCK_MONOTONIC_RAW);
+#else
+  struct timespec now;
+#if defined(CLOCK_BOOTTIME)
+  clock_gettime(CLOCK_BOOTTIME, &now);
+#else
+  clock_gettime(CLOCK_MONOTONIC, &now);
+#endif
+  return (int64_t)now.tv_sec * 1000000000 + (int64_t)now.tv_nsec;
+#endif
 }
 
 #ifdef __APPLE__

@@ -1,3 +1,5 @@
+import CKatana
+
 /// What a ``StoreRecorder`` keeps, written by the store itself: each commit, appended by the one commit transition
 /// (``CoreState/commit(_:touching:delivering:_:)``) in the commit's own critical section, and each side effect's
 /// start and end, written by the store where it runs the side effect (``StoreCore/recordingSideEffect(_:_:)``).
@@ -43,7 +45,7 @@ final class CommitLog<S: FeatureState>: @unchecked Sendable {
   func attach(store: ObjectIdentifier, clock: any Clock<Duration>, state: S?) {
     storage.withLock { log in
       log.store = store
-      log.timer = recorderTimer(clock)
+      log.timer = RecorderTimer(clock)
       if log.base == nil, let state {
         log.base = state
         needsBase.set(false)
@@ -94,7 +96,7 @@ struct CommitLogState<S: FeatureState> {
   /// The commits kept, oldest first, in chunks that each end at a checkpoint (but the last, still filling): a
   /// chunk is reserved once, for `interval` commits, and dropping the oldest commits up to the oldest checkpoint
   /// drops the first chunk whole (it is handed out as it is, never copied, to release after unlocking).
-  @usableFromInline var chunks: [ContiguousArray<RecordedCommit>] = []
+  @usableFromInline var chunks: [ContiguousArray<LoggedCommit>] = []
   /// Whether the last chunk ended at a checkpoint: the next commit starts a new one.
   @usableFromInline var lastChunkClosed = true
   /// The number of commits kept.
@@ -104,7 +106,7 @@ struct CommitLogState<S: FeatureState> {
   /// The number the next commit takes.
   @usableFromInline var nextSequence = 1
   /// Reads the store's clock, as the time since the log was attached.
-  @usableFromInline var timer: (@Sendable () -> Duration)?
+  @usableFromInline var timer: RecorderTimer?
   /// The store the log is attached to: the side effects that cause its commits are that store's.
   @usableFromInline var store: ObjectIdentifier?
   /// Side effects by id, and their ids in the order they started (from `effectStart`).
@@ -122,10 +124,10 @@ struct CommitLogState<S: FeatureState> {
   /// What a full log drops, released by the caller after unlocking.
   @usableFromInline
   struct Dropped {
-    @usableFromInline var commits: ContiguousArray<RecordedCommit>
+    @usableFromInline var commits: ContiguousArray<LoggedCommit>
     @usableFromInline var base: S?
 
-    @inlinable init(commits: ContiguousArray<RecordedCommit>, base: S?) {
+    @inlinable init(commits: ContiguousArray<LoggedCommit>, base: S?) {
       self.commits = commits
       self.base = base
     }
@@ -133,7 +135,12 @@ struct CommitLogState<S: FeatureState> {
 
   @inlinable
   func now() -> Duration {
-    timer?() ?? .zero
+    .nanoseconds(nowNanoseconds())
+  }
+
+  @inlinable
+  func nowNanoseconds() -> Int64 {
+    timer?.nanoseconds() ?? 0
   }
 
   /// The commits kept, oldest first.
@@ -156,7 +163,7 @@ struct CommitLogState<S: FeatureState> {
         skip -= chunk.count
         continue
       }
-      result.append(contentsOf: chunk[(chunk.startIndex + skip)...])
+      for commit in chunk[(chunk.startIndex + skip)...] { result.append(commit.recorded) }
       skip = 0
     }
     return result
@@ -180,12 +187,14 @@ struct CommitLogState<S: FeatureState> {
       base = before
     }
     if lastChunkClosed {
-      var chunk = ContiguousArray<RecordedCommit>()
+      var chunk = ContiguousArray<LoggedCommit>()
       chunk.reserveCapacity(min(interval, capacity + 1))
       chunks.append(chunk)
       lastChunkClosed = false
     }
-    chunks[chunks.count - 1].append(RecordedCommit(sequence: sequence, time: now(), updater: item, cause: cause))
+    chunks[chunks.count - 1].append(
+      LoggedCommit(
+        updater: item, sequence: sequence, nanoseconds: nowNanoseconds(), cause: cause ?? LoggedCommit.noCause))
     count += 1
     if sequence % interval == 0 {
       checkpoints.append((sequence, after))
@@ -258,15 +267,74 @@ package protocol RecorderTimeSource: Clock<Duration> {}
 extension ContinuousClock: RecorderTimeSource {}
 extension SuspendingClock: RecorderTimeSource {}
 
-/// A function that reads `clock` (if it is a ``RecorderTimeSource``, `ContinuousClock` otherwise) as the time since
-/// now.
-func recorderTimer(_ clock: any Clock<Duration>) -> @Sendable () -> Duration {
-  func opened<C: Clock<Duration>>(_ clock: C) -> @Sendable () -> Duration {
-    let start = clock.now
-    return { start.duration(to: clock.now) }
+/// How a log reads the time of a commit on its store's clock, as nanoseconds since the log was attached.
+@usableFromInline
+enum RecorderTimer: Sendable {
+  /// `ContinuousClock` (the usual store clock, and the one read for a clock that might run user code), read in C
+  /// from this start: no `Instant` is built, and no `Duration` computed, on the commit path.
+  case continuous(start: Int64)
+  /// Another ``RecorderTimeSource`` (a test clock), read through the closure.
+  case clock(@Sendable () -> Duration)
+
+  /// A timer that reads `clock` (if it is a ``RecorderTimeSource``, `ContinuousClock` otherwise) from now.
+  init(_ clock: any Clock<Duration>) {
+    func opened<C: Clock<Duration>>(_ clock: C) -> Self {
+      let start = clock.now
+      return .clock { start.duration(to: clock.now) }
+    }
+    if clock is ContinuousClock {
+      self = .continuous(start: ckatana_continuous_nanoseconds())
+    } else if let trusted = clock as? any RecorderTimeSource {
+      self = opened(trusted)
+    } else {
+      self = .continuous(start: ckatana_continuous_nanoseconds())
+    }
   }
-  // The usual clock, read by specialised code.
-  if clock is ContinuousClock { return opened(ContinuousClock()) }
-  guard let trusted = clock as? any RecorderTimeSource else { return opened(ContinuousClock()) }
-  return opened(trusted)
+
+  /// The time since the timer was made, in nanoseconds (a clock's duration is truncated to whole nanoseconds, and
+  /// clamped to what 64 bits hold).
+  @inlinable
+  func nanoseconds() -> Int64 {
+    switch self {
+    case .continuous(let start): ckatana_continuous_nanoseconds() &- start
+    case .clock(let read): Self.nanoseconds(read())
+    }
+  }
+
+  /// `duration` in whole nanoseconds, clamped to `Int64`'s range (it never traps).
+  @usableFromInline
+  static func nanoseconds(_ duration: Duration) -> Int64 {
+    let (seconds, attoseconds) = duration.components
+    let (whole, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+    let (total, overflow2) = whole.addingReportingOverflow(attoseconds / 1_000_000_000)
+    guard !overflow, !overflow2 else { return seconds < 0 ? .min : .max }
+    return total
+  }
+}
+
+/// A commit as a log keeps it: a ``RecordedCommit`` in 64 bytes (one cache line), its time in nanoseconds and its
+/// cause without an optional's extra byte. Made into a ``RecordedCommit`` when read.
+@usableFromInline
+struct LoggedCommit {
+  /// The ``cause`` of a commit no side effect caused.
+  @usableFromInline static let noCause = Int.min
+
+  @usableFromInline let updater: any Dispatchable
+  @usableFromInline let sequence: Int
+  @usableFromInline let nanoseconds: Int64
+  @usableFromInline let cause: Int
+
+  @inlinable
+  init(updater: any Dispatchable, sequence: Int, nanoseconds: Int64, cause: Int) {
+    self.updater = updater
+    self.sequence = sequence
+    self.nanoseconds = nanoseconds
+    self.cause = cause
+  }
+
+  /// The commit, as readers see it.
+  var recorded: RecordedCommit {
+    RecordedCommit(
+      sequence: sequence, time: .nanoseconds(nanoseconds), updater: updater, cause: cause == Self.noCause ? nil : cause)
+  }
 }
