@@ -30,22 +30,30 @@ final class CommitLog<S: FeatureState>: @unchecked Sendable {
   }
 
   /// Appends `item`'s commit (called by the commit transition, under the store's lock, once the state is `after`);
-  /// returns what a full log dropped, to release after unlocking.
+  /// adds what a full log dropped to `released`, to release after unlocking. (An out parameter rather than an optional
+  /// result: an optional of the generic `Dropped` returned through the lock went through value witnesses on every
+  /// commit.)
   @inlinable
-  func record(_ item: any Dispatchable, before: S?, after: S) -> CommitLogState<S>.Dropped? {
+  func record(_ item: any Dispatchable, before: S?, after: S, released: inout [CommitLogState<S>.Dropped]) {
     storage.withLock { log in
       log.append(
         item, cause: RecorderCause.current(on: log.store), before: before, after: after, interval: interval,
-        capacity: capacity, needsBase: needsBase)
+        capacity: capacity, needsBase: needsBase, released: &released)
     }
   }
 
   /// Sets the store and its clock the log follows, and its state at attachment (nil while it is starting): the
-  /// state before the first commit logged. Called under the store's lock.
-  func attach(store: ObjectIdentifier, clock: any Clock<Duration>, state: S?) {
+  /// state before the first commit logged; and `liveState`, which runs its argument with the store's live state (nil
+  /// while it is starting) under the store's lock, between two commits (``StoreRecorder/reset()``). Called under the
+  /// store's lock.
+  func attach(
+    store: ObjectIdentifier, clock: any Clock<Duration>, state: S?,
+    liveState: @escaping @Sendable (_ body: (S?) -> Void) -> Void
+  ) {
     storage.withLock { log in
       log.store = store
       log.timer = RecorderTimer(clock)
+      log.liveState = liveState
       if log.base == nil, let state {
         log.base = state
         needsBase.set(false)
@@ -93,12 +101,13 @@ final class CommitLog<S: FeatureState>: @unchecked Sendable {
 struct CommitLogState<S: FeatureState> {
   /// The state before the oldest commit kept; nil until the store hands it over.
   @usableFromInline var base: S?
-  /// The commits kept, oldest first, in chunks that each end at a checkpoint (but the last, still filling): a
-  /// chunk is reserved once, for `interval` commits, and dropping the oldest commits up to the oldest checkpoint
-  /// drops the first chunk whole (it is handed out as it is, never copied, to release after unlocking).
+  /// The commits kept, oldest first, but the latest (``open``), in chunks that each end at a checkpoint: a chunk is
+  /// reserved once, for `interval` commits, and dropping the oldest commits up to the oldest checkpoint drops the
+  /// first chunk whole (it is handed out as it is, never copied, to release after unlocking).
   @usableFromInline var chunks: [ContiguousArray<LoggedCommit>] = []
-  /// Whether the last chunk ended at a checkpoint: the next commit starts a new one.
-  @usableFromInline var lastChunkClosed = true
+  /// The commits after the latest checkpoint: the chunk filling, kept apart from ``chunks`` so that a commit appends
+  /// to it directly (through the array of chunks, each append checked and retained both arrays).
+  @usableFromInline var open = ContiguousArray<LoggedCommit>()
   /// The number of commits kept.
   @usableFromInline var count = 0
   /// The kept states, by commit number, oldest first: the last commit of each closed chunk.
@@ -109,6 +118,9 @@ struct CommitLogState<S: FeatureState> {
   @usableFromInline var timer: RecorderTimer?
   /// The store the log is attached to: the side effects that cause its commits are that store's.
   @usableFromInline var store: ObjectIdentifier?
+  /// Runs its argument with the live state of the store the log is attached to, under the store's lock (see
+  /// ``CommitLog/attach(store:clock:state:liveState:)``).
+  var liveState: (@Sendable (_ body: (S?) -> Void) -> Void)?
   /// Side effects by id, and their ids in the order they started (from `effectStart`).
   var effects: [Int: RecordedEffect] = [:]
   var effectOrder: [Int] = []
@@ -154,11 +166,11 @@ struct CommitLogState<S: FeatureState> {
     var result: [RecordedCommit] = []
     // Numbers are consecutive across the chunks: skip whole chunks, then the start of the first one read.
     var skip = 0
-    if let sequence, let first = chunks.first?.first?.sequence, sequence >= first {
+    if let sequence, let first = (chunks.first ?? open).first?.sequence, sequence >= first {
       skip = min(count, sequence - first + 1)
     }
     result.reserveCapacity(count - skip)
-    for chunk in chunks {
+    for chunk in chunks + CollectionOfOne(open) {
       guard skip < chunk.count else {
         skip -= chunk.count
         continue
@@ -169,11 +181,13 @@ struct CommitLogState<S: FeatureState> {
     return result
   }
 
-  /// Appends a commit, with the state before it if the log has no base yet, and the state after it.
+  /// Appends a commit, with the state before it if the log has no base yet, and the state after it; adds what it drops
+  /// to `released`.
   @inlinable
   mutating func append(
-    _ item: any Dispatchable, cause: Int?, before: S?, after: S, interval: Int, capacity: Int, needsBase: AtomicFlag
-  ) -> Dropped? {
+    _ item: any Dispatchable, cause: Int?, before: S?, after: S, interval: Int, capacity: Int, needsBase: AtomicFlag,
+    released: inout [Dropped]
+  ) {
     let sequence = nextSequence
     nextSequence = sequence &+ 1
     if base == nil {
@@ -182,32 +196,27 @@ struct CommitLogState<S: FeatureState> {
         // Reset while this commit was being made: the recording starts after it (numbers count every commit the
         // log saw).
         base = after
-        return nil
+        return
       }
       base = before
     }
-    if lastChunkClosed {
-      var chunk = ContiguousArray<LoggedCommit>()
-      chunk.reserveCapacity(min(interval, capacity + 1))
-      chunks.append(chunk)
-      lastChunkClosed = false
-    }
-    chunks[chunks.count - 1].append(
+    if open.capacity == 0 { open.reserveCapacity(min(interval, capacity + 1)) }
+    open.append(
       LoggedCommit(
         updater: item, sequence: sequence, nanoseconds: nowNanoseconds(), cause: cause ?? LoggedCommit.noCause))
     count += 1
     if sequence % interval == 0 {
       checkpoints.append((sequence, after))
-      lastChunkClosed = true
+      chunks.append(open)
+      open = ContiguousArray()
     }
-    guard count > capacity, !checkpoints.isEmpty else { return nil }
+    guard count > capacity, !checkpoints.isEmpty else { return }
     // Drop the oldest commits up to the oldest checkpoint (the end of the first chunk), whose state becomes the base.
     let checkpoint = checkpoints.removeFirst()
     let chunk = chunks.removeFirst()
     count -= chunk.count
-    let dropped = Dropped(commits: chunk, base: base)
+    released.append(Dropped(commits: chunk, base: base))
     base = checkpoint.state
-    return dropped
   }
 
   /// Empties the log, keeping its numbering; hands back what it held, to release after unlocking.
@@ -218,6 +227,7 @@ struct CommitLogState<S: FeatureState> {
     fresh.effectVersion = effectVersion
     fresh.timer = timer
     fresh.store = store
+    fresh.liveState = liveState
     fresh.base = newBase
     swap(&fresh, &self)
     return fresh

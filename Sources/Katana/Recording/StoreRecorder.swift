@@ -103,8 +103,8 @@ public final class StoreRecorder<S: State>: Sendable {
   /// the side effects (those still running have no end yet).
   ///
   /// It copies every commit kept; to follow a store as it goes, read ``commits(after:)`` instead. Before the first
-  /// commit the recording is empty, and its initial state is the store's live state when the recorder was attached
-  /// (the state it started from, if it was starting then; `S()` if its start-up failed).
+  /// commit the recording is empty, and its initial state is the store's live state when the recorder was attached or
+  /// last reset (the state it started from, if it was starting then; `S()` if its start-up failed).
   public func recording() -> Recording<S> {
     log.storage.withLock { log in
       Recording(
@@ -181,14 +181,22 @@ public final class StoreRecorder<S: State>: Sendable {
     return recording
   }
 
-  /// Forgets everything recorded so far; the next commit starts a new recording (its sequence numbers go on).
+  /// Forgets everything recorded so far and starts a new recording from the store's live state now, between two of its
+  /// commits (its sequence numbers go on). A recorder not attached yet, or whose store is still starting, starts from
+  /// the state before the store's next commit.
   public func reset() {
-    let dropped = log.storage.withLock { log -> CommitLogState<S> in
-      // The store hands the state before its next commit over: the new recording's initial state.
-      log.reset(base: nil)
+    var dropped: CommitLogState<S>?
+    // Between two commits: under the store's lock, then the log's (the order every commit takes them in).
+    let reset = { [log] (state: S?) in
+      dropped = log.storage.withLock { $0.reset(base: state) }
+      log.needsBase.set(state == nil)
     }
-    log.needsBase.set(true)
-    // User values (updaters, states, errors) are released outside the lock.
+    if let liveState = log.storage.withLock({ $0.liveState }) {
+      liveState(reset)
+    } else {
+      reset(nil)
+    }
+    // User values (updaters, states, errors) are released outside the locks.
     withExtendedLifetime(dropped) {}
   }
 

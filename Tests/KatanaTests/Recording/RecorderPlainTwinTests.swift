@@ -63,12 +63,30 @@ struct RecorderPlainTwinTests {
           // Sent from a side effect: the sender is the cause, whether the store applies it at once or later.
           try await store.dispatch(RecSendAll(amounts: [amount, amount + 2]))
         }
-      case 8: summaries.append(summary(try await recorder.drain(store)))
+      case 8:
+        let drained = try await recorder.drain(store)
+        // Nothing runs between two steps: the drained commits replay to the store's state, and are numbered one after
+        // the other (what the log's chunks keep, checked against the store itself).
+        Self.expectWhole(drained, replaysTo: store.state, seed: seed, step: step)
+        summaries.append(summary(drained))
       default: recorder.reset()
       }
     }
-    summaries.append(summary(recorder.recording()))
+    let recording = recorder.recording()
+    Self.expectWhole(recording, replaysTo: store.state, seed: seed, step: steps)
+    summaries.append(summary(recording))
     return summaries
+  }
+
+  /// Expects `recording` to replay to `state`, its commits numbered one after the other.
+  static func expectWhole(
+    _ recording: Recording<RecCounterState>, replaysTo state: RecCounterState, seed: UInt64, step: Int
+  ) {
+    #expect(
+      (try? recording.replayedState()) == state,
+      "seed \(seed), step \(step): \(recording.commits.count) commits from \(recording.initialState)")
+    let numbers = recording.commits.map(\.sequence)
+    #expect(zip(numbers, numbers.dropFirst()).allSatisfy { $0 + 1 == $1 }, "seed \(seed), step \(step)")
   }
 
   @Test(arguments: 0..<40)

@@ -136,18 +136,48 @@ struct StoreRecorderTests {
     #expect(recording.checkpoints.allSatisfy { $0.sequence % interval == 0 && $0.state == states[$0.sequence] })
   }
 
-  @Test func reset_startsANewRecording_fromTheStateBeforeTheNextCommit() async throws {
+  @Test func reset_startsANewRecording_fromTheStoresStateNow() async throws {
     let recorder = StoreRecorder<RecCounterState>()
     let store = makeRecordedStore(recorder)
     try await store.dispatch(RecAdd(amount: 1))
     recorder.reset()
     #expect(recorder.recording().commits.isEmpty)
+    // Before the next commit, the new recording already starts from the store's state (it took the default state).
+    #expect(recorder.recording().initialState == store.state)
+    #expect(try recorder.recording().replayedState() == store.state)
     try await store.dispatch(RecAdd(amount: 2))
     try await store.dispatch(RecAdd(amount: 3))
     let recording = recorder.recording()
     #expect(recording.initialState.count == 1)
     #expect(recording.commits.map(\.sequence) == [2, 3])
     #expect(try recording.replayedState() == store.state)
+  }
+
+  /// Resets race dispatches from several tasks: each one falls between two commits, and the last recording replays to
+  /// the store's state, its commits numbered one after the other.
+  @Test(arguments: 1...5)
+  func resetsRacingDispatches_eachFallBetweenTwoCommits(round: Int) async throws {
+    let recorder = StoreRecorder<RecCounterState>(capacity: 64, checkpointInterval: 8)
+    let store = RecStore(initialState: RecCounterState())
+    try recorder.attach(to: store)
+    try await withThrowingTaskGroup(of: Void.self) { group in
+      for task in 0..<4 {
+        group.addTask { for step in 0..<150 { _ = await store.send(RecAdd(amount: task * 1_000 + step)).result } }
+      }
+      group.addTask {
+        for _ in 0..<40 {
+          recorder.reset()
+          await Task.yield()
+        }
+      }
+      try await group.waitForAll()
+    }
+    let recording = recorder.recording()
+    #expect(try recording.replayedState() == store.state)
+    let numbers = recording.commits.map(\.sequence)
+    #expect(zip(numbers, numbers.dropFirst()).allSatisfy { $0 + 1 == $1 })
+    #expect(
+      store.state.count == (0..<4).reduce(0) { total, task in total + (0..<150).reduce(0) { $0 + task * 1_000 + $1 } })
   }
 
   @Test func aRecorderOfAnotherStateType_orOfASecondStore_recordsNothingThere() async throws {

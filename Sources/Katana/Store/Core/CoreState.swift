@@ -191,12 +191,10 @@ struct CoreState<S: FeatureState, D: SideEffectDependencyContainer> {
     _ item: () -> (any Dispatchable)?, released: inout [CommitLogState<S>.Dropped], _ mutate: (inout S) throws -> Bool
   ) rethrows -> CommitOutcome? {
     for log in logs where log.needsBase.isSet { return nil }
-    guard let item = item(), ObjectIdentifier(type(of: item)) != moveType else { return nil }
+    guard let item = item(), typeIdentity(of: item) != moveType else { return nil }
     guard try mutate(&state) else { return .declined }
     commitCount &+= 1
-    for log in logs {
-      if let dropped = log.record(item, before: nil, after: state) { released.append(dropped) }
-    }
+    for log in logs { log.record(item, before: nil, after: state, released: &released) }
     return .applied
   }
 
@@ -210,7 +208,7 @@ struct CoreState<S: FeatureState, D: SideEffectDependencyContainer> {
     var recorded: (any Dispatchable)?
     if !commitHooks.isEmpty || !logs.isEmpty || live != nil {
       guard let item = item() else { return .needsItem }
-      if ObjectIdentifier(type(of: item)) == moveType, let move = item as? any TimeTravelMove {
+      if typeIdentity(of: item) == moveType, let move = item as? any TimeTravelMove {
         return try move(&self, delivering: &delivery)
       }
       if let refusal = refusal(of: item) { throw refusal }
@@ -260,9 +258,7 @@ struct CoreState<S: FeatureState, D: SideEffectDependencyContainer> {
     // What a full log drops is released by the caller, after unlocking, as part of the commit it delivers.
     var released: [CommitLogState<S>.Dropped] = []
     if let recorded {
-      for log in logs {
-        if let dropped = log.record(recorded, before: old, after: state) { released.append(dropped) }
-      }
+      for log in logs { log.record(recorded, before: old, after: state, released: &released) }
     }
     guard !subscribers.isEmpty || !observers.listeners.isEmpty || record != nil || !released.isEmpty else {
       return .applied
@@ -359,12 +355,21 @@ struct CoreState<S: FeatureState, D: SideEffectDependencyContainer> {
 
   /// Appends every later commit to `log`, reading the time on `clock`; the state now (once the store is ready) is
   /// the state before the first commit logged.
-  mutating func attach(_ log: CommitLog<S>, store: ObjectIdentifier, clock: any Clock<Duration>) {
+  mutating func attach(
+    _ log: CommitLog<S>, store: ObjectIdentifier, clock: any Clock<Duration>,
+    liveState: @escaping @Sendable (_ body: (S?) -> Void) -> Void
+  ) {
     guard !logs.contains(where: { $0 === log }) else { return }
     // Away from live (time travel), the state shown is a recorded one: the next commit follows the live state.
-    log.attach(store: store, clock: clock, state: lifecycle.phase.isReady ? live ?? state : nil)
+    log.attach(store: store, clock: clock, state: liveStateIfReady, liveState: liveState)
     logs.append(log)
     refreshQuiet()
+  }
+
+  /// The state the store's next commit follows, once it is ready: the live one (away from live, the state shown is a
+  /// recorded one); nil while it is starting.
+  var liveStateIfReady: S? {
+    lifecycle.phase.isReady ? live ?? state : nil
   }
 
   // MARK: - Lifecycle
@@ -558,4 +563,12 @@ protocol TimeTravelMove {
   func callAsFunction<S: FeatureState, D: SideEffectDependencyContainer>(
     _ core: inout CoreState<S, D>, delivering delivery: inout Commit<S>?
   ) throws -> CommitOutcome
+}
+
+/// The identity of the type of the value in `item`'s existential, read from the opened existential (`type(of:)` on an
+/// existential called into the runtime on every commit). For a class instance, that is the class the existential was
+/// made from, not necessarily its dynamic class: compare it only with a value type's identity.
+@inlinable
+func typeIdentity<T: Dispatchable>(of item: T) -> ObjectIdentifier {
+  ObjectIdentifier(T.self)
 }

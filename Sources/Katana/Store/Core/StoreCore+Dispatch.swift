@@ -305,7 +305,12 @@ extension StoreCore {
 
   /// Appends every later commit to `log`, and records every later side effect in it.
   func attach(_ log: CommitLog<S>) {
-    withLock { $0.attach(log, store: id, clock: configuration.clock) }
+    // Weak: the store keeps the log, which keeps this.
+    let liveState: @Sendable (_ body: (S?) -> Void) -> Void = { [weak self] body in
+      guard let self else { return body(nil) }
+      withLock { body($0.liveStateIfReady) }
+    }
+    withLock { $0.attach(log, store: id, clock: configuration.clock, liveState: liveState) }
     recordsEffects.set(true)
   }
 
