@@ -12,6 +12,15 @@ struct RecCounterState: State, Equatable {
   var rooms: [FeatRoom] = []
 }
 
+/// Adds 10 and resets `recorder` from inside the updater.
+struct RecResetting: StateUpdater {
+  let recorder: StoreRecorder<RecCounterState>
+  func updateState(_ state: inout RecCounterState) {
+    state.count += 10
+    recorder.reset()
+  }
+}
+
 struct RecAdd: StateUpdater, Equatable {
   let amount: Int
   func updateState(_ state: inout RecCounterState) {
@@ -150,6 +159,21 @@ struct StoreRecorderTests {
     let recording = recorder.recording()
     #expect(recording.initialState.count == 1)
     #expect(recording.commits.map(\.sequence) == [2, 3])
+    #expect(try recording.replayedState() == store.state)
+  }
+
+  /// A reset from inside a state updater (which runs under the store's lock) does not take the lock again: the new
+  /// recording starts after that commit.
+  @Test func resetFromAStateUpdater_startsTheRecordingAfterItsCommit() async throws {
+    let recorder = StoreRecorder<RecCounterState>()
+    let store = RecStore(initialState: RecCounterState())
+    try recorder.attach(to: store)
+    try await store.dispatch(RecAdd(amount: 1))
+    try await store.dispatch(RecResetting(recorder: recorder))
+    try await store.dispatch(RecAdd(amount: 2))
+    let recording = recorder.recording()
+    #expect(recording.commits.map(\.sequence) == [3])
+    #expect(recording.initialState.count == 11)
     #expect(try recording.replayedState() == store.state)
   }
 

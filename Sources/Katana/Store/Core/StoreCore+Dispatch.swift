@@ -305,9 +305,11 @@ extension StoreCore {
 
   /// Appends every later commit to `log`, and records every later side effect in it.
   func attach(_ log: CommitLog<S>) {
-    // Weak: the store keeps the log, which keeps this.
+    // Weak: the store keeps the log, which keeps this. From a state updater (which runs under the store's lock, on
+    // this thread), the lock is not taken again: the reset falls within that commit, and the log takes the state
+    // after it as its new start, as for a store still starting.
     let liveState: @Sendable (_ body: (S?) -> Void) -> Void = { [weak self] body in
-      guard let self else { return body(nil) }
+      guard let self, !owner.isCurrentThread else { return body(nil) }
       withLock { body($0.liveStateIfReady) }
     }
     withLock { $0.attach(log, store: id, clock: configuration.clock, liveState: liveState) }
