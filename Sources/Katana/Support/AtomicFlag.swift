@@ -1,15 +1,16 @@
 import CKatana
 
-/// A flag read without a lock on hot paths (acquire) and written with release ordering, so that what was
-/// written before setting it is visible to a reader that sees it set.
+/// One machine word accessed atomically, without Swift's `Synchronization` module (macOS 15 / iOS 18): the one
+/// primitive behind the store's lock-free reads. ``AtomicFlag``, ``AtomicCount`` and ``ThreadOwner`` are its typed
+/// forms; each adds only how it reads and writes the word.
 @usableFromInline
-final class AtomicFlag: @unchecked Sendable {  // Sendable: the word is only accessed atomically.
-  @usableFromInline let word: UnsafeMutablePointer<UInt>
+class AtomicWord: @unchecked Sendable {  // Sendable: the word is only accessed atomically.
+  @usableFromInline final let word: UnsafeMutablePointer<UInt>
 
   @inlinable
-  init(_ value: Bool = false) {
+  init(word value: UInt) {
     word = .allocate(capacity: 1)
-    word.initialize(to: value ? 1 : 0)
+    word.initialize(to: value)
   }
 
   @inlinable
@@ -17,49 +18,63 @@ final class AtomicFlag: @unchecked Sendable {  // Sendable: the word is only acc
     word.deallocate()
   }
 
+  /// The word, with acquire ordering: what was written before a release store of it is visible after.
+  @inlinable final var acquired: UInt { ckatana_load_acquire(word) }
+
+  /// The word, with relaxed ordering.
+  @inlinable final var relaxed: UInt { ckatana_load_relaxed(word) }
+
+  /// Stores `value` with release ordering.
+  @inlinable final func storeReleasing(_ value: UInt) { ckatana_store_release(word, value) }
+
+  /// Stores `value` with relaxed ordering.
+  @inlinable final func storeRelaxed(_ value: UInt) { ckatana_store_relaxed(word, value) }
+}
+
+/// A flag read without a lock on hot paths (acquire) and written with release ordering, so that what was
+/// written before setting it is visible to a reader that sees it set.
+@usableFromInline
+final class AtomicFlag: AtomicWord, @unchecked Sendable {
+  @inlinable
+  init(_ value: Bool = false) {
+    super.init(word: value ? 1 : 0)
+  }
+
   @inlinable
   var isSet: Bool {
-    ckatana_load_acquire(word) != 0
+    acquired != 0
   }
 
   @inlinable
   func set(_ value: Bool) {
-    ckatana_store_release(word, value ? 1 : 0)
+    storeReleasing(value ? 1 : 0)
   }
 }
 
 /// A count written under a lock (one writer at a time, so an increment is a load and a store) and read without it:
 /// what a store counts for readers that do not take its lock.
 @usableFromInline
-final class AtomicCount: @unchecked Sendable {  // Sendable: the word is only accessed atomically.
-  @usableFromInline let word: UnsafeMutablePointer<UInt>
-
+final class AtomicCount: AtomicWord, @unchecked Sendable {
   @inlinable
   init() {
-    word = .allocate(capacity: 1)
-    word.initialize(to: 0)
-  }
-
-  @inlinable
-  deinit {
-    word.deallocate()
+    super.init(word: 0)
   }
 
   /// The count (at most `Int.max`).
   @inlinable
   var value: Int {
-    Int(clamping: ckatana_load_acquire(word))
+    Int(clamping: acquired)
   }
 
   /// Adds one; the caller holds the lock that serialises the writers.
   @inlinable
   func increment() {
-    ckatana_store_release(word, ckatana_load_relaxed(word) &+ 1)
+    storeReleasing(relaxed &+ 1)
   }
 
   /// Sets the count to zero; the caller holds the lock that serialises the writers.
   @inlinable
   func reset() {
-    ckatana_store_release(word, 0)
+    storeReleasing(0)
   }
 }

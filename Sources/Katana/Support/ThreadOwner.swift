@@ -1,5 +1,3 @@
-import CKatana
-
 #if canImport(Darwin)
   import Darwin
 #elseif canImport(Glibc)
@@ -18,35 +16,27 @@ import CKatana
 /// The word is read with a relaxed atomic load: a thread can only ever observe its own identifier there if
 /// it stored that identifier itself and has not cleared it yet, so no stronger ordering is needed.
 @usableFromInline
-final class ThreadOwner: @unchecked Sendable {  // Sendable: the word is only accessed atomically.
-  @usableFromInline let word: UnsafeMutablePointer<UInt>
-
+final class ThreadOwner: AtomicWord, @unchecked Sendable {
   @inlinable
   init() {
-    word = .allocate(capacity: 1)
-    word.initialize(to: 0)
-  }
-
-  @inlinable
-  deinit {
-    word.deallocate()
+    super.init(word: 0)
   }
 
   /// Whether the calling thread is the one currently marked as owner.
   @inlinable
   var isCurrentThread: Bool {
-    ckatana_load_relaxed(word) == Self.currentThreadID
+    relaxed == Self.currentThreadID
   }
 
   /// Marks the calling thread as owner until the matching ``clear()``.
   @inlinable @inline(__always)
   func markCurrentThread() {
-    ckatana_store_relaxed(word, Self.currentThreadID)
+    storeRelaxed(Self.currentThreadID)
   }
 
   @inlinable @inline(__always)
   func clear() {
-    ckatana_store_relaxed(word, 0)
+    storeRelaxed(0)
   }
 
   @inlinable @inline(__always)
