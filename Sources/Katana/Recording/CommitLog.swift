@@ -32,12 +32,13 @@ final class CommitLog<S: FeatureState>: @unchecked Sendable {
   /// Appends `item`'s commit (called by the commit transition, under the store's lock, once the state is `after`);
   /// adds what a full log dropped to `released`, to release after unlocking. (An out parameter rather than an optional
   /// result: an optional of the generic `Dropped` returned through the lock went through value witnesses on every
-  /// commit.)
+  /// commit.) `after` is the store's state itself, passed `inout` but only read (when the commit is a checkpoint, or
+  /// starts the log): passed by value, it was copied (its storage retained and released) on every commit.
   @inlinable
-  func record(_ item: any Dispatchable, before: S?, after: S, released: inout [CommitLogState<S>.Dropped]) {
+  func record(_ item: any Dispatchable, before: S?, after: inout S, released: inout [CommitLogState<S>.Dropped]) {
     storage.withLock { log in
       log.append(
-        item, cause: RecorderCause.current(on: log.store), before: before, after: after, interval: interval,
+        item, cause: RecorderCause.current(on: log.store), before: before, after: { after }, interval: interval,
         capacity: capacity, needsBase: needsBase, released: &released)
     }
   }
@@ -185,7 +186,8 @@ struct CommitLogState<S: FeatureState> {
   /// to `released`.
   @inlinable
   mutating func append(
-    _ item: any Dispatchable, cause: Int?, before: S?, after: S, interval: Int, capacity: Int, needsBase: AtomicFlag,
+    _ item: any Dispatchable, cause: Int?, before: S?, after: () -> S, interval: Int, capacity: Int,
+    needsBase: AtomicFlag,
     released: inout [Dropped]
   ) {
     let sequence = nextSequence
@@ -195,7 +197,7 @@ struct CommitLogState<S: FeatureState> {
       guard let before else {
         // Reset while this commit was being made: the recording starts after it (numbers count every commit the
         // log saw).
-        base = after
+        base = after()
         return
       }
       base = before
@@ -206,7 +208,7 @@ struct CommitLogState<S: FeatureState> {
         updater: item, sequence: sequence, nanoseconds: nowNanoseconds(), cause: cause ?? LoggedCommit.noCause))
     count += 1
     if sequence % interval == 0 {
-      checkpoints.append((sequence, after))
+      checkpoints.append((sequence, after()))
       chunks.append(open)
       open = ContiguousArray()
     }

@@ -194,7 +194,7 @@ struct CoreState<S: FeatureState, D: SideEffectDependencyContainer> {
     guard let item = item(), typeIdentity(of: item) != moveType else { return nil }
     guard try mutate(&state) else { return .declined }
     commitCount &+= 1
-    for log in logs { log.record(item, before: nil, after: state, released: &released) }
+    for log in logs { log.record(item, before: nil, after: &state, released: &released) }
     return .applied
   }
 
@@ -258,7 +258,7 @@ struct CoreState<S: FeatureState, D: SideEffectDependencyContainer> {
     // What a full log drops is released by the caller, after unlocking, as part of the commit it delivers.
     var released: [CommitLogState<S>.Dropped] = []
     if let recorded {
-      for log in logs { log.record(recorded, before: old, after: state, released: &released) }
+      for log in logs { log.record(recorded, before: old, after: &state, released: &released) }
     }
     guard !subscribers.isEmpty || !observers.listeners.isEmpty || record != nil || !released.isEmpty else {
       return .applied
