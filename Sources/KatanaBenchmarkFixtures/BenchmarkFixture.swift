@@ -107,7 +107,8 @@ extension BenchmarkFixture {
         stream,
         mainQueueRoundTrip, mainQueuePosts, awaitedPromise, awaitedPromiseOnMainActor,
         pipelinedPromiseOnMainActor, hydraAwaitUpdater, hydraAwaitKatana6SideEffect, pipelinedPromise,
-        updaterDispatchRecorded, sendRecorded, updaterDispatchRecordedByInterceptor, undoableAppend,
+        updaterDispatchRecorded, sendRecorded, updaterDispatchRecordedByInterceptor, nestedUpdaterRecorded,
+        undoableAppend,
         undoRedoInvertible, undoRedoLarge,
       ]
   }

@@ -43,6 +43,27 @@ extension BenchmarkFixture {
     }
   }
 
+  /// A side effect awaiting a nested updater dispatch, with a `StoreRecorder` attached: what the side-effect timeline
+  /// and the cause of its commit cost (against "dispatch: nested updater from a side effect").
+  public static let nestedUpdaterRecorded = BenchmarkFixture(
+    name: "recording: nested updater from a side effect, with a recorder",
+    explanation: "A side effect that awaits context.dispatch(Increment()), on a store with a StoreRecorder attached: "
+      + "the store records the side effect's start and end, and binds it as the cause of the commit it makes."
+  ) { operations in
+    let recorder = StoreRecorder<BenchState>()
+    let store = try await makeStore()
+    try recorder.attach(to: store)
+    return PreparedFixture(operations: operations) {
+      for _ in 0..<operations { try await store.dispatch(NestedIncrement()) }
+    } verify: {
+      try expectCounter(of: store, operations)
+      let last = recorder.commits(after: operations - 1).last
+      guard last?.sequence == operations, last?.cause != nil else {
+        throw CorrectnessError(description: "the recorder missed commits or their cause")
+      }
+    }
+  }
+
   /// The updater dispatch with the older form: the recorder as the store's interceptor.
   public static let updaterDispatchRecordedByInterceptor = BenchmarkFixture(
     name: "recording: state updater, recorder as an interceptor",

@@ -272,9 +272,12 @@ final class Runner {
     let send = BenchmarkFixture.sendThroughput.named(
       "send: state updater throughput (recording group)",
       explanation: "The plain send again, measured next to the recorded one.")
+    let nested = BenchmarkFixture.nestedUpdater.named(
+      "dispatch: nested updater from a side effect (recording group)",
+      explanation: "The side effect's nested dispatch again, measured next to the recorded one.")
     try await measure([
       plain, oneInterceptor, .updaterDispatchRecorded, .updaterDispatchRecordedByInterceptor, send, .sendRecorded,
-      append, .undoableAppend, .undoRedoInvertible, .undoRedoLarge,
+      nested, .nestedUpdaterRecorded, append, .undoableAppend, .undoRedoInvertible, .undoRedoLarge,
     ])
     if let ratio = perRound(BenchmarkFixture.updaterDispatchRecorded.name, plain.name, /) {
       check(

@@ -22,11 +22,15 @@ final class CommitLog<S: FeatureState>: @unchecked Sendable {
   /// Whether the next commit must hand over the state before it (the log has no base since a reset, or was
   /// attached to a store still starting): the transition then keeps the old state for it. Read without the lock.
   @usableFromInline let needsBase = AtomicFlag(true)
+  /// The side effects' timeline, under a lock of its own: not generic, so that the store's side-effect path, which
+  /// is not specialised for the app's state, records a side effect without looking up generic metadata.
+  let effects: EffectLog
 
   init(capacity: Int, interval: Int) {
     self.capacity = capacity
     self.interval = interval
     storage = LockedBuffer.make(CommitLogState())
+    effects = EffectLog(capacity: capacity)
   }
 
   /// Appends `item`'s commit (called by the commit transition, under the store's lock, once the state is `after`);
@@ -51,9 +55,12 @@ final class CommitLog<S: FeatureState>: @unchecked Sendable {
     store: ObjectIdentifier, clock: any Clock<Duration>, state: S?,
     liveState: @escaping @Sendable (_ body: (S?) -> Void) -> Void
   ) {
+    let timer = RecorderTimer(clock)
+    // One timer for both: commit and side-effect times compare.
+    effects.attach(timer: timer)
     storage.withLock { log in
       log.store = store
-      log.timer = RecorderTimer(clock)
+      log.timer = timer
       log.liveState = liveState
       if log.base == nil, let state {
         log.base = state
@@ -69,30 +76,6 @@ final class CommitLog<S: FeatureState>: @unchecked Sendable {
       guard log.base == nil, log.nextSequence == 1 else { return }
       log.base = state
       needsBase.set(false)
-    }
-  }
-
-  /// Starts recording a side effect, under number `id` if given (the next of the log's own otherwise); returns its
-  /// number.
-  @usableFromInline
-  func startEffect(_ item: any Dispatchable, cause: Int?, id: Int? = nil) -> Int {
-    let dropped = storage.withLock { log -> (Int, RecordedEffect?) in
-      log.startEffect(item, cause: cause, id: id, capacity: capacity)
-    }
-    // A dropped side effect (a user value) is released outside the lock.
-    return withExtendedLifetime(dropped.1) { dropped.0 }
-  }
-
-  /// Records how the side effect `id` ended.
-  @usableFromInline
-  func endEffect(_ id: Int, outcome: RecordedEffect.Outcome) {
-    storage.withLock { log in
-      guard log.effects[id] != nil else { return }
-      let end = log.now()
-      log.effects[id]?.end = end
-      log.effects[id]?.outcome = outcome
-      log.effectVersion += 1
-      log.effectStamps[id] = log.effectVersion
     }
   }
 }
@@ -122,15 +105,6 @@ struct CommitLogState<S: FeatureState> {
   /// Runs its argument with the live state of the store the log is attached to, under the store's lock (see
   /// ``CommitLog/attach(store:clock:state:liveState:)``).
   var liveState: (@Sendable (_ body: (S?) -> Void) -> Void)?
-  /// Side effects by id, and their ids in the order they started (from `effectStart`).
-  var effects: [Int: RecordedEffect] = [:]
-  var effectOrder: [Int] = []
-  var effectStart = 0
-  var nextEffectID = 1
-  /// Counts the side effects' starts and ends; `effectStamps` holds, for each side effect kept, the count at its
-  /// latest (``StoreRecorder/effects(changedSince:)``).
-  var effectVersion = 0
-  var effectStamps: [Int: Int] = [:]
 
   @usableFromInline init() {}
 
@@ -225,8 +199,6 @@ struct CommitLogState<S: FeatureState> {
   mutating func reset(base newBase: S?) -> CommitLogState<S> {
     var fresh = CommitLogState()
     fresh.nextSequence = nextSequence
-    fresh.nextEffectID = nextEffectID
-    fresh.effectVersion = effectVersion
     fresh.timer = timer
     fresh.store = store
     fresh.liveState = liveState
@@ -234,41 +206,168 @@ struct CommitLogState<S: FeatureState> {
     swap(&fresh, &self)
     return fresh
   }
+}
 
-  /// Carries the side effects of `old` still running into this log.
-  mutating func carryRunningEffects(from old: CommitLogState<S>) {
-    for id in old.effectOrder[old.effectStart...] where old.effects[id]?.outcome == nil {
-      effects[id] = old.effects[id]
-      effectStamps[id] = old.effectStamps[id]
-      effectOrder.append(id)
+/// The side effects a ``StoreRecorder`` keeps, written by the store where it runs them
+/// (``StoreCore/recordingSideEffect(_:in:_:)``): a ``EffectTimeline`` under a lock of its own, with the recorder's
+/// timer. Not generic, so that recording a side effect looks up no generic metadata on the store's side-effect path,
+/// which is not specialised for the app's state.
+@usableFromInline
+final class EffectLog: Sendable {
+  let capacity: Int
+  private let storage: Locked<(timeline: EffectTimeline, timer: RecorderTimer?)>
+
+  init(capacity: Int) {
+    self.capacity = capacity
+    storage = Locked((EffectTimeline(), nil))
+  }
+
+  /// Reads the time on `timer`, the commit log's (set when the recorder is attached).
+  func attach(timer: RecorderTimer) {
+    storage.withLock { $0.timer = timer }
+  }
+
+  /// Starts recording a side effect, under number `id` if given (the next of the log's own otherwise); returns its
+  /// number.
+  func start(_ item: any Dispatchable, cause: Int?, id: Int? = nil) -> Int {
+    let started = storage.withLock { log -> (Int, RecordedEffect?) in
+      let time = Duration.nanoseconds(log.timer?.nanoseconds() ?? 0)
+      return log.timeline.start(item, cause: cause, id: id, at: time, capacity: capacity)
+    }
+    // A dropped side effect (a user value) is released outside the lock.
+    return withExtendedLifetime(started.1) { started.0 }
+  }
+
+  /// Records how the side effect `id` ended.
+  func end(_ id: Int, outcome: RecordedEffect.Outcome) {
+    storage.withLock { log in
+      log.timeline.end(id, at: .nanoseconds(log.timer?.nanoseconds() ?? 0), outcome: outcome)
     }
   }
 
   /// The side effects kept, in the order they started.
-  var keptEffects: [RecordedEffect] {
-    effectOrder[effectStart...].compactMap { effects[$0] }
+  var all: [RecordedEffect] {
+    storage.withLock { $0.timeline.all }
   }
 
-  mutating func startEffect(_ item: any Dispatchable, cause: Int?, id given: Int?, capacity: Int) -> (
+  /// The side effects that started or ended after `version`, and the version now.
+  func changed(since version: Int) -> (effects: [RecordedEffect], version: Int) {
+    storage.withLock { ($0.timeline.changed(since: version), $0.timeline.version) }
+  }
+
+  /// Empties the timeline, keeping its numbering (and, if `carryingRunning`, the side effects still running); returns
+  /// what it held, in the order they started (released by the caller, after unlocking).
+  func reset(carryingRunning: Bool) -> [RecordedEffect] {
+    let old = storage.withLock { log -> EffectTimeline in
+      var fresh = EffectTimeline()
+      fresh.continueNumbering(from: log.timeline)
+      if carryingRunning { fresh.carryRunning(from: log.timeline) }
+      swap(&fresh, &log.timeline)
+      return fresh
+    }
+    return old.all
+  }
+}
+
+/// The side effects a log keeps, in the order they started, each with the version of its latest change (start or
+/// end, ``StoreRecorder/effects(changedSince:)``). Not generic, and without a hash per start or end: a side effect is
+/// found by its number, which is its position plus a fixed offset for those numbered in the order they started (the
+/// first log's, ``CommitLog/startEffect(_:cause:id:)``); the others (carried over a drain, or numbered by another log
+/// and started in another order) are found in a dictionary. (Three dictionaries, two hashes per start and four per
+/// end, made a recorded side effect cost 2 microseconds.)
+struct EffectTimeline {
+  struct Kept {
+    var effect: RecordedEffect
+    /// The version at its latest change.
+    var stamp: Int
+  }
+
+  /// The side effects, oldest first; those before `first` were dropped (removed from the array in batches).
+  var kept = ContiguousArray<Kept>()
+  var first = 0
+  /// How many were removed from the front of `kept`: `kept[index]` is at position `removed + index`.
+  var removed = 0
+  /// Number minus position, for the side effects numbered in the order they started: set by the first one.
+  var offset: Int?
+  /// The positions of the others, by number.
+  var irregular: [Int: Int] = [:]
+  /// The number the next side effect takes, if none is given.
+  var nextID = 1
+  /// Counts the starts and ends.
+  var version = 0
+
+  /// The side effects kept, in the order they started.
+  var all: [RecordedEffect] {
+    kept[first...].map(\.effect)
+  }
+
+  /// The side effects that started or ended after `version`, in the order they started.
+  func changed(since version: Int) -> [RecordedEffect] {
+    kept[first...].lazy.filter { $0.stamp > version }.map(\.effect)
+  }
+
+  /// The index in `kept` of side effect `id`, if it is kept.
+  func index(of id: Int) -> Int? {
+    if let offset {
+      let index = id &- offset &- removed
+      if index >= first, index < kept.count, kept[index].effect.id == id { return index }
+    }
+    guard !irregular.isEmpty, let position = irregular[id] else { return nil }
+    return position - removed
+  }
+
+  /// Appends `effect`, stamped `stamp`; `inOrder`: numbered in the order side effects start (it may then go without
+  /// the dictionary: whatever is appended, one whose number is not its position plus the offset goes in it).
+  mutating func append(_ effect: RecordedEffect, stamp: Int, inOrder: Bool) {
+    let position = removed + kept.count
+    if inOrder, offset == nil { offset = effect.id - position }
+    if !inOrder || effect.id - position != offset { irregular[effect.id] = position }
+    kept.append(Kept(effect: effect, stamp: stamp))
+  }
+
+  /// Starts side effect `given` (the next number if nil) at `time`; returns its number, and the oldest side effect if
+  /// more than `capacity` are now kept (dropped, to release after unlocking).
+  mutating func start(_ item: any Dispatchable, cause: Int?, id given: Int?, at time: Duration, capacity: Int) -> (
     Int, RecordedEffect?
   ) {
-    let id = given ?? nextEffectID
-    nextEffectID = max(nextEffectID, id &+ 1)
-    effects[id] = RecordedEffect(id: id, sideEffect: item, cause: cause, start: now())
-    effectVersion += 1
-    effectStamps[id] = effectVersion
-    effectOrder.append(id)
-    var dropped: RecordedEffect?
-    if effectOrder.count - effectStart > capacity {
-      effectStamps[effectOrder[effectStart]] = nil
-      dropped = effects.removeValue(forKey: effectOrder[effectStart])
-      effectStart += 1
-      if effectStart > capacity {
-        effectOrder.removeFirst(effectStart)
-        effectStart = 0
-      }
+    let id = given ?? nextID
+    nextID = max(nextID, id &+ 1)
+    version += 1
+    // Numbered in start order by this log, or by the first log (then in its start order, which is this one's but for
+    // side effects starting at once on two threads: those few go in the dictionary).
+    append(RecordedEffect(id: id, sideEffect: item, cause: cause, start: time), stamp: version, inOrder: true)
+    guard kept.count - first > capacity else { return (id, nil) }
+    let dropped = kept[first].effect
+    if !irregular.isEmpty { irregular[dropped.id] = nil }
+    first += 1
+    if first > capacity {
+      kept.removeFirst(first)
+      removed += first
+      first = 0
     }
     return (id, dropped)
+  }
+
+  /// Records that side effect `id` ended at `time`, how; nothing if it is not kept.
+  mutating func end(_ id: Int, at time: Duration, outcome: RecordedEffect.Outcome) {
+    guard let index = index(of: id) else { return }
+    version += 1
+    kept[index].effect.end = time
+    kept[index].effect.outcome = outcome
+    kept[index].stamp = version
+  }
+
+  /// Takes over the numbering and the version of `old`, which this timeline replaces.
+  mutating func continueNumbering(from old: EffectTimeline) {
+    nextID = old.nextID
+    version = old.version
+  }
+
+  /// Keeps the side effects of `old` still running (with their numbers and stamps).
+  mutating func carryRunning(from old: EffectTimeline) {
+    for entry in old.kept[old.first...] where entry.effect.outcome == nil {
+      append(entry.effect, stamp: entry.stamp, inOrder: false)
+    }
   }
 }
 

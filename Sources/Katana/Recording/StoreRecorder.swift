@@ -106,12 +106,11 @@ public final class StoreRecorder<S: State>: Sendable {
   /// commit the recording is empty, and its initial state is the store's live state when the recorder was attached or
   /// last reset (the state it started from, if it was starting then; `S()` if its start-up failed).
   public func recording() -> Recording<S> {
-    log.storage.withLock { log in
-      Recording(
-        initialState: log.base ?? S(), commits: log.commits,
-        checkpoints: log.checkpoints.map { Recording.Checkpoint(sequence: $0.sequence, state: $0.state) },
-        effects: log.keptEffects)
+    let (base, commits, checkpoints) = log.storage.withLock { log in
+      (log.base, log.commits, log.checkpoints.map { Recording.Checkpoint(sequence: $0.sequence, state: $0.state) })
     }
+    // Read after the commits: each commit's cause started before it, and is kept (unless dropped).
+    return Recording(initialState: base ?? S(), commits: commits, checkpoints: checkpoints, effects: log.effects.all)
   }
 
   /// The commits recorded after commit `sequence` that the recorder still keeps, oldest first, and the side effects
@@ -138,13 +137,7 @@ public final class StoreRecorder<S: State>: Sendable {
   /// - Parameter version: What the previous read returned; 0 for every side effect kept.
   /// - Returns: The side effects changed since `version`, and the version now.
   public func effects(changedSince version: Int) -> (effects: [RecordedEffect], version: Int) {
-    log.storage.withLock { log in
-      let changed = log.effectOrder[log.effectStart...].compactMap { id -> RecordedEffect? in
-        guard let stamp = log.effectStamps[id], stamp > version else { return nil }
-        return log.effects[id]
-      }
-      return (changed, log.effectVersion)
-    }
+    log.effects.changed(since: version)
   }
 
   /// Takes everything recorded so far from `store` and starts a new recording, between two of its commits.
@@ -165,15 +158,21 @@ public final class StoreRecorder<S: State>: Sendable {
   {
     try attached.check(store.core, what: "StoreRecorder.drain")
     let (recording, dropped) = try await store.core.withTurnOnLiveState { state in
-      log.storage.withLock { log -> (Recording<S>, CommitLogState<S>) in
+      let (drained, old) = log.storage.withLock { log -> (Recording<S>, CommitLogState<S>) in
         let recording = Recording(
           initialState: log.base ?? state, commits: log.commits,
-          checkpoints: log.checkpoints.map { Recording.Checkpoint(sequence: $0.sequence, state: $0.state) },
-          effects: log.keptEffects)
-        let old = log.reset(base: state)
-        log.carryRunningEffects(from: old)
-        return (recording, old)
+          checkpoints: log.checkpoints.map { Recording.Checkpoint(sequence: $0.sequence, state: $0.state) })
+        return (recording, log.reset(base: state))
       }
+      // Holding the turn, no commit comes between the two: the side effects taken are those up to now (one that starts
+      // meanwhile, which no commit of this recording names, goes on in the next if it still runs).
+      let effects = log.effects.reset(carryingRunning: true)
+      return (
+        Recording(
+          initialState: drained.initialState, commits: drained.commits, checkpoints: drained.checkpoints,
+          effects: effects),
+        old
+      )
     }
     log.needsBase.set(false)
     // User values (updaters, states, errors) are released outside the lock.
@@ -187,8 +186,10 @@ public final class StoreRecorder<S: State>: Sendable {
   public func reset() {
     var dropped: CommitLogState<S>?
     // Between two commits: under the store's lock, then the log's (the order every commit takes them in).
+    var droppedEffects: [RecordedEffect] = []
     let reset = { [log] (state: S?) in
       dropped = log.storage.withLock { $0.reset(base: state) }
+      droppedEffects = log.effects.reset(carryingRunning: false)
       log.needsBase.set(state == nil)
     }
     if let liveState = log.storage.withLock({ $0.liveState }) {
@@ -197,7 +198,7 @@ public final class StoreRecorder<S: State>: Sendable {
       reset(nil)
     }
     // User values (updaters, states, errors) are released outside the locks.
-    withExtendedLifetime(dropped) {}
+    withExtendedLifetime((dropped, droppedEffects)) {}
   }
 
   // MARK: - Time travel

@@ -41,6 +41,8 @@ struct CoreState<S: FeatureState, D: SideEffectDependencyContainer> {
   /// The logs of the recorders attached (``CommitLog``): each commit is appended to them in its own critical
   /// section.
   @usableFromInline private(set) var logs: [CommitLog<S>] = []
+  /// Their side-effect timelines, in the same order (not generic: see ``EffectLog``).
+  @usableFromInline private(set) var effectLogs: [EffectLog] = []
   /// The live state while the store shows a recorded one (time travel, ``StoreRecorder/travel(_:to:)``); nil
   /// while the store is live. While it is set, ``refusal(of:)`` refuses every item.
   @usableFromInline private(set) var live: S?
@@ -363,6 +365,7 @@ struct CoreState<S: FeatureState, D: SideEffectDependencyContainer> {
     // Away from live (time travel), the state shown is a recorded one: the next commit follows the live state.
     log.attach(store: store, clock: clock, state: liveStateIfReady, liveState: liveState)
     logs.append(log)
+    effectLogs.append(log.effects)
     refreshQuiet()
   }
 

@@ -76,11 +76,11 @@ extension StoreCore {
   }
 
   /// Whether side effects may start right away, in the caller's task, without the lock: the store is
-  /// ready, live (not away in time, where ``CoreState/refusal(of:)`` refuses them), has no interceptor and no
-  /// recorder (which records each side effect's start and end, ``recordingSideEffect(_:_:)``).
+  /// ready, live (not away in time, where ``CoreState/refusal(of:)`` refuses them), and has no interceptor. A
+  /// recorder keeps this path: a side effect that starts directly is recorded there (``recordingSideEffect(_:_:)``).
   @inlinable
   var sideEffectsStartDirectly: Bool {
-    !hasInterceptors && readyFlag.isSet && !awayFlag.isSet && !recordsEffects.isSet
+    !hasInterceptors && readyFlag.isSet && !awayFlag.isSet
   }
 
   /// Dispatches a side effect in the calling task and returns when its body returns.
@@ -110,7 +110,7 @@ extension StoreCore {
     async throws where E.StateType == S, E.Dependencies == D
   {
     if sideEffectsStartDirectly {
-      try await runBody { try await effect.sideEffect(context) }
+      try await recordingSideEffect(effect) { try await runBody { try await effect.sideEffect(context) } }
     } else {
       try await dispatchThroughChain(effect, context: context)
     }
@@ -155,7 +155,7 @@ extension StoreCore {
     _ effect: R, context: any AnySideEffectContext
   ) async throws -> R.ReturnValue {
     if sideEffectsStartDirectly {
-      return try await runBody { try await effect.sideEffect(context) }
+      return try await recordingSideEffect(effect) { try await runBody { try await effect.sideEffect(context) } }
     }
     return try await dispatchThroughChain(effect, context: context)
   }
@@ -327,18 +327,18 @@ extension StoreCore {
     _ item: @autoclosure () -> any Dispatchable, _ body: nonisolated(nonsending) () async throws -> T
   ) async throws -> T {
     guard recordsEffects.isSet else { return try await body() }
-    return try await recordingSideEffect(item(), in: withLock { $0.logs }, body)
+    return try await recordingSideEffect(item(), in: withLock { $0.effectLogs }, body)
   }
 
   @usableFromInline
   nonisolated(nonsending) func recordingSideEffect<T>(
-    _ item: any Dispatchable, in logs: [CommitLog<S>], _ body: nonisolated(nonsending) () async throws -> T
+    _ item: any Dispatchable, in logs: [EffectLog], _ body: nonisolated(nonsending) () async throws -> T
   ) async throws -> T {
     guard let first = logs.first else { return try await body() }
     let cause = RecorderCause.current(on: self.id)
     // Every log records the side effect under the first one's number, the one its commits name as their cause.
-    let number = first.startEffect(item, cause: cause)
-    for log in logs.dropFirst() { _ = log.startEffect(item, cause: cause, id: number) }
+    let number = first.start(item, cause: cause)
+    for index in 1..<logs.count { _ = logs[index].start(item, cause: cause, id: number) }
     let value: T
     do {
       value = try await RecorderCause.local.withValue(RecorderCause.Bound(store: self.id, id: number)) {
@@ -346,10 +346,10 @@ extension StoreCore {
       }
     } catch {
       let outcome: RecordedEffect.Outcome = error is CancellationError ? .cancelled : .failed(error)
-      for log in logs { log.endEffect(number, outcome: outcome) }
+      for log in logs { log.end(number, outcome: outcome) }
       throw error
     }
-    for log in logs { log.endEffect(number, outcome: .completed) }
+    for log in logs { log.end(number, outcome: .completed) }
     return value
   }
 }
