@@ -33,17 +33,15 @@ static inline void ckatana_store_release(uintptr_t *word, uintptr_t value) {
 /// The time on the clock Swift's `ContinuousClock` reads (it goes on while the machine sleeps), in nanoseconds since
 /// an arbitrary start: what a recorder stamps each commit with, read without building a `ContinuousClock.Instant`.
 static inline int64_t ckatana_continuous_nanoseconds(void) {
-#if defined(__APPLE__)
-  return (int64_t)clock_gettime_nsec_np(CLOCK_MONOTONIC_RAW);
-#else
   struct timespec now;
-#if defined(CLOCK_BOOTTIME)
+#if defined(__APPLE__)
+  clock_gettime(CLOCK_MONOTONIC_RAW, &now);
+#elif defined(CLOCK_BOOTTIME)
   clock_gettime(CLOCK_BOOTTIME, &now);
 #else
   clock_gettime(CLOCK_MONOTONIC, &now);
 #endif
   return (int64_t)now.tv_sec * 1000000000 + (int64_t)now.tv_nsec;
-#endif
 }
 
 #ifdef __APPLE__
