@@ -97,6 +97,10 @@ public final class UndoHistory<S: State>: Sendable {
   /// The types of the store's history's commands and of moves in time, resolved once, for ``record(_:)``.
   private let commandType = ObjectIdentifier(UndoCommand<S>.self)
   private let travelType = ObjectIdentifier(TimeTravelCommand<S>.self)
+  /// The item types seen to be plain updaters: an ``AnyStateUpdater`` that is no ``ScopedDispatchable``, no history's
+  /// command and no move in time. ``record(_:inverted:)`` takes such an item without the three casts that tell it so
+  /// (conformance lookups, on every commit).
+  private let plainTypes = Locked(TypeMemo())
   /// Whether undo and redo take the fast paths (inverses, re-applying the step in place) when they give what the
   /// replay gives; false: always replay (the plain twin the tests compare the fast paths with).
   package let undoesInPlace: Bool
@@ -357,6 +361,10 @@ public final class UndoHistory<S: State>: Sendable {
     // Told apart by type identity first (a comparison with a type resolved once, where a cast to a generic type
     // resolves its metadata on every commit). This history's own command for the whole store: see below.
     let type = ObjectIdentifier(Swift.type(of: item))
+    if plainTypes.withLock({ $0.contains(type) }) {
+      // A plain updater: a step of the store's history if `isUndoable` says so; of the root, so no step of a scope's.
+      return append(.plain(item), isStep: scope == nil && isUndoable(item))
+    }
     if type == commandType, let command = item as? UndoCommand<S>,
       command.historyIdentity == ObjectIdentifier(self)
     {
@@ -369,6 +377,7 @@ public final class UndoHistory<S: State>: Sendable {
     // would spend the limits on them. Another history's are commits like any other (replayed as the value they set).
     let scoped = item as? any ScopedDispatchable
     let base = scoped?.base ?? item
+    if scoped == nil, !(base is any HistoryCommand) { plainTypes.withLock { $0.insert(type) } }
     let isStep: Bool
     if let command = base as? any HistoryCommand {
       if command.historyIdentity == ObjectIdentifier(self) { return }
@@ -621,6 +630,9 @@ struct UndoEntry {
     case typed(any PreparedStep)
     /// Any other: applied through ``StoreCore/applyErased(_:to:)``, which casts it.
     case erased(any AnyStateUpdater)
+    /// A plain updater as the history got it, not cast yet (``UndoHistory/record(_:inverted:)``): cast when applied,
+    /// once to ``StateUpdater`` in the usual case.
+    case plain(any Dispatchable)
   }
 
   /// Applies the commit's updater to `state`, as a replay does: one that cannot be applied now (its element is
@@ -629,6 +641,12 @@ struct UndoEntry {
     switch updater {
     case .typed(let step): step.apply(to: &state)
     case .erased(let updater): try? StoreCore<S, EmptySideEffectDependencyContainer>.applyErased(updater, to: &state)
+    case .plain(let item):
+      if let typed = item as? any StateUpdater {
+        try? StoreCore<S, EmptySideEffectDependencyContainer>.applyOpened(typed, to: &state)
+      } else if let updater = item as? any AnyStateUpdater {
+        try? StoreCore<S, EmptySideEffectDependencyContainer>.applyErased(updater, to: &state)
+      }
     }
   }
 }
