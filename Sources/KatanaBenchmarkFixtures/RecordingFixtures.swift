@@ -9,16 +9,12 @@ extension BenchmarkFixture {
       + "checkpoint every 1,000 commits): the store appends each commit to the recorder's ring in the commit's "
       + "critical section, on the same fast path."
   ) { operations in
-    let recorder = StoreRecorder<BenchState>()
-    let store = try await makeStore()
-    try recorder.attach(to: store)
+    let (store, recorder) = try await makeRecordedStore()
     return PreparedFixture(operations: operations) {
       for _ in 0..<operations { try await store.dispatch(Increment()) }
     } verify: {
       try expectCounter(of: store, operations)
-      guard recorder.commits(after: operations - 1).last?.sequence == operations else {
-        throw CorrectnessError(description: "the recorder missed commits")
-      }
+      try expectRecorded(recorder, operations)
     }
   }
 
@@ -28,18 +24,14 @@ extension BenchmarkFixture {
     explanation: "store.send(Increment()) from one task with a StoreRecorder attached, then await the last handle: "
       + "ns per item (an idle store applies each at once, on the sending thread)."
   ) { operations in
-    let recorder = StoreRecorder<BenchState>()
-    let store = try await makeStore()
-    try recorder.attach(to: store)
+    let (store, recorder) = try await makeRecordedStore()
     return PreparedFixture(operations: operations) {
       var last: DispatchHandle<Void>?
       for _ in 0..<operations { last = store.send(Increment()) }
       try await last?.value
     } verify: {
       try expectCounter(of: store, operations, "send lost updates")
-      guard recorder.commits(after: operations - 1).last?.sequence == operations else {
-        throw CorrectnessError(description: "the recorder missed commits")
-      }
+      try expectRecorded(recorder, operations)
     }
   }
 
@@ -50,17 +42,12 @@ extension BenchmarkFixture {
     explanation: "A side effect that awaits context.dispatch(Increment()), on a store with a StoreRecorder attached: "
       + "the store records the side effect's start and end, and binds it as the cause of the commit it makes."
   ) { operations in
-    let recorder = StoreRecorder<BenchState>()
-    let store = try await makeStore()
-    try recorder.attach(to: store)
+    let (store, recorder) = try await makeRecordedStore()
     return PreparedFixture(operations: operations) {
       for _ in 0..<operations { try await store.dispatch(NestedIncrement()) }
     } verify: {
       try expectCounter(of: store, operations)
-      let last = recorder.commits(after: operations - 1).last
-      guard last?.sequence == operations, last?.cause != nil else {
-        throw CorrectnessError(description: "the recorder missed commits or their cause")
-      }
+      try expectRecorded(recorder, operations, withCause: true)
     }
   }
 
@@ -169,5 +156,22 @@ public struct SetLastItem: InvertibleStateUpdater {
     }
     state.counter &+= counterChange
     return SetLastItem(old, counterChange: 0 &- counterChange)
+  }
+}
+
+/// A ready store with a `StoreRecorder` attached (capacity 10,000, a checkpoint every 1,000 commits).
+func makeRecordedStore() async throws -> (BenchStore, StoreRecorder<BenchState>) {
+  let recorder = StoreRecorder<BenchState>()
+  let store = try await makeStore()
+  try recorder.attach(to: store)
+  return (store, recorder)
+}
+
+/// Throws unless `recorder`'s latest commit is number `operations` (and, `withCause`, names a side effect).
+func expectRecorded(_ recorder: StoreRecorder<BenchState>, _ operations: Int, withCause: Bool = false) throws {
+  let last = recorder.commits(after: operations - 1).last
+  guard last?.sequence == operations, !withCause || last?.cause != nil else {
+    throw CorrectnessError(
+      description: withCause ? "the recorder missed commits or their cause" : "the recorder missed commits")
   }
 }

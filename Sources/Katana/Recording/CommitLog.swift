@@ -121,11 +121,6 @@ struct CommitLogState<S: FeatureState> {
   }
 
   @inlinable
-  func now() -> Duration {
-    .nanoseconds(nowNanoseconds())
-  }
-
-  @inlinable
   func nowNanoseconds() -> Int64 {
     timer?.nanoseconds() ?? 0
   }
@@ -231,8 +226,7 @@ final class EffectLog: Sendable {
   /// number.
   func start(_ item: any Dispatchable, cause: Int?, id: Int? = nil) -> Int {
     let started = storage.withLock { log -> (Int, RecordedEffect?) in
-      let time = Duration.nanoseconds(log.timer?.nanoseconds() ?? 0)
-      return log.timeline.start(item, cause: cause, id: id, at: time, capacity: capacity)
+      log.timeline.start(item, cause: cause, id: id, at: Self.now(on: log.timer), capacity: capacity)
     }
     // A dropped side effect (a user value) is released outside the lock.
     return withExtendedLifetime(started.1) { started.0 }
@@ -241,8 +235,13 @@ final class EffectLog: Sendable {
   /// Records how the side effect `id` ended.
   func end(_ id: Int, outcome: RecordedEffect.Outcome) {
     storage.withLock { log in
-      log.timeline.end(id, at: .nanoseconds(log.timer?.nanoseconds() ?? 0), outcome: outcome)
+      log.timeline.end(id, at: Self.now(on: log.timer), outcome: outcome)
     }
+  }
+
+  /// The time on `timer` (zero before the recorder is attached), as commits are stamped.
+  private static func now(on timer: RecorderTimer?) -> Duration {
+    .nanoseconds(timer?.nanoseconds() ?? 0)
   }
 
   /// The side effects kept, in the order they started.
@@ -447,5 +446,12 @@ struct LoggedCommit {
   var recorded: RecordedCommit {
     RecordedCommit(
       sequence: sequence, time: .nanoseconds(nanoseconds), updater: updater, cause: cause == Self.noCause ? nil : cause)
+  }
+}
+
+extension CommitLogState where S: State {
+  /// The checkpoints kept, as a ``Recording`` holds them.
+  var recordedCheckpoints: [Recording<S>.Checkpoint] {
+    checkpoints.map { Recording.Checkpoint(sequence: $0.sequence, state: $0.state) }
   }
 }

@@ -107,7 +107,7 @@ public final class StoreRecorder<S: State>: Sendable {
   /// last reset (the state it started from, if it was starting then; `S()` if its start-up failed).
   public func recording() -> Recording<S> {
     let (base, commits, checkpoints) = log.storage.withLock { log in
-      (log.base, log.commits, log.checkpoints.map { Recording.Checkpoint(sequence: $0.sequence, state: $0.state) })
+      (log.base, log.commits, log.recordedCheckpoints)
     }
     // Read after the commits: each commit's cause started before it, and is kept (unless dropped).
     return Recording(initialState: base ?? S(), commits: commits, checkpoints: checkpoints, effects: log.effects.all)
@@ -158,21 +158,16 @@ public final class StoreRecorder<S: State>: Sendable {
   {
     try attached.check(store.core, what: "StoreRecorder.drain")
     let (recording, dropped) = try await store.core.withTurnOnLiveState { state in
-      let (drained, old) = log.storage.withLock { log -> (Recording<S>, CommitLogState<S>) in
-        let recording = Recording(
-          initialState: log.base ?? state, commits: log.commits,
-          checkpoints: log.checkpoints.map { Recording.Checkpoint(sequence: $0.sequence, state: $0.state) })
-        return (recording, log.reset(base: state))
+      let (base, commits, checkpoints, old) = log.storage.withLock { log in
+        (
+          log.base ?? state, log.commits,
+          log.recordedCheckpoints, log.reset(base: state)
+        )
       }
       // Holding the turn, no commit comes between the two: the side effects taken are those up to now (one that starts
       // meanwhile, which no commit of this recording names, goes on in the next if it still runs).
       let effects = log.effects.reset(carryingRunning: true)
-      return (
-        Recording(
-          initialState: drained.initialState, commits: drained.commits, checkpoints: drained.checkpoints,
-          effects: effects),
-        old
-      )
+      return (Recording(initialState: base, commits: commits, checkpoints: checkpoints, effects: effects), old)
     }
     log.needsBase.set(false)
     // User values (updaters, states, errors) are released outside the lock.
