@@ -92,12 +92,23 @@ public struct NestedIncrement: SideEffect {
 /// An interceptor that hands every item on unchanged.
 public let passThrough: StoreInterceptor = { _ in { next in { item in try await next(item) } } }
 
+/// A pass-through interceptor of the faster form.
+public struct PassThrough: DispatchInterceptor {
+  public init() {}
+
+  public func intercept(_ item: any Dispatchable, next: DispatchInterceptorNext) async throws {
+    try await next(item)
+  }
+}
+
 /// A ready store.
 public func makeStore(
-  _ state: BenchState = BenchState(), interceptors: [StoreInterceptor] = [], observers: [DispatchObserver] = []
+  _ state: BenchState = BenchState(), interceptors: [StoreInterceptor] = [], observers: [DispatchObserver] = [],
+  dispatchInterceptors: [any DispatchInterceptor] = []
 ) async throws -> BenchStore {
   let store = BenchStore(
-    initialState: state, interceptors: interceptors, configuration: StoreConfiguration(dispatchObservers: observers))
+    initialState: state, interceptors: interceptors,
+    configuration: StoreConfiguration(dispatchObservers: observers, dispatchInterceptors: dispatchInterceptors))
   try await store.waitUntilReady()
   return store
 }

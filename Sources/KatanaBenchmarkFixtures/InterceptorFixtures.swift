@@ -67,6 +67,33 @@ extension BenchmarkFixture {
     }
   }
 
+  /// The updater dispatch through five pass-through interceptors of the faster form.
+  public static let updaterDispatchFiveDispatchInterceptors = BenchmarkFixture(
+    name: "dispatch: state updater, 5 dispatch interceptors",
+    explanation: "The same dispatch through five pass-through DispatchInterceptors, the faster form: a method "
+      + "called through a protocol, with no reabstraction thunk."
+  ) { operations in
+    let store = try await makeStore(dispatchInterceptors: Array(repeating: PassThrough(), count: 5))
+    return PreparedFixture(operations: operations) {
+      for _ in 0..<operations { try await store.dispatch(Increment()) }
+    } verify: {
+      try expectCounter(of: store, operations)
+    }
+  }
+
+  /// The updater dispatch through one pass-through interceptor of the faster form.
+  public static let updaterDispatchOneDispatchInterceptor = BenchmarkFixture(
+    name: "dispatch: state updater, 1 dispatch interceptor",
+    explanation: "The same dispatch through one pass-through DispatchInterceptor, the faster form."
+  ) { operations in
+    let store = try await makeStore(dispatchInterceptors: [PassThrough()])
+    return PreparedFixture(operations: operations) {
+      for _ in 0..<operations { try await store.dispatch(Increment()) }
+    } verify: {
+      try expectCounter(of: store, operations)
+    }
+  }
+
   /// The updater dispatch with five dispatch observers that count what they see.
   public static let updaterDispatchFiveObservers = BenchmarkFixture(
     name: "dispatch: state updater, 5 observers",

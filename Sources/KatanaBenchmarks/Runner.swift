@@ -165,6 +165,7 @@ final class Runner {
         "dispatch: state updater (interceptor group)",
         explanation: "The plain updater dispatch again, measured next to the interceptor cases."),
       .updaterDispatchOneInterceptor, .updaterDispatchFiveInterceptors, .updaterDispatchFiveObservers,
+      .updaterDispatchOneDispatchInterceptor, .updaterDispatchFiveDispatchInterceptors,
     ])
     checkOneInterceptor()
     if let added = perRound(

@@ -27,6 +27,37 @@ struct InterceptorChainTwinTests {
       #expect(opaque.commits == plain.commits, "seed \(seed), listening \(listening): the commits differ")
     }
   }
+
+  /// The same plans with the last one, two or all three layers written as `DispatchInterceptor`s (the faster form, run
+  /// after the closure interceptors), on each chain: what a user sees is what the closure form gives.
+  @Test(arguments: [false, true])
+  func dispatchInterceptors_behaveAsClosureInterceptors_onSeededSchedules(listening: Bool) async throws {
+    for seed in (0..<UInt64(120)).map({ 0xD15 &+ $0 &* 7_919 }) {
+      let plan = TwinPlan(seed: seed)
+      let layers = 1 + Int(seed % UInt64(TwinPlan.layers))
+      let closures = await plan.run(plainChain: false, listening: listening)
+      for plainChain in [false, true] {
+        let typed = await plan.run(plainChain: plainChain, listening: listening, dispatchLayers: layers)
+        let label = "seed \(seed), \(layers) dispatch layers, plain \(plainChain), listening \(listening)"
+        #expect(typed.usedOpaqueChain == !plainChain, "\(label): the store did not take the chain asked")
+        #expect(typed.journal == closures.journal, "\(label): the outcomes differ")
+        #expect(typed.state == closures.state, "\(label): the final states differ")
+        #expect(typed.commits == closures.commits, "\(label): the commits differ")
+      }
+    }
+  }
+}
+
+/// One layer of a plan written as a `DispatchInterceptor`.
+private struct TwinDispatchInterceptor: DispatchInterceptor {
+  let layer: Int
+  let plan: TwinPlan
+  let journal: Recorder<String>
+  let kept: LockedValue<StoreInterceptorNext?>
+
+  func intercept(_ item: any Dispatchable, next: DispatchInterceptorNext) async throws {
+    try await plan.handle(item, layer: layer, next: { try await next($0) }, journal: journal, kept: kept)
+  }
 }
 
 /// An updater the plan scripts: each interceptor does with it what the plan says for its step.
@@ -49,7 +80,7 @@ private enum TwinRoute: CaseIterable {
   case dispatch, anyDispatch, send, fromSideEffect
 }
 
-private struct TwinPlan {
+private struct TwinPlan: Sendable {
   static let layers = 3
   let behaviours: [[TwinBehaviour]]
   let routes: [TwinRoute]
@@ -73,11 +104,16 @@ private struct TwinPlan {
     var usedOpaqueChain: Bool
   }
 
-  func run(plainChain: Bool, listening: Bool) async -> Outcome {
+  /// Runs the plan with its last `dispatchLayers` layers as `DispatchInterceptor`s, the others as closures.
+  func run(plainChain: Bool, listening: Bool, dispatchLayers: Int = 0) async -> Outcome {
     let journal = Recorder<String>()
     let kept = LockedValue<StoreInterceptorNext?>(nil)
-    let interceptors = (0..<Self.layers).map { layer in interceptor(layer: layer, journal: journal, kept: kept) }
+    let closureLayers = Self.layers - dispatchLayers
+    let interceptors = (0..<closureLayers).map { layer in interceptor(layer: layer, journal: journal, kept: kept) }
     var configuration = StoreConfiguration()
+    configuration.dispatchInterceptors = (closureLayers..<Self.layers).map { layer in
+      TwinDispatchInterceptor(layer: layer, plan: self, journal: journal, kept: kept)
+    }
     configuration.usesPlainInterceptorChain = plainChain
     let store = TestStore(initialState: CounterState(), interceptors: interceptors, configuration: configuration)
     let commits = Recorder<String>()
@@ -107,46 +143,47 @@ private struct TwinPlan {
   func interceptor(layer: Int, journal: Recorder<String>, kept: LockedValue<StoreInterceptorNext?>)
     -> StoreInterceptor
   {
-    let behaviours = self.behaviours
-    return { _ in
-      { next in
-        { item in
-          guard let step = (item as? TwinStep)?.step else { return try await next(item) }
-          switch behaviours[step][layer] {
-          case .handOn:
-            try await next(item)
-          case .handOnTwice:
-            try await next(item)
-            try await next(item)
-          case .handOnFromChildTask:
-            try await Task { try await next(item) }.value
-          case .replace:
-            try await next(Log(tag: "replaced \(step) at \(layer)"))
-          case .redirect:
-            try await next(Script { context in try await context.dispatch(Log(tag: "redirected \(step) at \(layer)")) })
-          case .throwBefore:
-            throw TestError(code: step * 10 + layer)
-          case .throwAfter:
-            try await next(item)
-            throw TestError(code: step * 10 + layer)
-          case .drop:
-            return
-          case .keepNext:
-            kept.withLock { $0 = next }
-            try await next(item)
-          case .callKeptNext:
-            // Kept from an earlier dispatch: called here, it hands on within this dispatch (the chain is composed once);
-            // called from outside of any dispatch, it is out of scope.
-            if let kept = kept.withLock({ $0 }) {
-              let inScope = await twinOutcome { try await kept(Log(tag: "kept \(step) at \(layer)")) }
-              let outside = await Task.detached { await twinOutcome { try await kept(Log(tag: "outside \(step)")) } }
-                .value
-              journal.append("step \(step), layer \(layer), kept next: \(inScope), outside: \(outside)")
-            }
-            try await next(item)
-          }
-        }
+    { _ in { next in { item in try await handle(item, layer: layer, next: next, journal: journal, kept: kept) } } }
+  }
+
+  /// What the interceptor at `layer` does with `item`, whichever its form.
+  func handle(
+    _ item: any Dispatchable, layer: Int, next: @escaping StoreInterceptorNext, journal: Recorder<String>,
+    kept: LockedValue<StoreInterceptorNext?>
+  ) async throws {
+    guard let step = (item as? TwinStep)?.step else { return try await next(item) }
+    switch behaviours[step][layer] {
+    case .handOn:
+      try await next(item)
+    case .handOnTwice:
+      try await next(item)
+      try await next(item)
+    case .handOnFromChildTask:
+      try await Task { try await next(item) }.value
+    case .replace:
+      try await next(Log(tag: "replaced \(step) at \(layer)"))
+    case .redirect:
+      try await next(Script { context in try await context.dispatch(Log(tag: "redirected \(step) at \(layer)")) })
+    case .throwBefore:
+      throw TestError(code: step * 10 + layer)
+    case .throwAfter:
+      try await next(item)
+      throw TestError(code: step * 10 + layer)
+    case .drop:
+      return
+    case .keepNext:
+      kept.withLock { $0 = next }
+      try await next(item)
+    case .callKeptNext:
+      // Kept from an earlier dispatch: called here, it hands on within this dispatch (the chain is composed once);
+      // called from outside of any dispatch, it is out of scope.
+      if let kept = kept.withLock({ $0 }) {
+        let inScope = await twinOutcome { try await kept(Log(tag: "kept \(step) at \(layer)")) }
+        let outside = await Task.detached { await twinOutcome { try await kept(Log(tag: "outside \(step)")) } }
+          .value
+        journal.append("step \(step), layer \(layer), kept next: \(inScope), outside: \(outside)")
       }
+      try await next(item)
     }
   }
 }

@@ -120,9 +120,16 @@ struct ChainTail: Sendable {
 final class OpaqueChain<Out: Sendable>: Sendable {
   /// The first handler (the end itself, without interceptors), at the array's representation.
   @usableFromInline let head: OpaqueNext<Out>
+  /// The store's ``DispatchInterceptor``s, when it has them and no closure interceptor: ``run(_:)`` calls them
+  /// directly (``head`` calls them too, one closure later).
+  @usableFromInline let dispatchChain: DispatchInterceptorChain?
+  /// What ``run(_:)`` returns after ``dispatchChain``: `()`.
+  @usableFromInline let done: Out
 
-  init(head: @escaping OpaqueNext<Out>) {
+  init(head: @escaping OpaqueNext<Out>, dispatchChain: DispatchInterceptorChain?, done: Out) {
     self.head = head
+    self.dispatchChain = dispatchChain
+    self.done = done
   }
 
   /// Runs the chain for `item`. The caller binds the dispatch's frame (``DispatchFrame/withFrame(_:_:)``): there,
@@ -132,26 +139,45 @@ final class OpaqueChain<Out: Sendable>: Sendable {
   @_semantics("optimize.sil.specialize.generic.never")
   @inline(never) @usableFromInline
   nonisolated(nonsending) func run(_ item: any Dispatchable) async throws -> Out {
-    try await head(item)
+    if let dispatchChain {
+      try await dispatchChain.run(item, from: 0)
+      return done
+    }
+    return try await head(item)
   }
 }
 
 /// Composes the chain once, as ``composeInterceptors(_:context:final:)`` does, into an ``OpaqueChain`` whose end hands
-/// state updaters to `tail.updater` and side effects to `tail.next`; `done` is what the end returns (`()`).
+/// state updaters to `tail.updater` and side effects to `tail.next`, after the `dispatchInterceptors` if there are
+/// any; `done` is what the end returns (`()`).
 ///
 /// Never specialised: specialised for `Out == Void`, the functions would take the substituted representation again.
 @_semantics("optimize.sil.specialize.generic.never")
 @inline(never)
 func composeOpaqueChain<Out: Sendable>(
   _ interceptors: [@Sendable (any AnySideEffectContext) -> @Sendable (@escaping OpaqueNext<Out>) -> OpaqueNext<Out>],
-  context: any AnySideEffectContext, tail: ChainTail, done: Out
+  dispatchInterceptors: [any DispatchInterceptor], context: any AnySideEffectContext, tail: ChainTail, done: Out
 ) -> OpaqueChain<Out> {
-  let updater = tail.updater
-  let next = tail.next
-  let end: OpaqueNext<Out> = { item in
-    if try updater(item) { return done }
-    try await next(item)
-    return done
+  let end: OpaqueNext<Out>
+  let dispatchChain: DispatchInterceptorChain?
+  if dispatchInterceptors.isEmpty {
+    let updater = tail.updater
+    let next = tail.next
+    end = { item in
+      if try updater(item) { return done }
+      try await next(item)
+      return done
+    }
+    dispatchChain = nil
+  } else {
+    let chain = DispatchInterceptorChain(dispatchInterceptors, context: context, tail: tail)
+    end = { item in
+      try await chain.run(item, from: 0)
+      return done
+    }
+    dispatchChain = chain
   }
-  return OpaqueChain(head: composeOpaque(interceptors, context: context, final: end))
+  return OpaqueChain(
+    head: composeOpaque(interceptors, context: context, final: end),
+    dispatchChain: interceptors.isEmpty ? dispatchChain : nil, done: done)
 }

@@ -111,11 +111,13 @@ public actor Store<S: State, D: SideEffectDependencyContainer> {
     let initialState: S
     if case .value(let value) = start { initialState = value } else { initialState = S() }
     var interceptors = interceptors
-    if configuration.forcesPlainPath && interceptors.isEmpty {
+    let hasInterceptors = !interceptors.isEmpty || !configuration.dispatchInterceptors.isEmpty
+    if configuration.forcesPlainPath && !hasInterceptors {
       interceptors = [{ _ in { next in { item in try await next(item) } } }]
     }
     let core = StoreCore<S, D>(
-      initialState: initialState, hasInterceptors: !interceptors.isEmpty, configuration: configuration)
+      initialState: initialState, hasInterceptors: hasInterceptors || !interceptors.isEmpty,
+      configuration: configuration)
     let dependencies = dependenciesInitializer(
       { [weak core] item in
         guard let core else { throw StoreError.storeShutDown }

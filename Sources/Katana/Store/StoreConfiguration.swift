@@ -1,4 +1,5 @@
-/// Settings of a ``Store`` that are not part of its state, dependencies or interceptors.
+/// Settings of a ``Store`` that are not part of its state or dependencies: its clock, its observers, and the faster
+/// form of interceptors.
 public struct StoreConfiguration: Sendable {
   /// The clock the store and its side effects use for time (``SideEffectContext/clock``).
   ///
@@ -11,14 +12,23 @@ public struct StoreConfiguration: Sendable {
   /// Empty by default, which costs nothing.
   public var dispatchObservers: [DispatchObserver]
 
+  /// Interceptors written as types (``DispatchInterceptor``), the faster form of the store's `interceptors`: they run
+  /// after those, in array order, the last one handing items to the store. Empty by default.
+  public var dispatchInterceptors: [any DispatchInterceptor]
+
   /// Creates a configuration.
   ///
   /// - Parameters:
   ///   - clock: The clock for time-based side effects.
   ///   - dispatchObservers: Functions that see every item before and after it is handled.
-  public init(clock: any Clock<Duration> = ContinuousClock(), dispatchObservers: [DispatchObserver] = []) {
+  ///   - dispatchInterceptors: Interceptors that see every item after the store's ``StoreInterceptor``s.
+  public init(
+    clock: any Clock<Duration> = ContinuousClock(), dispatchObservers: [DispatchObserver] = [],
+    dispatchInterceptors: [any DispatchInterceptor] = []
+  ) {
     self.clock = clock
     self.dispatchObservers = dispatchObservers
+    self.dispatchInterceptors = dispatchInterceptors
   }
 
   /// Receives the feature outputs that nothing handles (emitted in the store's own context, or through a scope
@@ -49,7 +59,7 @@ public struct StoreConfiguration: Sendable {
   package var onCarrierChange: (@Sendable () -> Void)?
 
   /// Test-only: every dispatch takes the plain path, through an interceptor chain (a pass-through interceptor is
-  /// added to a store that has none): no updater applied at once on the caller's thread, no commit filter, no
+  /// added to a store that has no interceptor of either form): no updater applied at once on the caller's thread, no commit filter, no
   /// side effect started without the chain. Tests run the same schedules with and without it and compare what
   /// users observe (STYLE 11).
   @usableFromInline var forcesPlainPath = false

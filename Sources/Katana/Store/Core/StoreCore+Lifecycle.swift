@@ -132,14 +132,18 @@ extension StoreCore {
     }
     var chain: StoreInterceptorNext = CoreState<S, D>.noChain
     var opaqueChain: OpaqueChain<Void>?
-    if !interceptors.isEmpty {
+    if hasInterceptors {
       // User code (the interceptors' outer and middle closures) runs here, outside the lock, once: side effects run
-      // the opaque chain through its substituted head (one reabstraction thunk).
+      // the opaque chain through its substituted head (one reabstraction thunk). The dispatch interceptors come
+      // after the closure interceptors, before the store's end.
       let context = SideEffectContext(core: self, dependencies: dependencies)
+      let dispatchInterceptors = configuration.dispatchInterceptors
       if usesPlainInterceptorChain {
-        chain = composeInterceptors(interceptors, context: context, final: chainEnd.next)
+        let final = composeDispatchInterceptors(dispatchInterceptors, context: context, end: chainEnd.next)
+        chain = composeInterceptors(interceptors, context: context, final: final)
       } else {
-        let composed = composeOpaqueChain(interceptors, context: context, tail: chainEnd, done: ())
+        let composed = composeOpaqueChain(
+          interceptors, dispatchInterceptors: dispatchInterceptors, context: context, tail: chainEnd, done: ())
         opaqueChain = composed
         chain = composed.head
       }

@@ -1,0 +1,103 @@
+import Katana
+import KatanaTestSupport
+import Testing
+
+/// A `DispatchInterceptor` that records each item's type under `name` and does what `handle` says (hand it on, by
+/// default).
+private struct Named: DispatchInterceptor {
+  let name: String
+  let recorder: Recorder<String>
+  var handle: @Sendable (any Dispatchable, DispatchInterceptorNext) async throws -> Void = { try await $1($0) }
+
+  func intercept(_ item: any Dispatchable, next: DispatchInterceptorNext) async throws {
+    recorder.append("\(name):\(type(of: item))")
+    try await handle(item, next)
+  }
+}
+
+/// The faster interceptor form. What each kind of handler may do is checked against the closure form on seeded plans
+/// (`InterceptorChainTwinTests`) and on the observation fuzzer's schedules; these tests pin what the form adds.
+@Suite("Dispatch interceptors", .timeLimit(.minutes(3)))
+struct DispatchInterceptorTests {
+  func makeStore(interceptors: [StoreInterceptor] = [], dispatchInterceptors: [any DispatchInterceptor]) async throws
+    -> TestStore
+  {
+    let store = TestStore(
+      initialState: CounterState(), interceptors: interceptors,
+      configuration: StoreConfiguration(dispatchInterceptors: dispatchInterceptors))
+    try await store.waitUntilReady()
+    return store
+  }
+
+  @Test func runAfterTheClosureInterceptors_inArrayOrder_oncePerItem() async throws {
+    let recorder = Recorder<String>()
+    let store = try await makeStore(
+      interceptors: [recordingInterceptor("a", into: recorder)],
+      dispatchInterceptors: [Named(name: "b", recorder: recorder), Named(name: "c", recorder: recorder)])
+    try await store.dispatch(Increment())
+    let doubled = try await store.dispatch(Double(value: 4))
+    #expect(doubled == 8)
+    #expect(
+      recorder.values == [
+        "a:Increment", "b:Increment", "c:Increment", "a:Double", "b:Double", "c:Double",
+      ])
+    #expect(store.state.counter == 1)
+  }
+
+  @Test func aStoreWithOnlyDispatchInterceptors_runsThemForEveryWayToDispatch() async throws {
+    let recorder = Recorder<String>()
+    let store = try await makeStore(dispatchInterceptors: [Named(name: "x", recorder: recorder)])
+    try await store.dispatch(Increment())
+    _ = try await store.anyDispatch(Increment())
+    try await store.send(Increment()).value
+    try await store.dispatch(Script { context in try await context.dispatch(Increment()) })
+    #expect(
+      recorder.values == ["x:Increment", "x:Increment", "x:Increment", "x:Script", "x:Increment"])
+    #expect(store.state.counter == 4)
+  }
+
+  @Test func next_givesTheStoresContext() async throws {
+    let recorder = Recorder<String>()
+    let reader = Named(name: "r", recorder: recorder) { item, next in
+      let before = (next.context.getAnyState() as? CounterState)?.counter ?? -1
+      try await next(item)
+      let after = (next.context.getAnyState() as? CounterState)?.counter ?? -1
+      recorder.append("\(before) -> \(after)")
+    }
+    let store = try await makeStore(dispatchInterceptors: [reader])
+    try await store.dispatch(Increment())
+    #expect(recorder.values == ["r:Increment", "0 -> 1"])
+  }
+
+  @Test func throwing_rejects_andReturningWithoutNext_drops() async throws {
+    let recorder = Recorder<String>()
+    let gate = Named(name: "g", recorder: recorder) { item, next in
+      if item is IncrementTwice { throw TestError(code: 7) }
+      if item is SetCounter { return }
+      try await next(item)
+    }
+    let store = try await makeStore(dispatchInterceptors: [gate])
+    await #expect(throws: TestError(code: 7)) { try await store.dispatch(IncrementTwice()) }
+    try await store.dispatch(SetCounter(value: 9))
+    try await store.dispatch(Increment())
+    #expect(store.state.counter == 1)
+  }
+
+  @Test func aNextKeptPastItsDispatch_throwsOutOfScope() async throws {
+    let kept = LockedValue<DispatchInterceptorNext?>(nil)
+    let keeper = Named(name: "k", recorder: Recorder()) { item, next in
+      kept.withLock { $0 = next }
+      try await next(item)
+    }
+    let store = try await makeStore(dispatchInterceptors: [keeper])
+    try await store.dispatch(Increment())
+    let next = try #require(kept.withLock { $0 })
+    await #expect {
+      try await next(Increment())
+    } throws: { error in
+      if case StoreError.nextCalledOutOfScope = error { return true }
+      return false
+    }
+    #expect(store.state.counter == 1)
+  }
+}
