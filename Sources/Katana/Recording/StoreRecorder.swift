@@ -177,7 +177,7 @@ public final class StoreRecorder<S: State>: Sendable {
 
   /// Forgets everything recorded so far and starts a new recording from the store's live state now, between two of its
   /// commits (its sequence numbers go on). A recorder not attached yet, or whose store is still starting, starts from
-  /// the state before the store's next commit.
+  /// the state before the store's next commit; one whose store has shut down, from the state the store ended with.
   public func reset() {
     var dropped: CommitLogState<S>?
     // Between two commits: under the store's lock, then the log's (the order every commit takes them in).

@@ -260,6 +260,11 @@ enum FuzzEntryPoint: String, CaseIterable, Sendable {
     "DispatchObserver.init(willHandle: ((any Dispatchable) -> Void)?, didHandle: ((any Dispatchable, Outcome) -> Void)?)"
   /// A measuring dispatch observer (operation to add).
   case dispatchObserverMeasuring = "DispatchObserver.measuring(_: (DispatchInstrumentation.Event) -> Void)"
+  /// The world's interceptor in the faster form, in half the runs with interceptors.
+  case dispatchInterceptorIntercept =
+    "DispatchInterceptor.intercept(_: any Dispatchable, next: DispatchInterceptorNext)"
+  /// Its `next`: handed on, twice, from a child task, from a task it does not await.
+  case dispatchInterceptorNextCall = "DispatchInterceptorNext.callAsFunction(_: any Dispatchable)"
 
   // MARK: - Recorder and time travel
 

@@ -59,7 +59,11 @@ struct OracleRun {
     let worldBox = LockedValue<OracleWorld?>(nil)
     configuration.afterCommit = { worldBox.withLock { $0 }?.registerInCommitWindow() }
     let gate = Gate()
-    var interceptors = intercepted ? [OracleWorld.interceptor(journal: journal, seed: seed)] : []
+    // In half the runs with interceptors, the world's interceptor is a `DispatchInterceptor` (the faster form, after
+    // every closure interceptor).
+    let typedWorld = intercepted && generator.next() % 2 == 0
+    var interceptors = intercepted && !typedWorld ? [OracleWorld.interceptor(journal: journal, seed: seed)] : []
+    if typedWorld { configuration.dispatchInterceptors = [OracleDispatchInterceptor(journal: journal, seed: seed)] }
     // In a third of the runs with interceptors, Katana 6's observer interceptor, first: each trigger it sees handed on
     // sends a reaction (`OracleTrigger`).
     let observed = intercepted && generator.next() % 3 == 0
@@ -88,8 +92,14 @@ struct OracleRun {
       interceptors.append(recorder.interceptor)
     }
     // Every store with interceptors also has the one that runs a hold's action while it holds the turn (first).
-    let holds = !interceptors.isEmpty || plainPath
-    if holds { interceptors.insert(OracleHold.interceptor, at: 0) }
+    // (With the world's interceptor in the faster form, the hold's is too, when it is the only other one: the store's
+    // chain is then of that form alone, which takes a path of its own.)
+    let holds = !interceptors.isEmpty || typedWorld || plainPath
+    if holds && typedWorld && interceptors.isEmpty {
+      configuration.dispatchInterceptors.insert(OracleHold.Interceptor(), at: 0)
+    } else if holds {
+      interceptors.insert(OracleHold.interceptor, at: 0)
+    }
     // Every initialiser: with a state initializer (its container built by the store, or by the app's function, which
     // keeps the store's dispatch), or from a value (the container built by the store, or beforehand).
     let store: OracleStore
@@ -133,7 +143,8 @@ struct OracleRun {
         journal.problem("attaching the recorder: unexpected error \(error)")
       }
     }
-    // A third of the runs with no interceptors (where every fast path applies) have no commit log: no listener at all,
+    // A third of the runs with no closure interceptors (with none of either form, every fast path applies; with the
+    // world's and the hold's `DispatchInterceptor`s alone, the chain's direct path) have no commit log: no listener at all,
     // so that commits that concern nobody take their own path, and, with a recorder, commits that concern only the
     // recorder theirs. Those runs do not travel in time, whose moves only the commit log explains; their recording
     // must replay to the store's final state.

@@ -185,6 +185,14 @@ struct OracleHold: StateUpdater {
       }
     }
   }
+
+  /// ``interceptor`` in the faster form, for the runs whose interceptors are all `DispatchInterceptor`s.
+  struct Interceptor: DispatchInterceptor {
+    func intercept(_ item: any Dispatchable, next: DispatchInterceptorNext) async throws {
+      if let hold = item as? OracleHold { await hold.action() }
+      try await next(item)
+    }
+  }
 }
 
 extension OracleWorld {

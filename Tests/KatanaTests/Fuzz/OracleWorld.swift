@@ -1054,46 +1054,63 @@ final class OracleWorld: Sendable {
 
   /// Behaves per operation as the seed says (`OracleBehaviour`).
   static func interceptor(journal: OracleJournal, seed: UInt64) -> StoreInterceptor {
-    { _ in
-      { next in
-        { item in
-          let base = (item as? any ScopedDispatchable)?.base ?? item
-          guard let op = (base as? any OracleOperation)?.op else { return try await next(item) }
-          switch OracleBehaviour.of(op, seed: seed, intercepted: true) {
-          case .pass:
-            try await next(item)
-          case .suspend:
-            for _ in 0..<(op % 3 + 1) { await Task.yield() }
-            try await next(item)
-          case .fail:
-            throw OracleError(op: op)
-          case .substitute:
-            // A returning root bump's substitute has another type: its dispatch has no value to return.
-            try await next(item is OracleRootBump || item is OracleReturningRootBump ? OracleRootBump(op: -op) : item)
-          case .nextFromAwaitedTask:
-            try await Task { try await next(item) }.value
-          case .nextFromUnawaitedTask:
-            let task = Task {
-              do {
-                try await next(item)
-              } catch {
-                if case StoreError.nextCalledOutOfScope = error { return }
-                if case StoreError.storeShutDown = error { return }
-                if error is ScopeError || isTimeTravelRefusal(error) { return }
-                journal.problem("op \(op): a next called from a task the interceptor did not await threw \(error)")
-              }
-            }
-            journal.detached.withLock { $0.append(task) }
-            // Sometimes give the task a head start (on this thread, or on another one while this handler works), so
-            // that its `next` comes while this handler still runs.
-            switch op / 10 % 3 {
-            case 0: break
-            case 1: await Task.yield()
-            default: spin(20_000)
-            }
-          }
+    { _ in { next in { item in try await intercept(item, next: next, journal: journal, seed: seed) } } }
+  }
+
+  /// What the world's interceptor does with `item`, in either form.
+  static func intercept(
+    _ item: any Dispatchable, next: @escaping StoreInterceptorNext, journal: OracleJournal, seed: UInt64
+  ) async throws {
+    let base = (item as? any ScopedDispatchable)?.base ?? item
+    guard let op = (base as? any OracleOperation)?.op else { return try await next(item) }
+    switch OracleBehaviour.of(op, seed: seed, intercepted: true) {
+    case .pass:
+      try await next(item)
+    case .suspend:
+      for _ in 0..<(op % 3 + 1) { await Task.yield() }
+      try await next(item)
+    case .fail:
+      throw OracleError(op: op)
+    case .substitute:
+      // A returning root bump's substitute has another type: its dispatch has no value to return.
+      try await next(item is OracleRootBump || item is OracleReturningRootBump ? OracleRootBump(op: -op) : item)
+    case .nextFromAwaitedTask:
+      try await Task { try await next(item) }.value
+    case .nextFromUnawaitedTask:
+      let task = Task {
+        do {
+          try await next(item)
+        } catch {
+          if case StoreError.nextCalledOutOfScope = error { return }
+          if case StoreError.storeShutDown = error { return }
+          if error is ScopeError || isTimeTravelRefusal(error) { return }
+          journal.problem("op \(op): a next called from a task the interceptor did not await threw \(error)")
         }
       }
+      journal.detached.withLock { $0.append(task) }
+      // Sometimes give the task a head start (on this thread, or on another one while this handler works), so
+      // that its `next` comes while this handler still runs.
+      switch op / 10 % 3 {
+      case 0: break
+      case 1: await Task.yield()
+      default: spin(20_000)
+      }
     }
+  }
+}
+
+/// The world's interceptor written as a `DispatchInterceptor` (the faster form), in the runs that take it.
+struct OracleDispatchInterceptor: DispatchInterceptor {
+  let journal: OracleJournal
+  let seed: UInt64
+
+  func intercept(_ item: any Dispatchable, next: DispatchInterceptorNext) async throws {
+    FuzzCoverage.note(.dispatchInterceptorIntercept)
+    try await OracleWorld.intercept(
+      item,
+      next: { item in
+        FuzzCoverage.note(.dispatchInterceptorNextCall)
+        try await next(item)
+      }, journal: journal, seed: seed)
   }
 }

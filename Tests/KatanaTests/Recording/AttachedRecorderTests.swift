@@ -49,13 +49,37 @@ struct RecDispatchElsewhere: SideEffect {
   }
 }
 
+/// The chain of a store a recorder is attached to.
+enum RecorderChain: Sendable {
+  case none, closure, dispatchInterceptor
+}
+
+/// A pass-through `DispatchInterceptor`.
+struct RecPassThrough: DispatchInterceptor {
+  func intercept(_ item: any Dispatchable, next: DispatchInterceptorNext) async throws {
+    try await next(item)
+  }
+}
+
 @Suite("StoreRecorder.attach(to:): a recorder without an interceptor", .timeLimit(.minutes(3)))
 struct AttachedRecorderTests {
   /// A store with a recorder and nothing else (no observer, no interceptor) commits on its fast paths, which must
   /// hand every commit to the recorder: each way in is recorded, in order, and the recording replays to the state.
-  @Test func everyWayIn_onAStoreWithOnlyARecorder_isRecorded_andReplays() async throws {
+  ///
+  /// The same with a pass-through interceptor of either form: every commit then comes through the chain's end.
+  @Test(arguments: [RecorderChain.none, .closure, .dispatchInterceptor])
+  func everyWayIn_onAStoreWithOnlyARecorder_isRecorded_andReplays(chain: RecorderChain) async throws {
     let recorder = StoreRecorder<RecCounterState>()
-    let store = RecStore(initialState: RecCounterState())
+    let store: RecStore
+    switch chain {
+    case .none: store = RecStore(initialState: RecCounterState())
+    case .closure:
+      store = RecStore(initialState: RecCounterState(), interceptors: [{ _ in { next in { try await next($0) } } }])
+    case .dispatchInterceptor:
+      store = RecStore(
+        initialState: RecCounterState(),
+        configuration: StoreConfiguration(dispatchInterceptors: [RecPassThrough()]))
+    }
     try recorder.attach(to: store)
     try await store.dispatch(RecAdd(amount: 1))
     _ = try await store.anyDispatch(RecAdd(amount: 2))

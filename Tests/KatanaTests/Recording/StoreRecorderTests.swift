@@ -162,6 +162,22 @@ struct StoreRecorderTests {
     #expect(try recording.replayedState() == store.state)
   }
 
+  /// A reset, or an attach, once the store has shut down: the recording starts from the state the store ended with
+  /// (it started from `S()`, which the store never held after its first commit: the observation fuzzer found it).
+  @Test func resetOrAttach_afterShutdown_startsFromTheStoresLastState() async throws {
+    let recorder = StoreRecorder<RecCounterState>()
+    let store = makeRecordedStore(recorder)
+    try await store.dispatch(RecAdd(amount: 4))
+    await store.shutdown()
+    recorder.reset()
+    #expect(recorder.recording().commits.isEmpty)
+    #expect(recorder.recording().initialState == store.state)
+    #expect(try recorder.recording().replayedState() == store.state)
+    let late = StoreRecorder<RecCounterState>()
+    try late.attach(to: store)
+    #expect(late.recording().initialState == store.state)
+  }
+
   /// A reset from inside a state updater (which runs under the store's lock) does not take the lock again: the new
   /// recording starts after that commit.
   @Test func resetFromAStateUpdater_startsTheRecordingAfterItsCommit() async throws {

@@ -363,16 +363,17 @@ struct CoreState<S: FeatureState, D: SideEffectDependencyContainer> {
   ) {
     guard !logs.contains(where: { $0 === log }) else { return }
     // Away from live (time travel), the state shown is a recorded one: the next commit follows the live state.
-    log.attach(store: store, clock: clock, state: liveStateIfReady, liveState: liveState)
+    log.attach(store: store, clock: clock, state: liveStateUnlessStarting, liveState: liveState)
     logs.append(log)
     effectLogs.append(log.effects)
     refreshQuiet()
   }
 
-  /// The state the store's next commit follows, once it is ready: the live one (away from live, the state shown is a
-  /// recorded one); nil while it is starting.
-  var liveStateIfReady: S? {
-    lifecycle.phase.isReady ? live ?? state : nil
+  /// The state the store's next commit follows, once it has started: the live one (away from live, the state shown is
+  /// a recorded one); after shutdown, the state it ended with (`S()` if its start-up failed); nil while it is starting.
+  var liveStateUnlessStarting: S? {
+    if case .starting = lifecycle.phase { return nil }
+    return live ?? state
   }
 
   // MARK: - Lifecycle

@@ -310,7 +310,7 @@ extension StoreCore {
     // after it as its new start, as for a store still starting.
     let liveState: @Sendable (_ body: (S?) -> Void) -> Void = { [weak self] body in
       guard let self, !owner.isCurrentThread else { return body(nil) }
-      withLock { body($0.liveStateIfReady) }
+      withLock { body($0.liveStateUnlessStarting) }
     }
     withLock { $0.attach(log, store: id, clock: configuration.clock, liveState: liveState) }
     recordsEffects.set(true)
