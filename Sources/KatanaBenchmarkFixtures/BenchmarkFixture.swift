@@ -97,6 +97,7 @@ extension BenchmarkFixture {
       updaterDispatch, emptySideEffect, returningSideEffect, nestedUpdater, sendThroughput,
       plainClosure, plainClosureChain, interceptorArrayChain, updaterDispatchFiveInterceptors,
       updaterDispatchOneInterceptor, updaterDispatchInstrumentation, updaterDispatchFiveObservers,
+      updaterDispatchOneDispatchInterceptor, updaterDispatchFiveDispatchInterceptors,
       concurrentDispatch,
     ]
       + AppendObservers.allCases.flatMap { [append(size: 10, observers: $0), append(size: 1_000_000, observers: $0)] }

@@ -58,7 +58,7 @@ public struct DispatchInterceptorNext: Sendable {
   ///   given for has finished; ``StoreError/nextCalledConcurrently(_:)`` while another call for the same state
   ///   updater's dispatch is being handled.
   @inlinable
-  public func callAsFunction(_ item: any Dispatchable) async throws {
+  public nonisolated(nonsending) func callAsFunction(_ item: any Dispatchable) async throws {
     try await chain.run(item, from: position)
   }
 
@@ -85,7 +85,7 @@ final class DispatchInterceptorChain: Sendable {
   /// Calls the interceptor at `position`, or the store's end past the last: inlined into an interceptor's own call of
   /// `next`, so that each interceptor is one async call, through its conformance.
   @inlinable
-  func run(_ item: any Dispatchable, from position: Int) async throws {
+  nonisolated(nonsending) func run(_ item: any Dispatchable, from position: Int) async throws {
     if position < interceptors.count {
       try await interceptors[position].intercept(
         item, next: DispatchInterceptorNext(chain: self, position: position &+ 1))
