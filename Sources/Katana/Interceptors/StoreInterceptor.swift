@@ -120,16 +120,13 @@ struct ChainTail: Sendable {
 final class OpaqueChain<Out: Sendable>: Sendable {
   /// The first handler (the end itself, without interceptors), at the array's representation.
   @usableFromInline let head: OpaqueNext<Out>
-  /// The store's ``DispatchInterceptor``s, when it has them and no closure interceptor: ``run(_:)`` calls them
-  /// directly (``head`` calls them too, one closure later).
+  /// The store's ``DispatchInterceptor``s, when it has them and no closure interceptor: a state updater's dispatch
+  /// calls them directly instead of ``run(_:)`` (``head`` calls them too, one closure later).
   @usableFromInline let dispatchChain: DispatchInterceptorChain?
-  /// What ``run(_:)`` returns after ``dispatchChain``: `()`.
-  @usableFromInline let done: Out
 
-  init(head: @escaping OpaqueNext<Out>, dispatchChain: DispatchInterceptorChain?, done: Out) {
+  init(head: @escaping OpaqueNext<Out>, dispatchChain: DispatchInterceptorChain?) {
     self.head = head
     self.dispatchChain = dispatchChain
-    self.done = done
   }
 
   /// Runs the chain for `item`. The caller binds the dispatch's frame (``DispatchFrame/withFrame(_:_:)``): there,
@@ -139,11 +136,7 @@ final class OpaqueChain<Out: Sendable>: Sendable {
   @_semantics("optimize.sil.specialize.generic.never")
   @inline(never) @usableFromInline
   nonisolated(nonsending) func run(_ item: any Dispatchable) async throws -> Out {
-    if let dispatchChain {
-      try await dispatchChain.run(item, from: 0)
-      return done
-    }
-    return try await head(item)
+    try await head(item)
   }
 }
 
@@ -179,5 +172,5 @@ func composeOpaqueChain<Out: Sendable>(
   }
   return OpaqueChain(
     head: composeOpaque(interceptors, context: context, final: end),
-    dispatchChain: interceptors.isEmpty ? dispatchChain : nil, done: done)
+    dispatchChain: interceptors.isEmpty ? dispatchChain : nil)
 }

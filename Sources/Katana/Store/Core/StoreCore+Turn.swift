@@ -185,7 +185,13 @@ extension StoreCore {
     async throws
   {
     switch chain {
-    case .opaque(let opaque): try await DispatchFrame.withFrame(frame) { try await opaque.run(item) }
+    case .opaque(let opaque):
+      // A chain of `DispatchInterceptor`s alone is called here, specialised and inlined: one async frame fewer.
+      if let dispatchChain = opaque.dispatchChain {
+        try await DispatchFrame.withFrame(frame) { try await dispatchChain.run(item, from: 0) }
+      } else {
+        try await DispatchFrame.withFrame(frame) { try await opaque.run(item) }
+      }
     case .plain(let plain): try await DispatchFrame.withFrame(frame) { try await plain(item) }
     }
   }
