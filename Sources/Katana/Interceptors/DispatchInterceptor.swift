@@ -21,8 +21,8 @@
 /// Why a second form: Swift keeps the functions of an array such as `[StoreInterceptor]` at their most general
 /// representation, so every handler, and every `next` it is given, is called through reabstraction thunks, two
 /// more async calls per interceptor on every dispatch. A method called through a protocol has no thunk: five
-/// pass-through ``DispatchInterceptor``s cost about a third of five pass-through ``StoreInterceptor``s (see
-/// <doc:Performance>). Interceptors that only observe should be ``DispatchObserver``s, cheaper still.
+/// pass-through ``DispatchInterceptor``s cost about two thirds of what five pass-through ``StoreInterceptor``s cost
+/// (see <doc:Performance>). Interceptors that only observe should be ``DispatchObserver``s, cheaper still.
 ///
 /// A store's ``StoreConfiguration/dispatchInterceptors`` run after its `interceptors` (``StoreInterceptor``s), in
 /// array order: the first ``StoreInterceptor`` sees an item first, the last ``DispatchInterceptor`` hands it to the
@@ -40,8 +40,10 @@ public protocol DispatchInterceptor: Sendable {
 
 /// The rest of a store's interceptor chain, as a ``DispatchInterceptor`` is given it: call it as a function.
 ///
-/// It may be called from the interceptor, or from a task it starts, while the dispatch it was given for runs; a call
-/// after that throws ``StoreError/nextCalledOutOfScope(_:)``, as a ``StoreInterceptorNext`` does.
+/// As with a ``StoreInterceptorNext``, a call belongs to the dispatch whose chain the calling task runs (the store finds
+/// it in a task-local value, which child tasks and `Task {}` inherit and a detached task does not): called from the
+/// interceptor, or from a task it starts, while that dispatch runs, it hands the item on; called outside of any
+/// dispatch's chain, or once the dispatch has finished, it throws ``StoreError/nextCalledOutOfScope(_:)``.
 public struct DispatchInterceptorNext: Sendable {
   @usableFromInline let chain: DispatchInterceptorChain
   /// The position in the chain of the interceptor this hands on to (the store's end past the last).
