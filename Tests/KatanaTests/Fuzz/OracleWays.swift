@@ -204,7 +204,9 @@ extension OracleWorld {
     let target = target(op: op + 1, &generator)
     let erased = generator.next() % 2 == 0
     let waits = generator.next() % 3 == 0
+    let ran = LockedValue(false)
     let hold = OracleHold(op: op) { [self] in
+      ran.withLock { $0 = true }
       let before = journal.tick()
       let handle = send(target, erased: erased)
       let after = journal.tick()
@@ -240,6 +242,9 @@ extension OracleWorld {
       record.mustBeWithdrawn = true
       journal.dispatches.withLock { $0.append(record) }
     }
-    _ = await outcome { try await store.dispatch(hold) }
+    // Handled, the hold went through the hold interceptor (whichever its form), which ran its action.
+    if case .success = await outcome({ try await store.dispatch(hold) }), !ran.withLock({ $0 }) {
+      journal.problem("op \(op): the hold was committed without its interceptor running its action")
+    }
   }
 }
