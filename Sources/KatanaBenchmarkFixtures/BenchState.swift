@@ -142,3 +142,15 @@ public final class Counter: @unchecked Sendable {  // Sendable: `count` is only 
     lock.unlock()
   }
 }
+
+extension PreparedFixture {
+  /// `operations` awaited dispatches of `Increment()` to `store`, checked to have all been applied: the updater
+  /// dispatch that the cases measure on stores set up in different ways (interceptors, observers, a recorder).
+  static func dispatchingIncrements(to store: BenchStore, operations: Int) -> PreparedFixture {
+    PreparedFixture(operations: operations) {
+      for _ in 0..<operations { try await store.dispatch(Increment()) }
+    } verify: {
+      try expectCounter(of: store, operations)
+    }
+  }
+}

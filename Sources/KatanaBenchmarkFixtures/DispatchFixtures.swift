@@ -33,11 +33,7 @@ extension BenchmarkFixture {
     explanation: "try await store.dispatch(Increment()): no interceptor, no listener."
   ) { operations in
     let store = try await makeStore()
-    return PreparedFixture(operations: operations) {
-      for _ in 0..<operations { try await store.dispatch(Increment()) }
-    } verify: {
-      try expectCounter(of: store, operations)
-    }
+    return .dispatchingIncrements(to: store, operations: operations)
   }
 
   /// `try await store.dispatch(EmptySideEffect())`.

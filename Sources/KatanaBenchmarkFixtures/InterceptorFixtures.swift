@@ -60,11 +60,7 @@ extension BenchmarkFixture {
     explanation: "The same dispatch through five pass-through interceptors."
   ) { operations in
     let store = try await makeStore(interceptors: Array(repeating: passThrough, count: 5))
-    return PreparedFixture(operations: operations) {
-      for _ in 0..<operations { try await store.dispatch(Increment()) }
-    } verify: {
-      try expectCounter(of: store, operations)
-    }
+    return .dispatchingIncrements(to: store, operations: operations)
   }
 
   /// The updater dispatch through five pass-through interceptors of the faster form.
@@ -74,11 +70,7 @@ extension BenchmarkFixture {
       + "called through a protocol, with no reabstraction thunk."
   ) { operations in
     let store = try await makeStore(dispatchInterceptors: Array(repeating: PassThrough(), count: 5))
-    return PreparedFixture(operations: operations) {
-      for _ in 0..<operations { try await store.dispatch(Increment()) }
-    } verify: {
-      try expectCounter(of: store, operations)
-    }
+    return .dispatchingIncrements(to: store, operations: operations)
   }
 
   /// The updater dispatch through one pass-through interceptor of the faster form.
@@ -87,11 +79,7 @@ extension BenchmarkFixture {
     explanation: "The same dispatch through one pass-through DispatchInterceptor, the faster form."
   ) { operations in
     let store = try await makeStore(dispatchInterceptors: [PassThrough()])
-    return PreparedFixture(operations: operations) {
-      for _ in 0..<operations { try await store.dispatch(Increment()) }
-    } verify: {
-      try expectCounter(of: store, operations)
-    }
+    return .dispatchingIncrements(to: store, operations: operations)
   }
 
   /// The updater dispatch with five dispatch observers that count what they see.
@@ -123,11 +111,7 @@ extension BenchmarkFixture {
       + "instrumentation hook's cost that any interceptor has."
   ) { operations in
     let store = try await makeStore(interceptors: [passThrough])
-    return PreparedFixture(operations: operations) {
-      for _ in 0..<operations { try await store.dispatch(Increment()) }
-    } verify: {
-      try expectCounter(of: store, operations)
-    }
+    return .dispatchingIncrements(to: store, operations: operations)
   }
 
   /// The updater dispatch with `DispatchInstrumentation.interceptor` installed.

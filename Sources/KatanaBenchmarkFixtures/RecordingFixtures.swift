@@ -59,11 +59,7 @@ extension BenchmarkFixture {
   ) { operations in
     let recorder = StoreRecorder<BenchState>()
     let store = try await makeStore(interceptors: [recorder.interceptor])
-    return PreparedFixture(operations: operations) {
-      for _ in 0..<operations { try await store.dispatch(Increment()) }
-    } verify: {
-      try expectCounter(of: store, operations)
-    }
+    return .dispatchingIncrements(to: store, operations: operations)
   }
 
   /// An undoable append to an array of 1,000,000 elements: the history must not make the store copy the array.
