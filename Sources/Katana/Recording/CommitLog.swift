@@ -98,6 +98,9 @@ struct CommitLogState<S: FeatureState> {
   @usableFromInline var checkpoints: [(sequence: Int, state: S)] = []
   /// The number the next commit takes.
   @usableFromInline var nextSequence = 1
+  /// The number of the next commit that is a checkpoint (a multiple of the log's interval); 0, or a number already
+  /// passed, until the next commit sets it.
+  @usableFromInline var nextCheckpoint = 0
   /// Reads the store's clock, as the time since the log was attached.
   @usableFromInline var timer: RecorderTimer?
   /// The store the log is attached to: the side effects that cause its commits are that store's.
@@ -176,7 +179,14 @@ struct CommitLogState<S: FeatureState> {
       LoggedCommit(
         updater: item, sequence: sequence, nanoseconds: nowNanoseconds(), cause: cause ?? LoggedCommit.noCause))
     count += 1
-    if sequence % interval == 0 {
+    // A checkpoint every `interval` commits, by number (a multiple of `interval`): the next one's number is kept, so
+    // that a commit compares rather than divides.
+    if nextCheckpoint < sequence {
+      let (quotient, remainder) = sequence.quotientAndRemainder(dividingBy: interval)
+      nextCheckpoint = remainder == 0 ? sequence : (quotient &+ 1) &* interval
+    }
+    if sequence == nextCheckpoint {
+      nextCheckpoint &+= interval
       checkpoints.append((sequence, after()))
       chunks.append(open)
       open = ContiguousArray()

@@ -36,14 +36,18 @@ struct RecorderPlainTwinTests {
       replayed: try? recording.replayedState(), initial: recording.initialState)
   }
 
-  /// Runs `steps` operations chosen by `seed`, one after another, on a store with a recorder; returns the drained
-  /// recordings and the last one.
-  static func run(seed: UInt64, steps: Int, plain: Bool) async throws -> [Summary] {
+  /// Runs `steps` operations chosen by `seed`, one after another, on a store with a recorder (and, if `second`, a
+  /// second one with another capacity and interval, which is never reset or drained); returns the drained recordings
+  /// and the last one of each.
+  static func run(seed: UInt64, steps: Int, plain: Bool, second: Bool = false) async throws -> [Summary] {
     var configuration = StoreConfiguration()
     configuration.forcesPlainPath = plain
     let store = RecStore(initialState: RecCounterState(), configuration: configuration)
     let recorder = StoreRecorder<RecCounterState>(capacity: 40, checkpointInterval: 8)
     try recorder.attach(to: store)
+    // Two logs: the fast path walks them all (one log alone takes a shorter way).
+    let other = StoreRecorder<RecCounterState>(capacity: 300, checkpointInterval: 7)
+    if second { try other.attach(to: store) }
     var generator = SeededGenerator(seed: seed)
     var summaries: [Summary] = []
     for step in 0..<steps {
@@ -75,6 +79,11 @@ struct RecorderPlainTwinTests {
     let recording = recorder.recording()
     Self.expectWhole(recording, replaysTo: store.state, seed: seed, step: steps)
     summaries.append(summary(recording))
+    if second {
+      let whole = other.recording()
+      Self.expectWhole(whole, replaysTo: store.state, seed: seed, step: steps)
+      summaries.append(summary(whole))
+    }
     return summaries
   }
 
@@ -91,8 +100,10 @@ struct RecorderPlainTwinTests {
 
   @Test(arguments: 0..<40)
   func fastPath_recordsWhatThePlainPathRecords(seed: Int) async throws {
-    let fast = try await Self.run(seed: UInt64(seed) &+ 1, steps: 120, plain: false)
-    let plain = try await Self.run(seed: UInt64(seed) &+ 1, steps: 120, plain: true)
+    // One seed in three with a second recorder on the store.
+    let second = seed % 3 == 2
+    let fast = try await Self.run(seed: UInt64(seed) &+ 1, steps: 120, plain: false, second: second)
+    let plain = try await Self.run(seed: UInt64(seed) &+ 1, steps: 120, plain: true, second: second)
     #expect(fast == plain)
     #expect(fast.allSatisfy { $0.replayed != nil })
   }

@@ -41,6 +41,9 @@ struct CoreState<S: FeatureState, D: SideEffectDependencyContainer> {
   /// The logs of the recorders attached (``CommitLog``): each commit is appended to them in its own critical
   /// section.
   @usableFromInline private(set) var logs: [CommitLog<S>] = []
+  /// The only log, when exactly one is attached (the usual case): ``commitIfOnlyLogged(_:released:_:)`` appends to it
+  /// without walking ``logs``.
+  @usableFromInline private(set) var soleLog: CommitLog<S>?
   /// Their side-effect timelines, in the same order (not generic: see ``EffectLog``).
   @usableFromInline private(set) var effectLogs: [EffectLog] = []
   /// The live state while the store shows a recorded one (time travel, ``StoreRecorder/travel(_:to:)``); nil
@@ -192,6 +195,15 @@ struct CoreState<S: FeatureState, D: SideEffectDependencyContainer> {
   mutating func commitIfOnlyLogged(
     _ item: () -> (any Dispatchable)?, released: inout [CommitLogState<S>.Dropped], _ mutate: (inout S) throws -> Bool
   ) rethrows -> CommitOutcome? {
+    if let log = soleLog {
+      // One recorder, the usual case: no walk through the array (its buffer and each log retained and released).
+      if log.needsBase.isSet { return nil }
+      guard let item = item(), typeIdentity(of: item) != moveType else { return nil }
+      guard try mutate(&state) else { return .declined }
+      commitCount &+= 1
+      log.record(item, before: nil, after: &state, released: &released)
+      return .applied
+    }
     for log in logs where log.needsBase.isSet { return nil }
     guard let item = item(), typeIdentity(of: item) != moveType else { return nil }
     guard try mutate(&state) else { return .declined }
@@ -365,6 +377,7 @@ struct CoreState<S: FeatureState, D: SideEffectDependencyContainer> {
     // Away from live (time travel), the state shown is a recorded one: the next commit follows the live state.
     log.attach(store: store, clock: clock, state: liveStateUnlessStarting, liveState: liveState)
     logs.append(log)
+    soleLog = logs.count == 1 ? log : nil
     effectLogs.append(log.effects)
     refreshQuiet()
   }
