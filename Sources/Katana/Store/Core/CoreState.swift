@@ -195,20 +195,22 @@ struct CoreState<S: FeatureState, D: SideEffectDependencyContainer> {
   mutating func commitIfOnlyLogged(
     _ item: () -> (any Dispatchable)?, released: inout [CommitLogState<S>.Dropped], _ mutate: (inout S) throws -> Bool
   ) rethrows -> CommitOutcome? {
-    if let log = soleLog {
-      // One recorder, the usual case: no walk through the array (its buffer and each log retained and released).
-      if log.needsBase.isSet { return nil }
-      guard let item = item(), typeIdentity(of: item) != moveType else { return nil }
-      guard try mutate(&state) else { return .declined }
-      commitCount &+= 1
-      log.record(item, before: nil, after: &state, released: &released)
-      return .applied
+    // One recorder, the usual case, is reached without walking the array (its buffer and each log retained and
+    // released).
+    let sole = soleLog
+    if let sole {
+      if sole.needsBase.isSet { return nil }
+    } else {
+      for log in logs where log.needsBase.isSet { return nil }
     }
-    for log in logs where log.needsBase.isSet { return nil }
     guard let item = item(), typeIdentity(of: item) != moveType else { return nil }
     guard try mutate(&state) else { return .declined }
     commitCount &+= 1
-    for log in logs { log.record(item, before: nil, after: &state, released: &released) }
+    if let sole {
+      sole.record(item, before: nil, after: &state, released: &released)
+    } else {
+      for log in logs { log.record(item, before: nil, after: &state, released: &released) }
+    }
     return .applied
   }
 
