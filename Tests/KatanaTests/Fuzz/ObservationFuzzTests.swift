@@ -255,6 +255,14 @@ struct OracleRun {
       if followed != recorded {
         failures.append("commits(after: 0) read \(followed.count) commits, the recording holds \(recorded.count)")
       }
+      // A checkpoint after each commit whose number is a multiple of the interval, and after no other: replay
+      // cannot tell a misplaced checkpoint (its state is still right), but the window's bound rests on them.
+      let interval = recorder.checkpointInterval
+      let checkpointed = recorder.recording().checkpoints.map(\.sequence)
+      let expected = recorded.filter { $0 % interval == 0 }
+      if checkpointed != expected {
+        failures.append("checkpoints after commits \(checkpointed), expected every \(interval)th: \(expected)")
+      }
     }
     if let recorder, !recorder.recording().commits.isEmpty || commits.count > 1 {
       failures += model.checkRecordings(
