@@ -259,30 +259,28 @@ struct Observers<S: FeatureState> {
 }
 
 /// A committed change, delivered after the store's lock is released, while the committing dispatch holds the
-/// turn: to the commit hooks first (recorders and undo histories, in the order they were attached), then to the
-/// listeners, then to the stream subscribers. Made by ``CoreState/commit(_:touching:delivering:_:)`` only.
+/// turn: to the listeners, then to the stream subscribers. Made by ``CoreState/commit(_:touching:delivering:_:)``
+/// only. (Recorders' logs and undo histories are not delivered anything: the commit transition hands them the commit
+/// in its own critical section.)
 @usableFromInline
 struct Commit<S: FeatureState> {
   @usableFromInline let old: S?
   @usableFromInline let new: S
   @usableFromInline let listeners: [ListenerEntry<S>]
   @usableFromInline let subscribers: [StateSubscriber<S>]
-  /// The commit hooks' share, if the store has any.
-  @usableFromInline let record: CommitRecord<S>?
-  /// What the recorders' logs dropped in this commit: user values (updaters, states), released with the commit,
-  /// after the store's lock.
+  /// What the recorders' logs and the undo histories let go in this commit: user values (updaters, states),
+  /// released with the commit, after the store's lock.
   @usableFromInline let released: [CommitLogState<S>.Dropped]?
 
   @inlinable
   init(
-    old: S?, new: S, listeners: [ListenerEntry<S>], subscribers: [StateSubscriber<S>], record: CommitRecord<S>?,
+    old: S?, new: S, listeners: [ListenerEntry<S>], subscribers: [StateSubscriber<S>],
     released: [CommitLogState<S>.Dropped]? = nil
   ) {
     self.old = old
     self.new = new
     self.listeners = listeners
     self.subscribers = subscribers
-    self.record = record
     self.released = released
   }
 
@@ -291,18 +289,12 @@ struct Commit<S: FeatureState> {
   /// read in the commit's critical section.
   @inlinable
   static func widened(_ state: S, to subscribers: [StateSubscriber<S>]) -> Commit {
-    Commit(old: nil, new: state, listeners: [], subscribers: subscribers, record: nil)
+    Commit(old: nil, new: state, listeners: [], subscribers: subscribers)
   }
 
-  /// Hands the commit to the hooks, calls the listeners still subscribed, in registration order, then feeds the
-  /// stream subscribers.
+  /// Calls the listeners still subscribed, in registration order, then feeds the stream subscribers.
   @inlinable
   func deliver() {
-    if let record {
-      // The inverse goes only to the hooks that asked for it (the store's undo history): another history that got it
-      // would take the commit for a step of the whole state, whatever its scope.
-      for hook in record.hooks { hook.record(record.item, old, new, hook.wantsInverse ? record.inverse : nil) }
-    }
     if let old {
       for entry in listeners where entry.isSubscribed.isSet {
         entry.listener(old, new)
@@ -311,21 +303,5 @@ struct Commit<S: FeatureState> {
     for subscriber in subscribers where subscriber.isSubscribed.isSet {
       subscriber.deliver(old: old, new: new)
     }
-  }
-}
-
-/// What the commit hooks get of a commit: the item committed, as the store applied it, and its inverse if a hook
-/// wants it (``CommitHook/wantsInverse``) and the item is an ``InvertibleStateUpdater`` of the whole state.
-@usableFromInline
-struct CommitRecord<S: FeatureState> {
-  @usableFromInline let hooks: [CommitHook<S>]
-  @usableFromInline let item: any Dispatchable
-  @usableFromInline let inverse: InvertedCommit?
-
-  @inlinable
-  init(hooks: [CommitHook<S>], item: any Dispatchable, inverse: InvertedCommit? = nil) {
-    self.hooks = hooks
-    self.item = item
-    self.inverse = inverse
   }
 }

@@ -1,18 +1,16 @@
-/// How a store hands each commit to a ``StoreRecorder`` or an ``UndoHistory``: whichever path made it, the one commit
-/// transition (``CoreState/commit(_:touching:delivering:_:)``) takes the hooks' share, and the commit's delivery calls them, in
-/// commit order, while the committing updater holds the store's turn, outside the store's lock. Moves in time are
-/// handed to no hook.
+/// How a store hands each commit to an ``UndoHistory`` (or a test's tap): whichever path made it, the one commit
+/// transition (``CoreState/commit(_:touching:delivering:_:)``) calls the hooks, in the order they were attached, in
+/// the commit's own critical section, under the store's lock, as it does the recorders' logs. What a hook lets go
+/// (user values: updaters, states) it returns, and the transition hands it to its caller to release after unlocking.
+/// Moves in time are handed to no hook but a test's tap.
 @usableFromInline
 final class CommitHook<S: FeatureState>: Sendable {
-  /// Whether the hook wants the state before the next commit (a recorder with no initial state since a reset).
-  @usableFromInline let needsBefore: AtomicFlag
-  /// Takes in a commit: the item, the state before it (if ``needsBefore``), the state after it, and the commit's
-  /// inverse and the item itself, typed (if ``wantsInverse`` and the item is an ``InvertibleStateUpdater`` of the
-  /// whole state).
-  @usableFromInline let record:
-    @Sendable (_ item: any Dispatchable, _ before: S?, _ after: S, _ inverted: InvertedCommit?) -> Void
+  /// Takes in a commit, under the store's lock: the item, the state after it, and the commit's inverse and the item
+  /// itself, typed (if ``wantsInverse`` and the item is an ``InvertibleStateUpdater`` of the whole state). Returns
+  /// what it lets go, for the caller to release after unlocking (nil: nothing).
+  @usableFromInline let record: @Sendable (_ item: any Dispatchable, _ after: S, _ inverted: InvertedCommit?) -> Any?
   /// Whether the hook is also handed the moves in time (``TimeTravelCommand``): only a test's tap, which labels
-  /// every commit of a store; recorders and undo histories leave them out of the session.
+  /// every commit of a store; undo histories leave them out of the session.
   let seesMoves: Bool
   /// Whether the hook wants the inverse of an ``InvertibleStateUpdater``'s commit (the store's undo history): the
   /// commit transition then applies such an item through its inverting `updateState(_:)` and hands the inverse on.
@@ -23,10 +21,9 @@ final class CommitHook<S: FeatureState>: Sendable {
   let start: (@Sendable (S) -> Void)?
 
   init(
-    needsBefore: Bool, seesMoves: Bool = false, wantsInverse: Bool = false, start: (@Sendable (S) -> Void)? = nil,
-    record: @escaping @Sendable (any Dispatchable, S?, S, InvertedCommit?) -> Void
+    seesMoves: Bool = false, wantsInverse: Bool = false, start: (@Sendable (S) -> Void)? = nil,
+    record: @escaping @Sendable (any Dispatchable, S, InvertedCommit?) -> Any?
   ) {
-    self.needsBefore = AtomicFlag(needsBefore)
     self.seesMoves = seesMoves
     self.wantsInverse = wantsInverse
     self.start = start

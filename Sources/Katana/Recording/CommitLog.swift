@@ -111,15 +111,26 @@ struct CommitLogState<S: FeatureState> {
 
   @usableFromInline init() {}
 
-  /// What a full log drops, released by the caller after unlocking.
+  /// What a full log drops, or what a commit hook let go (an undo history's folded or dropped entries), released by
+  /// the caller after unlocking.
   @usableFromInline
   struct Dropped {
     @usableFromInline var commits: ContiguousArray<LoggedCommit>
     @usableFromInline var base: S?
+    /// What a commit hook let go (``CommitHook/record``).
+    @usableFromInline var letGo: Any?
 
     @inlinable init(commits: ContiguousArray<LoggedCommit>, base: S?) {
       self.commits = commits
       self.base = base
+      letGo = nil
+    }
+
+    /// What a commit hook let go.
+    @inlinable init(letGo: Any) {
+      commits = []
+      base = nil
+      self.letGo = letGo
     }
   }
 

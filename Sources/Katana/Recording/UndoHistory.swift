@@ -115,7 +115,9 @@ public final class UndoHistory<S: State>: Sendable {
   ///   - stepLimit: The most steps kept, done or undone (at least 1).
   ///   - commitLimit: The most commits kept since the oldest step, the steps' and the others', not counting the
   ///     history's own undos and redos (at least `stepLimit`).
-  ///   - isUndoable: Whether an updater (as dispatched: the feature's own for a scope) is a step.
+  ///   - isUndoable: Whether an updater (as dispatched: the feature's own for a scope) is a step. It is called as
+  ///     each commit is made, inside the store's critical section, like an updater's `updateState`: keep it a quick,
+  ///     pure test of the item, which neither reads nor dispatches to the store.
   public convenience init(
     scope: ScopeID? = nil, stepLimit: Int = 100, commitLimit: Int = 10_000,
     isUndoable: @escaping @Sendable (any Dispatchable) -> Bool = { _ in true }
@@ -344,14 +346,16 @@ public final class UndoHistory<S: State>: Sendable {
   /// The hook that hands the history the store's commits. The store's history also takes the inverses the commit
   /// transition hands it, and undoes an invertible step with them.
   private func makeHook(start: (@Sendable (S) -> Void)?) -> CommitHook<S> {
-    CommitHook<S>(needsBefore: false, wantsInverse: scope == nil && undoesInPlace, start: start) {
-      [self] item, _, _, inverted in
-      record(item, inverted: inverted)
+    CommitHook<S>(wantsInverse: scope == nil && undoesInPlace, start: start) {
+      [self] item, _, inverted in
+      let letGo = record(item, inverted: inverted)
+      return letGo.isEmpty ? nil : letGo
     }
   }
 
-  /// Takes in a commit (in commit order, while it holds the store's turn).
-  private func record(_ item: any Dispatchable, inverted: InvertedCommit?) {
+  /// Takes in a commit, in the commit transition's critical section (so in commit order); returns the entries it let
+  /// go (folded or dropped), which the store releases after unlocking.
+  private func record(_ item: any Dispatchable, inverted: InvertedCommit?) -> [UndoEntry] {
     // An invertible updater of the whole state, as the commit transition hands it (only to the store's history,
     // ``CommitHook/wantsInverse``): an updater, of no scope, and no history's command (those are not invertible).
     // Its typed forms are all the history needs: no cast.
@@ -361,17 +365,17 @@ public final class UndoHistory<S: State>: Sendable {
     // Told apart by type identity first (a comparison with a type resolved once, where a cast to a generic type
     // resolves its metadata on every commit). This history's own command for the whole store: see below.
     let type = ObjectIdentifier(Swift.type(of: item))
+    if type == commandType, let command = item as? UndoCommand<S>,
+      command.historyIdentity == ObjectIdentifier(self)
+    {
+      return []
+    }
     if plainTypes.withLock({ $0.contains(type) }) {
       // A plain updater: a step of the store's history if `isUndoable` says so; of the root, so no step of a scope's.
       return append(.plain(item), isStep: scope == nil && isUndoable(item))
     }
-    if type == commandType, let command = item as? UndoCommand<S>,
-      command.historyIdentity == ObjectIdentifier(self)
-    {
-      return
-    }
     // Time travel goes away from live and comes back to it: no part of the history.
-    guard type != travelType, let updater = item as? any AnyStateUpdater else { return }
+    guard type != travelType, let updater = item as? any AnyStateUpdater else { return [] }
     // This history's own undos and redos are its bookkeeping, not kept: its replays need nothing of them (the value
     // one set is the history's replay at that point, which the next replay computes again), and keeping them
     // would spend the limits on them. Another history's are commits like any other (replayed as the value they set).
@@ -380,7 +384,7 @@ public final class UndoHistory<S: State>: Sendable {
     if scoped == nil, !(base is any HistoryCommand) { plainTypes.withLock { $0.insert(type) } }
     let isStep: Bool
     if let command = base as? any HistoryCommand {
-      if command.historyIdentity == ObjectIdentifier(self) { return }
+      if command.historyIdentity == ObjectIdentifier(self) { return [] }
       isStep = false
     } else if let scope {
       guard let scoped, scoped.scope == scope else { return append(.erased(updater), isStep: false) }
@@ -388,13 +392,12 @@ public final class UndoHistory<S: State>: Sendable {
     } else {
       isStep = isUndoable(base)
     }
-    append(.erased(updater), isStep: isStep)
+    return append(.erased(updater), isStep: isStep)
   }
 
-  private func append(_ updater: UndoEntry.Updater, isStep: Bool, inverse: (any PreparedStep)? = nil) {
-    let released = buffer.withLock { $0.append(updater, isStep: isStep, inverse: inverse) }
-    // Folded and dropped updaters are released outside the lock.
-    withExtendedLifetime(released) {}
+  /// Appends a commit; returns the entries let go, for the store to release after unlocking (they hold updaters).
+  private func append(_ updater: UndoEntry.Updater, isStep: Bool, inverse: (any PreparedStep)? = nil) -> [UndoEntry] {
+    buffer.withLock { $0.append(updater, isStep: isStep, inverse: inverse) }
   }
 
   // MARK: - Undoing (inside the command's commit)

@@ -83,9 +83,12 @@ struct OracleRun {
     let recorder = recorded ? StoreRecorder<OracleState>(capacity: 1 << 20, checkpointInterval: 7) : nil
     let recorderIntercepts = recorded && intercepted && generator.next() % 2 == 0
     // In half the runs with a recorder, undo histories: the store's, and one of the session's scope.
-    let histories = recorded && generator.next() % 2 == 0 ? OracleHistories() : nil
-    // Half of them attached with `attach(to:)` once the store is made, half as interceptors.
-    let historiesAttach = histories != nil && generator.next() % 2 == 0
+    let hasHistories = recorded && generator.next() % 2 == 0
+    // Half of them attached with `attach(to:)` once the store is made, half as interceptors. Attached to a store with
+    // no other interceptor, they leave out the one that clears the session's history: such a run has no interceptor
+    // at all, and no commit log either (below).
+    let historiesAttach = hasHistories && generator.next() % 2 == 0
+    let histories = hasHistories ? OracleHistories(clears: !historiesAttach || !interceptors.isEmpty) : nil
     if let histories { interceptors += histories.interceptors(attached: historiesAttach) }
     if let recorder, recorderIntercepts {
       FuzzCoverage.note(.recorderInterceptor)
@@ -148,12 +151,16 @@ struct OracleRun {
     // so that commits that concern nobody take their own path, and, with a recorder, commits that concern only the
     // recorder theirs. Those runs do not travel in time, whose moves only the commit log explains; their recording
     // must replay to the store's final state.
-    let unlogged = !plainPath && interceptors.isEmpty && generator.next() % 3 == 0
+    // (Every run with undo histories that may: the histories' path without observers is checked in those runs.)
+    let unlogged = !plainPath && interceptors.isEmpty && (histories != nil || generator.next() % 3 == 0)
     // In runs with time travel, a tap on the store's commits (internal: it sees the moves, which recorders leave out)
-    // tells which commits of the log are moves, undos and operations.
-    if recorder != nil, !unlogged {
-      let tap = CommitHook<OracleState>(needsBefore: false, seesMoves: true) { item, _, after, _ in
+    // tells which commits of the log are moves, undos and operations. In runs with no commit log and undo histories,
+    // the tap is the commit log the histories' undos are checked against: a hook like the histories, it leaves the
+    // store on the path of a commit that concerns only hooks and recorders.
+    if recorder != nil, !unlogged || histories != nil {
+      let tap = CommitHook<OracleState>(seesMoves: true) { item, after, _ in
         journal.tapped.withLock { $0.append((item, after)) }
+        return nil
       }
       store.core.withLock { $0.attach(tap) }
     }
@@ -208,7 +215,9 @@ struct OracleRun {
     stopLog()
     let final = store.state
     if world.unlogged {
-      var failures = journal.problems.current + journal.localFailures(finalState: final)
+      // With undo histories, the tap's states are the order the observers' states must follow.
+      let tappedStates = histories.map { _ in [OracleState.startUp] + journal.tapped.current.map(\.after) }
+      var failures = journal.problems.current + journal.localFailures(finalState: final, tapped: tappedStates)
       if let recorder {
         do {
           let replayed = try recorder.recording().replayedState()
@@ -216,6 +225,20 @@ struct OracleRun {
         } catch {
           failures.append("the recording does not replay: \(error)")
         }
+      }
+      if let histories {
+        // Every undo and redo, against the histories' twins, with the tap's states as the commit log.
+        let tapped = journal.tapped.current
+        let commits = [OracleState.startUp] + tapped.map(\.after)
+        if commits.last != final { failures.append("the store ends at \(final), the tap at \(commits.last!)") }
+        let committed = Int(store.core.withLock { $0.commitCount })
+        if committed != tapped.count {
+          failures.append("the store made \(committed) commits, the tap saw \(tapped.count)")
+        }
+        let model = OracleModel(
+          commits: commits, kinds: nil, shutdownVersion: 0, shutdownTick: nil, shutDownMidRun: false)
+        failures += model.checkUndo(tapped: tapped, histories: histories, sessionScope: world.sessionScope.id)
+        histories.noteRootPaths()
       }
       return failures.isEmpty ? [] : ["\(header), no commit log (observers checked on their own):"] + failures
     }

@@ -13,12 +13,30 @@ extension OracleJournal {
   /// streams of slices and projections skip equal values, so with exact buffering no element equals the one before
   /// it; and a model, once
   /// the store settled (unless it shut down mid-run), shows the store's final state.
-  func localFailures(finalState: OracleState) -> [String] {
+  ///
+  /// In runs with undo histories, an undo takes the state back to an earlier version; `tapped`, the states after each
+  /// commit as a commit hook saw them (in the commit's critical section), then stands in for the versions: a stream
+  /// of the whole state or of its changes must follow it, commit by commit (exact buffering) or skipping some
+  /// (`.latest`).
+  func localFailures(finalState: OracleState, tapped: [OracleState]? = nil) -> [String] {
     var failures: [String] = []
     for log in observers.current {
       let events = log.events.current
       func fail(_ text: String) { failures.append("\(log.title): \(text)") }
       switch log.kind {
+      case .rootStates where tapped != nil, .rootChanges where tapped != nil:
+        guard let tapped else { break }
+        var states: [OracleState] = []
+        // A stream of changes: each change goes from the state before it (the first one's, too) to the next.
+        if log.kind == .rootChanges, case .state(let old)? = events.first?.old { states.append(old) }
+        for event in events {
+          if case .state(let state) = event.new { states.append(state) }
+        }
+        // A stream subscribed before start-up begins with `OracleState()`: not a commit.
+        states = Array(states.drop { $0 == OracleState() })
+        if !Self.follows(states, tapped, consecutively: log.exact || log.kind == .rootChanges) {
+          fail("saw states the commits did not make in that order (versions \(states.suffix(8).map(\.version)))")
+        }
       case .rootStates:
         let states = events.compactMap { event -> OracleState? in
           if case .state(let state) = event.new { return state }
@@ -61,5 +79,23 @@ extension OracleJournal {
       }
     }
     return failures
+  }
+
+  /// Whether `states` appear in `commits` in this order: one after the other (`consecutively`), or with gaps.
+  static func follows(_ states: [OracleState], _ commits: [OracleState], consecutively: Bool) -> Bool {
+    guard let first = states.first else { return true }
+    if consecutively {
+      // From every place the first state appears (an undo makes a state appear again).
+      return commits.indices.contains { start in
+        commits[start] == first && start + states.count <= commits.count
+          && zip(states, commits[start...]).allSatisfy { $0 == $1 }
+      }
+    }
+    var position = commits.startIndex
+    for state in states {
+      guard let found = commits[position...].firstIndex(of: state) else { return false }
+      position = found + 1
+    }
+    return true
   }
 }

@@ -17,6 +17,10 @@ struct OracleHistories: Sendable {
   let busy = LockedValue(false)
   /// The tag of the next group.
   let nextGroup = LockedValue(1)
+  /// Whether the session's history is cleared right after each ``OracleClearSession`` commit (by an interceptor). Runs
+  /// whose histories are attached may leave it out, so that the store has no interceptor and can run with no
+  /// observer: its commits then take the path of a commit that concerns only hooks and recorders.
+  let clears: Bool
 
   static let rootLimits = (steps: 4, commits: 12)
 
@@ -34,8 +38,10 @@ struct OracleHistories: Sendable {
   }
   static let sessionLimits = (steps: 3, commits: 10)
 
-  /// Two histories, to install in a store's interceptors (with ``clearing``), and the store's scope of the session.
-  init() {
+  /// Two histories, to install in a store's interceptors (with ``clearing``, if `clears`), and the store's scope of
+  /// the session.
+  init(clears: Bool) {
+    self.clears = clears
     FuzzCoverage.note(.undoInit)
     root = UndoHistory<OracleState>(
       scope: nil, stepLimit: Self.rootLimits.steps, commitLimit: Self.rootLimits.commits, isUndoable: { _ in true })
@@ -62,7 +68,8 @@ struct OracleHistories: Sendable {
         }
       }
     }
-    return attached ? [clearing] : [root.interceptor, session.interceptor, clearing]
+    let clearings = clears ? [clearing] : []
+    return attached ? clearings : [root.interceptor, session.interceptor] + clearings
   }
 
   /// Attaches both histories to `store` (made with ``interceptors(attached:)``, `attached` true).
@@ -204,7 +211,7 @@ extension OracleModel {
         lastGroup = step.group
       }
       sessionTwin.commit(isStep: sessionStep, apply)
-      if base is OracleClearSession {
+      if base is OracleClearSession, histories.clears {
         // Cleared right after this commit: the history keeps the state it replays to as its base, and no step.
         sessionTwin = UndoModel(
           stepLimit: OracleHistories.sessionLimits.steps, commitLimit: OracleHistories.sessionLimits.commits,

@@ -35,8 +35,14 @@ struct CoreState<S: FeatureState, D: SideEffectDependencyContainer> {
   @usableFromInline private(set) var observers = Observers<S>()
   /// What every commit is handed to, besides observers: recorders and undo histories (``CommitHook``).
   @usableFromInline private(set) var commitHooks: [CommitHook<S>] = []
+  /// Whether a commit hook wants inverses (the store's undo history, ``CommitHook/wantsInverse``): kept by
+  /// ``attach(_:)-(CommitHook<S>)`` and shutdown, so that a commit reads one word instead of walking the hooks.
+  @usableFromInline private(set) var hooksWantInverse = false
+  /// Whether the store has commit hooks: a stored flag, so that a recorded commit checks one byte (reading the array to
+  /// ask retained and released its buffer).
+  @usableFromInline private(set) var hasHooks = false
   /// The item types seen not to be ``InvertibleStateUpdater``s, while the store has an undo history that wants
-  /// inverses (``commitNoticed(_:touching:delivering:_:)``).
+  /// inverses (``applyRecorded(_:inverse:_:)``).
   @usableFromInline var notInvertible = TypeMemo()
   /// The logs of the recorders attached (``CommitLog``): each commit is appended to them in its own critical
   /// section.
@@ -53,8 +59,8 @@ struct CoreState<S: FeatureState, D: SideEffectDependencyContainer> {
   /// nothing to refuse. The first branch of ``commit(_:touching:delivering:_:)``, kept as one stored flag so that the hot
   /// path reads one word; ``refreshQuiet()`` recomputes it wherever one of its inputs changes.
   @usableFromInline private(set) var quiet = false
-  /// Whether a commit concerns the recorders' logs and nobody else: the store is ready, live, and has logs and no
-  /// observer or hook. The second branch of ``commitIfQuiet(touching:item:widened:released:_:)``, which appends to
+  /// Whether a commit concerns the recorders' logs and the commit hooks (undo histories) and nobody else: the store
+  /// is ready, live, and has logs or hooks and no observer. The second branch of ``commitIfQuiet(touching:item:widened:released:_:)``, which appends to
   /// the logs in the fast paths' first critical section; kept by ``refreshQuiet()`` like ``quiet``.
   @usableFromInline private(set) var onlyLogged = false
   /// The number of commits the store has made: every commit, whichever path made it, takes the next number.
@@ -143,7 +149,7 @@ struct CoreState<S: FeatureState, D: SideEffectDependencyContainer> {
         delivery = .widened(state, to: widened)
       } else if !released.isEmpty {
         // What a full log dropped goes out with the commit, to release after unlocking.
-        delivery = Commit(old: nil, new: state, listeners: [], subscribers: [], record: nil, released: released)
+        delivery = Commit(old: nil, new: state, listeners: [], subscribers: [], released: released)
         return .deliver
       }
       return outcome
@@ -188,9 +194,10 @@ struct CoreState<S: FeatureState, D: SideEffectDependencyContainer> {
   }
 
   /// The branch of ``commitIfQuiet(touching:item:widened:released:_:)`` for a store whose only concern is its recorders'
-  /// logs: commits `mutate` and appends `item` to each log, in this critical section; what a full log drops comes out
-  /// in `released`, to release after unlocking. Nil, having changed nothing, when the caller has no item, the item is
-  /// a move in time, or a log needs the state before the commit (after a reset): the noticed path handles those.
+  /// logs and its commit hooks: commits `mutate` and hands `item` to each log and hook (``record(_:before:inverse:released:)``),
+  /// in this critical section; what they let go comes out in `released`, to release after unlocking. Nil, having
+  /// changed nothing, when the caller has no item, the item is a move in time, or a log needs the state before the
+  /// commit (after a reset): the noticed path handles those.
   @inlinable
   mutating func commitIfOnlyLogged(
     _ item: () -> (any Dispatchable)?, released: inout [CommitLogState<S>.Dropped], _ mutate: (inout S) throws -> Bool
@@ -204,14 +211,70 @@ struct CoreState<S: FeatureState, D: SideEffectDependencyContainer> {
       for log in logs where log.needsBase.isSet { return nil }
     }
     guard let item = item(), typeIdentity(of: item) != moveType else { return nil }
+    // Without hooks (recorders alone, the usual case), no inverse: the hot path handles no `InvertedCommit`.
+    guard !hasHooks else { return try commitHooked(item, released: &released, mutate) }
     guard try mutate(&state) else { return .declined }
     commitCount &+= 1
-    if let sole {
-      sole.record(item, before: nil, after: &state, released: &released)
-    } else {
-      for log in logs { log.record(item, before: nil, after: &state, released: &released) }
-    }
+    record(item, before: nil, inverse: nil, soleLog: sole, released: &released)
     return .applied
+  }
+
+  /// ``commitIfOnlyLogged(_:released:_:)`` for a store with commit hooks (undo histories): out of line, so that a
+  /// recorder's path handles no inverse.
+  @inlinable @inline(never)
+  mutating func commitHooked(
+    _ item: any Dispatchable, released: inout [CommitLogState<S>.Dropped], _ mutate: (inout S) throws -> Bool
+  ) rethrows -> CommitOutcome {
+    var inverse: InvertedCommit?
+    guard try applyRecorded(item, inverse: &inverse, mutate) else { return .declined }
+    commitCount &+= 1
+    record(item, before: nil, inverse: inverse, soleLog: soleLog, released: &released)
+    return .applied
+  }
+
+  /// Applies `item`, a commit the logs and hooks get: through its inverting form when a hook wants inverses (the
+  /// store's undo history) and it is an ``InvertibleStateUpdater`` of this state (the same change; its inverse comes
+  /// out in `inverse`), through `mutate` otherwise. Returns false if `mutate` declines.
+  @inlinable @inline(__always)
+  mutating func applyRecorded(
+    _ item: any Dispatchable, inverse: inout InvertedCommit?, _ mutate: (inout S) throws -> Bool
+  ) rethrows -> Bool {
+    if hooksWantInverse {
+      // A type that is not invertible is remembered: the failed cast is a conformance lookup on every commit.
+      let type = ObjectIdentifier(Swift.type(of: item))
+      if !notInvertible.contains(type) {
+        if let invertible = item as? any InvertibleStateUpdater {
+          inverse = invertible.applyInverting(to: &state)
+          if inverse != nil { return true }
+        } else {
+          notInvertible.insert(type)
+        }
+      }
+    }
+    return try mutate(&state)
+  }
+
+  /// Hands the commit of `item` (made: the state is the state after it) to the recorders' logs and the commit hooks,
+  /// in the commit's critical section: the one place they get a commit. What they let go is added to `released`.
+  /// `sole` is ``soleLog``, read by the caller (read once per commit: each read retains it).
+  @inlinable @inline(__always)
+  mutating func record(
+    _ item: any Dispatchable, before old: S?, inverse: InvertedCommit?, soleLog sole: CommitLog<S>?,
+    released: inout [CommitLogState<S>.Dropped]
+  ) {
+    if let sole {
+      sole.record(item, before: old, after: &state, released: &released)
+    } else {
+      for log in logs { log.record(item, before: old, after: &state, released: &released) }
+    }
+    guard hasHooks else { return }
+    // The inverse goes only to the hooks that asked for it (the store's undo history): another history that got it
+    // would take the commit for a step of the whole state, whatever its scope.
+    for hook in commitHooks {
+      if let letGo = hook.record(item, state, hook.wantsInverse ? inverse : nil) {
+        released.append(CommitLogState.Dropped(letGo: letGo))
+      }
+    }
   }
 
   /// ``commit(_:touching:delivering:_:)`` when someone is concerned: observers, hooks, a refusal, or a store that is not ready.
@@ -233,9 +296,7 @@ struct CoreState<S: FeatureState, D: SideEffectDependencyContainer> {
     // Who is concerned is decided before the mutation, so that the old state is kept only if someone needs it
     // (keeping it makes the mutation copy what it touches).
     let concerned: [StateSubscriber<S>]
-    var needsOld =
-      !observers.listeners.isEmpty || commitHooks.contains { $0.needsBefore.isSet }
-      || logs.contains { $0.needsBase.isSet }
+    var needsOld = !observers.listeners.isEmpty || logs.contains { $0.needsBase.isSet }
     if let filter {
       filter.widened = false
       let subscribers = observers.subscribers(concerning: filter)
@@ -249,38 +310,24 @@ struct CoreState<S: FeatureState, D: SideEffectDependencyContainer> {
     // The store's undo history wants an invertible updater's inverse: the item is applied through its inverting
     // form (the same change), here, whichever path brought it. Otherwise, or if it is another state's, `mutate`.
     var inverse: InvertedCommit?
-    if let recorded, commitHooks.contains(where: \.wantsInverse) {
-      // A type that is not invertible is remembered: the failed cast is a conformance lookup on every commit.
-      let type = ObjectIdentifier(Swift.type(of: recorded))
-      if !notInvertible.contains(type) {
-        if let invertible = recorded as? any InvertibleStateUpdater {
-          inverse = invertible.applyInverting(to: &state)
-        } else {
-          notInvertible.insert(type)
-        }
-      }
-    }
-    if inverse == nil {
+    if let recorded {
+      guard try applyRecorded(recorded, inverse: &inverse, mutate) else { return .declined }
+    } else {
       guard try mutate(&state) else { return .declined }
     }
     commitCount &+= 1
     // A change that reached beyond its scope's place (an element renamed through its own scope) goes to every
     // subscriber: read here, in the commit's own critical section, like the rest.
     let subscribers = filter?.widened == true ? observers.subscribers : concerned
-    // Hooks and logs are only ever here with the item (see above).
-    let record = recorded.flatMap {
-      commitHooks.isEmpty ? nil : CommitRecord(hooks: commitHooks, item: $0, inverse: inverse)
-    }
-    // What a full log drops is released by the caller, after unlocking, as part of the commit it delivers.
+    // Hooks and logs are only ever here with the item (see above). What a full log drops, and what a hook lets go,
+    // is released by the caller, after unlocking, as part of the commit it delivers.
     var released: [CommitLogState<S>.Dropped] = []
-    if let recorded {
-      for log in logs { log.record(recorded, before: old, after: &state, released: &released) }
-    }
-    guard !subscribers.isEmpty || !observers.listeners.isEmpty || record != nil || !released.isEmpty else {
+    if let recorded { record(recorded, before: old, inverse: inverse, soleLog: soleLog, released: &released) }
+    guard !subscribers.isEmpty || !observers.listeners.isEmpty || !released.isEmpty else {
       return .applied
     }
     delivery = Commit(
-      old: old, new: state, listeners: observers.listeners, subscribers: subscribers, record: record,
+      old: old, new: state, listeners: observers.listeners, subscribers: subscribers,
       released: released.isEmpty ? nil : released)
     return .deliver
   }
@@ -306,11 +353,14 @@ struct CoreState<S: FeatureState, D: SideEffectDependencyContainer> {
     awayFlag.set(live != nil)
     refreshQuiet()
     commitCount &+= 1
-    let taps = commitHooks.filter(\.seesMoves)
-    guard !observers.isEmpty || !taps.isEmpty else { return .applied }
+    var released: [CommitLogState<S>.Dropped] = []
+    for tap in commitHooks where tap.seesMoves {
+      if let letGo = tap.record(item, state, nil) { released.append(CommitLogState.Dropped(letGo: letGo)) }
+    }
+    guard !observers.isEmpty || !released.isEmpty else { return .applied }
     delivery = Commit(
       old: old, new: state, listeners: observers.listeners, subscribers: observers.subscribers,
-      record: taps.isEmpty ? nil : CommitRecord(hooks: taps, item: item))
+      released: released.isEmpty ? nil : released)
     return .deliver
   }
 
@@ -330,9 +380,11 @@ struct CoreState<S: FeatureState, D: SideEffectDependencyContainer> {
   /// Recomputes ``quiet`` after one of its inputs changed.
   @usableFromInline
   mutating func refreshQuiet() {
-    let unobserved = lifecycle.phase.isReady && observers.isEmpty && commitHooks.isEmpty && live == nil
-    quiet = unobserved && logs.isEmpty
-    onlyLogged = unobserved && !logs.isEmpty
+    let unobserved = lifecycle.phase.isReady && observers.isEmpty && live == nil
+    quiet = unobserved && logs.isEmpty && commitHooks.isEmpty
+    onlyLogged = unobserved && (!logs.isEmpty || !commitHooks.isEmpty)
+    hooksWantInverse = commitHooks.contains { $0.wantsInverse }
+    hasHooks = !commitHooks.isEmpty
   }
 
   // MARK: - Observers and hooks
