@@ -103,10 +103,10 @@ public final class UndoHistory<S: State>: Sendable {
   private let plainTypes = Locked(TypeMemo())
   /// Whether undo and redo take the fast paths (inverses, re-applying the step in place) when they give what the
   /// replay gives; false: always replay (the plain twin the tests compare the fast paths with).
-  package let undoesInPlace: Bool
+  @usableFromInline package let undoesInPlace: Bool
   /// The store followed.
   @usableFromInline let attached = AttachedStore()
-  private let buffer: Locked<UndoBuffer<S>>
+  @usableFromInline let buffer: Locked<UndoBuffer<S>>
 
   /// Creates a history.
   ///
@@ -415,7 +415,7 @@ public final class UndoHistory<S: State>: Sendable {
   /// Undoes or redoes on `state`, the store's state (the store's history): in place when a fast path gives what the
   /// replay gives (see ``UndoBuffer/undoInPlace(_:)`` and ``UndoBuffer/redoInPlace(_:)``), by replaying otherwise.
   /// Returns whether there was a step to undo or redo (without one, `state` is left alone).
-  @usableFromInline
+  @inlinable
   func apply(_ kind: UndoKind, to state: inout S) -> Bool {
     buffer.withLock { buffer in
       if undoesInPlace {
@@ -619,16 +619,16 @@ protocol HistoryCommand {
 
 /// A commit an ``UndoBuffer`` keeps. Not nested in the generic buffer: its type (and the ring buffer's and arrays' of
 /// it) is then known at compile time, where a nested one made every access look up generic metadata at run time.
-struct UndoEntry {
-  let updater: Updater
+@usableFromInline struct UndoEntry {
+  @usableFromInline let updater: Updater
   /// The step it belongs to; nil for a commit that is not a step.
-  let step: Int?
+  @usableFromInline let step: Int?
   /// What undoes this commit, applied to the state it produced (an ``InvertibleStateUpdater``'s inverse); nil if
   /// unknown.
-  let inverse: (any PreparedStep)?
+  @usableFromInline let inverse: (any PreparedStep)?
 
   /// A commit's updater, as the history got it.
-  enum Updater {
+  @usableFromInline enum Updater {
     /// Typed, ready to apply to the store's state: an invertible updater of the whole state (``InvertedCommit``).
     case typed(any PreparedStep)
     /// Any other: applied through ``StoreCore/applyErased(_:to:)``, which casts it.
@@ -640,7 +640,7 @@ struct UndoEntry {
 
   /// Applies the commit's updater to `state`, as a replay does: one that cannot be applied now (its element is
   /// gone) is skipped.
-  func apply<S: FeatureState>(to state: inout S) {
+  @usableFromInline func apply<S: FeatureState>(to state: inout S) {
     switch updater {
     case .typed(let step): step.apply(to: &state)
     case .erased(let updater): try? StoreCore<S, EmptySideEffectDependencyContainer>.applyErased(updater, to: &state)
@@ -656,10 +656,10 @@ struct UndoEntry {
 
 /// A step an ``UndoBuffer`` keeps, with the numbers of its first and last entries (counting every entry ever
 /// appended, dropped ones included). Steps do not interleave: a step's entries all come before the next step's first.
-struct UndoStep {
-  let id: Int
-  let first: Int
-  var last: Int
+@usableFromInline struct UndoStep {
+  @usableFromInline let id: Int
+  @usableFromInline let first: Int
+  @usableFromInline var last: Int
 }
 
 /// What an ``UndoHistory`` holds, under its lock: a plain value whose methods are the history's rules (the history
@@ -669,39 +669,39 @@ struct UndoStep {
 /// them (`base`). The steps undone are always the latest ones kept (`undoneCount` of them): undo undoes the latest
 /// step done, redo the one undone last, and a new step drops the undone ones, which can then never be redone. Their
 /// commits go at once: no replay would apply them again, so they take no room among the limits.
-struct UndoBuffer<S: State> {
-  typealias Entry = UndoEntry
-  typealias Step = UndoStep
+@usableFromInline struct UndoBuffer<S: State> {
+  @usableFromInline typealias Entry = UndoEntry
+  @usableFromInline typealias Step = UndoStep
 
   /// The most steps kept: done, or undone and still redoable.
-  let stepLimit: Int
+  @usableFromInline let stepLimit: Int
   /// The most entries kept: the steps' commits and the commits that are not steps.
-  let commitLimit: Int
+  @usableFromInline let commitLimit: Int
   var attached = false
   /// The state before the oldest entry kept (never the store's current state: keeping that would make the store
   /// copy what it changes next).
-  var base: S?
-  var entries = RingBuffer<Entry>()
+  @usableFromInline var base: S?
+  @usableFromInline var entries = RingBuffer<Entry>()
   /// The number of the oldest entry kept: entry `n` is `entries[n - firstNumber]`.
-  var firstNumber = 0
+  @usableFromInline var firstNumber = 0
   /// The steps kept, oldest first; their ids increase.
-  var steps: [Step] = []
+  @usableFromInline var steps: [Step] = []
   /// How many of the latest steps are undone. Redo re-applies the earliest of them (the one undone last).
-  var undoneCount = 0
+  @usableFromInline var undoneCount = 0
   var nextStep = 1
   var groupDepth = 0
   var openGroup: Int?
   /// How many undos and redos took a fast path, and how many replayed (for tests).
-  var inPlaceCount = 0
-  var replayCount = 0
+  @usableFromInline var inPlaceCount = 0
+  @usableFromInline var replayCount = 0
 
   init(stepLimit: Int, commitLimit: Int) {
     self.stepLimit = max(1, stepLimit)
     self.commitLimit = max(self.stepLimit, commitLimit)
   }
 
-  var canUndo: Bool { undoneCount < steps.count }
-  var canRedo: Bool { undoneCount > 0 }
+  @usableFromInline var canUndo: Bool { undoneCount < steps.count }
+  @usableFromInline var canRedo: Bool { undoneCount > 0 }
 
   /// The id of the earliest step undone: the entries of it and of every later step are left out of replays.
   private var firstUndone: Int? { undoneCount > 0 ? steps[steps.count - undoneCount].id : nil }
@@ -744,7 +744,7 @@ struct UndoBuffer<S: State> {
   }
 
   /// Undoes the latest step done; returns the state replayed without it, or nil if there is none.
-  mutating func undo() -> S? {
+  @usableFromInline mutating func undo() -> S? {
     guard canUndo else { return nil }
     undoneCount += 1
     replayCount += 1
@@ -752,7 +752,7 @@ struct UndoBuffer<S: State> {
   }
 
   /// Redoes the step undone last; returns the state replayed with it, or nil if there is none.
-  mutating func redo() -> S? {
+  @usableFromInline mutating func redo() -> S? {
     guard canRedo else { return nil }
     undoneCount -= 1
     replayCount += 1
@@ -771,7 +771,7 @@ struct UndoBuffer<S: State> {
   /// between or after them, but the undone steps', which the store's state leaves out), and each has an inverse.
   /// Then the state is the replay's with the step, and undoing the step's commits one by one gives the replay's
   /// without it. Returns false, having changed nothing, otherwise (the caller replays).
-  mutating func undoInPlace(_ state: inout S) -> Bool {
+  @inlinable mutating func undoInPlace(_ state: inout S) -> Bool {
     guard base != nil, canUndo else { return false }
     let step = steps[steps.count - undoneCount - 1]
     let first = step.first - firstNumber
@@ -802,7 +802,7 @@ struct UndoBuffer<S: State> {
   /// replay gives: no commit came after the step's first but the undone steps' (the store's state is then the
   /// replay's without them, the state before the step). Returns false, having changed nothing, otherwise (the caller
   /// replays).
-  mutating func redoInPlace(_ state: inout S) -> Bool {
+  @inlinable mutating func redoInPlace(_ state: inout S) -> Bool {
     guard base != nil, canRedo else { return false }
     let step = steps[steps.count - undoneCount]
     let first = step.first - firstNumber
