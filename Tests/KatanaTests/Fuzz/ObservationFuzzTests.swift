@@ -146,6 +146,18 @@ struct OracleRun {
         journal.problem("attaching the recorder: unexpected error \(error)")
       }
     }
+    // In a third of the runs with a recorder, a second one, with a small window (it drops its oldest commits) and
+    // another interval, never reset or drained: a commit then goes to two logs (no sole log), and what they drop
+    // comes out of one commit together. At the end it must replay to what the first one replays to.
+    let secondRecorder =
+      recorded && generator.next() % 3 == 0 ? StoreRecorder<OracleState>(capacity: 40, checkpointInterval: 5) : nil
+    if let secondRecorder {
+      do {
+        try secondRecorder.attach(to: store)
+      } catch {
+        journal.problem("attaching the second recorder: unexpected error \(error)")
+      }
+    }
     // A third of the runs with no closure interceptors (with none of either form, every fast path applies; with the
     // world's and the hold's `DispatchInterceptor`s alone, the chain's direct path) have no commit log: no listener at all,
     // so that commits that concern nobody take their own path, and, with a recorder, commits that concern only the
@@ -214,6 +226,9 @@ struct OracleRun {
     }
     stopLog()
     let final = store.state
+    if let recorder, let secondRecorder {
+      journal.problems.withLock { $0 += Self.checkSecond(secondRecorder, against: recorder) }
+    }
     if world.unlogged {
       // With undo histories, the tap's states are the order the observers' states must follow.
       let tappedStates = histories.map { _ in [OracleState.startUp] + journal.tapped.current.map(\.after) }
@@ -292,6 +307,32 @@ struct OracleRun {
         journal.drained.current + [recorder.recording()], kinds: kinds, resets: journal.resets.current)
     }
     return failures.isEmpty ? [] : ["\(header), \(commits.count - 1) commits:"] + failures
+  }
+
+  /// What is wrong with `second`, a recorder attached beside `first` and never reset or drained: it must replay to
+  /// the state `first` replays to (both end on the store's last live commit), and take its checkpoints after the
+  /// commits numbered a multiple of its interval, and no others.
+  static func checkSecond(
+    _ second: StoreRecorder<OracleState>, against first: StoreRecorder<OracleState>
+  ) -> [String] {
+    var failures: [String] = []
+    let recording = second.recording()
+    do {
+      let replayed = try recording.replayedState()
+      let expected = try first.recording().replayedState()
+      if replayed != expected {
+        failures.append("the second recorder replays to \(replayed), the first to \(expected)")
+      }
+    } catch {
+      failures.append("a recording does not replay: \(error)")
+    }
+    let interval = second.checkpointInterval
+    let checkpointed = recording.checkpoints.map(\.sequence)
+    let expected = recording.commits.map(\.sequence).filter { $0 % interval == 0 }
+    if checkpointed != expected {
+      failures.append("the second recorder's checkpoints after commits \(checkpointed), expected \(expected)")
+    }
+    return failures
   }
 
   /// Waits for everything started to finish, shuts the store down (which ends every stream), and reads what each
