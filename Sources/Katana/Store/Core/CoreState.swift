@@ -41,6 +41,11 @@ struct CoreState<S: FeatureState, D: SideEffectDependencyContainer> {
   /// Whether the store has commit hooks: a stored flag, so that a recorded commit checks one byte (reading the array to
   /// ask retained and released its buffer).
   @usableFromInline private(set) var hasHooks = false
+  /// Whether a commit concerns nobody but the state and the observers: the store is ready, live, and has no log and
+  /// no hook. The third branch of ``commitIfQuiet(touching:item:widened:released:_:)`` (a commit through a scope that
+  /// no observer watches) reads it, one byte where it read four inputs (two of them arrays, retained and released to
+  /// ask); kept by ``refreshQuiet()`` like ``quiet``.
+  @usableFromInline private(set) var quietButForObservers = false
   /// The item types seen not to be ``InvertibleStateUpdater``s, while the store has an undo history that wants
   /// inverses (``applyRecorded(_:inverse:_:)``).
   @usableFromInline var notInvertible = TypeMemo()
@@ -182,9 +187,7 @@ struct CoreState<S: FeatureState, D: SideEffectDependencyContainer> {
     if onlyLogged, filter == nil {
       return try commitIfOnlyLogged(item, released: &released, mutate)
     }
-    guard let filter, lifecycle.phase.isReady, commitHooks.isEmpty, logs.isEmpty, live == nil,
-      observers.concernNobody(filter)
-    else { return nil }
+    guard let filter, quietButForObservers, observers.concernNobody(filter) else { return nil }
     filter.widened = false
     guard try mutate(&state) else { return .declined }
     commitCount &+= 1
@@ -383,6 +386,7 @@ struct CoreState<S: FeatureState, D: SideEffectDependencyContainer> {
     let unobserved = lifecycle.phase.isReady && observers.isEmpty && live == nil
     quiet = unobserved && logs.isEmpty && commitHooks.isEmpty
     onlyLogged = unobserved && (!logs.isEmpty || !commitHooks.isEmpty)
+    quietButForObservers = lifecycle.phase.isReady && live == nil && logs.isEmpty && commitHooks.isEmpty
     hooksWantInverse = commitHooks.contains { $0.wantsInverse }
     hasHooks = !commitHooks.isEmpty
   }
