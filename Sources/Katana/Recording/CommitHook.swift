@@ -7,8 +7,9 @@
 final class CommitHook<S: FeatureState>: Sendable {
   /// Takes in a commit, under the store's lock: the item, the state after it, and the commit's inverse and the item
   /// itself, typed (if ``wantsInverse`` and the item is an ``InvertibleStateUpdater`` of the whole state). Returns
-  /// what it lets go, for the caller to release after unlocking (nil: nothing).
-  @usableFromInline let record: @Sendable (_ item: any Dispatchable, _ after: S, _ inverted: InvertedCommit?) -> Any?
+  /// what it lets go, for the caller to release after unlocking.
+  @usableFromInline let record:
+    @Sendable (_ item: any Dispatchable, _ after: S, _ inverted: InvertedCommit?) -> UndoLetGo
   /// Whether the hook is also handed the moves in time (``TimeTravelCommand``): only a test's tap, which labels
   /// every commit of a store; undo histories leave them out of the session.
   let seesMoves: Bool
@@ -22,7 +23,7 @@ final class CommitHook<S: FeatureState>: Sendable {
 
   init(
     seesMoves: Bool = false, wantsInverse: Bool = false, start: (@Sendable (S) -> Void)? = nil,
-    record: @escaping @Sendable (any Dispatchable, S, InvertedCommit?) -> Any?
+    record: @escaping @Sendable (any Dispatchable, S, InvertedCommit?) -> UndoLetGo
   ) {
     self.seesMoves = seesMoves
     self.wantsInverse = wantsInverse

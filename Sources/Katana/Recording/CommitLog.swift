@@ -118,7 +118,7 @@ struct CommitLogState<S: FeatureState> {
     @usableFromInline var commits: ContiguousArray<LoggedCommit>
     @usableFromInline var base: S?
     /// What a commit hook let go (``CommitHook/record``).
-    @usableFromInline var letGo: Any?
+    @usableFromInline var letGo: UndoLetGo?
 
     @inlinable init(commits: ContiguousArray<LoggedCommit>, base: S?) {
       self.commits = commits
@@ -127,7 +127,7 @@ struct CommitLogState<S: FeatureState> {
     }
 
     /// What a commit hook let go.
-    @inlinable init(letGo: Any) {
+    @inlinable init(letGo: UndoLetGo) {
       commits = []
       base = nil
       self.letGo = letGo

@@ -348,14 +348,13 @@ public final class UndoHistory<S: State>: Sendable {
   private func makeHook(start: (@Sendable (S) -> Void)?) -> CommitHook<S> {
     CommitHook<S>(wantsInverse: scope == nil && undoesInPlace, start: start) {
       [self] item, _, inverted in
-      let letGo = record(item, inverted: inverted)
-      return letGo.isEmpty ? nil : letGo
+      record(item, inverted: inverted)
     }
   }
 
   /// Takes in a commit, in the commit transition's critical section (so in commit order); returns the entries it let
   /// go (folded or dropped), which the store releases after unlocking.
-  private func record(_ item: any Dispatchable, inverted: InvertedCommit?) -> [UndoEntry] {
+  private func record(_ item: any Dispatchable, inverted: InvertedCommit?) -> UndoLetGo {
     // An invertible updater of the whole state, as the commit transition hands it (only to the store's history,
     // ``CommitHook/wantsInverse``): an updater, of no scope, and no history's command (those are not invertible).
     // Its typed forms are all the history needs: no cast.
@@ -368,14 +367,14 @@ public final class UndoHistory<S: State>: Sendable {
     if type == commandType, let command = item as? UndoCommand<S>,
       command.historyIdentity == ObjectIdentifier(self)
     {
-      return []
+      return UndoLetGo()
     }
     if plainTypes.withLock({ $0.contains(type) }) {
       // A plain updater: a step of the store's history if `isUndoable` says so; of the root, so no step of a scope's.
       return append(.plain(item), isStep: scope == nil && isUndoable(item))
     }
     // Time travel goes away from live and comes back to it: no part of the history.
-    guard type != travelType, let updater = item as? any AnyStateUpdater else { return [] }
+    guard type != travelType, let updater = item as? any AnyStateUpdater else { return UndoLetGo() }
     // This history's own undos and redos are its bookkeeping, not kept: its replays need nothing of them (the value
     // one set is the history's replay at that point, which the next replay computes again), and keeping them
     // would spend the limits on them. Another history's are commits like any other (replayed as the value they set).
@@ -384,7 +383,7 @@ public final class UndoHistory<S: State>: Sendable {
     if scoped == nil, !(base is any HistoryCommand) { plainTypes.withLock { $0.insert(type) } }
     let isStep: Bool
     if let command = base as? any HistoryCommand {
-      if command.historyIdentity == ObjectIdentifier(self) { return [] }
+      if command.historyIdentity == ObjectIdentifier(self) { return UndoLetGo() }
       isStep = false
     } else if let scope {
       guard let scoped, scoped.scope == scope else { return append(.erased(updater), isStep: false) }
@@ -396,7 +395,7 @@ public final class UndoHistory<S: State>: Sendable {
   }
 
   /// Appends a commit; returns the entries let go, for the store to release after unlocking (they hold updaters).
-  private func append(_ updater: UndoEntry.Updater, isStep: Bool, inverse: (any PreparedStep)? = nil) -> [UndoEntry] {
+  private func append(_ updater: UndoEntry.Updater, isStep: Bool, inverse: (any PreparedStep)? = nil) -> UndoLetGo {
     buffer.withLock { $0.append(updater, isStep: isStep, inverse: inverse) }
   }
 
@@ -654,6 +653,30 @@ protocol HistoryCommand {
   }
 }
 
+/// The entries an ``UndoBuffer`` lets go in one commit (folded, or dropped with the undone steps), for the store to
+/// release after unlocking. The first is kept inline: in the usual case (one entry folded per step once the limits
+/// are reached) letting go allocates nothing.
+@usableFromInline
+struct UndoLetGo {
+  @usableFromInline var first: UndoEntry?
+  @usableFromInline var rest: [UndoEntry] = []
+
+  @inlinable init() {}
+
+  @inlinable var isEmpty: Bool { first == nil }
+
+  /// Every entry, in the order let go.
+  var entries: [UndoEntry] { (first.map { [$0] } ?? []) + rest }
+
+  mutating func append(_ entry: UndoEntry) {
+    if first == nil {
+      first = entry
+    } else {
+      rest.append(entry)
+    }
+  }
+}
+
 /// A step an ``UndoBuffer`` keeps, with the numbers of its first and last entries (counting every entry ever
 /// appended, dropped ones included). Steps do not interleave: a step's entries all come before the next step's first.
 @usableFromInline struct UndoStep {
@@ -717,12 +740,12 @@ protocol HistoryCommand {
 
   /// Takes in a commit, then folds what the limits leave no room for; returns the entries it let go, to release
   /// after unlocking.
-  mutating func append(_ updater: Entry.Updater, isStep: Bool, inverse: (any PreparedStep)? = nil) -> [Entry] {
-    var released: [Entry] = []
+  mutating func append(_ updater: Entry.Updater, isStep: Bool, inverse: (any PreparedStep)? = nil) -> UndoLetGo {
+    var released = UndoLetGo()
     var step: Int?
     if isStep {
       // A new step after an undo: what was undone can no longer be redone.
-      released = dropUndone()
+      dropUndone(into: &released)
       let number = firstNumber + entries.count
       // A group goes on while it is the latest step (and so not undone: those were just dropped).
       if groupDepth > 0, let group = openGroup, steps.last?.id == group {
@@ -737,9 +760,7 @@ protocol HistoryCommand {
       }
     }
     entries.append(Entry(updater: updater, step: step, inverse: inverse))
-    // Appending to an empty array would allocate a second buffer: the usual case (nothing dropped) takes fold's.
-    if released.isEmpty { return fold() }
-    released += fold()
+    fold(into: &released)
     return released
   }
 
@@ -835,16 +856,15 @@ protocol HistoryCommand {
       + "group \(openGroup.map(String.init) ?? "-")"
   }
 
-  /// Removes the undone steps and their entries (none of which a replay applies); returns the entries.
-  private mutating func dropUndone() -> [Entry] {
-    guard let firstUndone else { return [] }
+  /// Removes the undone steps and their entries (none of which a replay applies); adds the entries to `dropped`.
+  private mutating func dropUndone(into dropped: inout UndoLetGo) {
+    guard let firstUndone else { return }
     // Every entry of an undone step comes at or after the first one's first entry; the commits there that are
     // not steps stay, and are renumbered (no step kept refers to them).
     let from = steps[steps.count - undoneCount].first - firstNumber
     steps.removeLast(undoneCount)
     undoneCount = 0
     if let group = openGroup, group >= firstUndone { openGroup = nil }
-    var dropped: [Entry] = []
     // Rotates the ring once: every entry is taken from the front and put back at the end, but the dropped ones.
     for offset in 0..<entries.count {
       guard let entry = entries.removeFirst() else { break }
@@ -854,13 +874,12 @@ protocol HistoryCommand {
         entries.append(entry)
       }
     }
-    return dropped
   }
 
   /// Folds the oldest entries into `base` while more than `stepLimit` steps or `commitLimit` entries are kept (a
-  /// step is folded whole, with the entries between its first and last); returns them.
-  private mutating func fold() -> [Entry] {
-    guard entries.count > commitLimit || steps.count > stepLimit else { return [] }
+  /// step is folded whole, with the entries between its first and last); adds them to `removed`.
+  private mutating func fold(into removed: inout UndoLetGo) {
+    guard entries.count > commitLimit || steps.count > stepLimit else { return }
     // Everything before entry number `end` goes.
     var end = firstNumber + max(0, entries.count - commitLimit)
     if steps.count > stepLimit { end = max(end, steps[steps.count - stepLimit - 1].last + 1) }
@@ -871,24 +890,24 @@ protocol HistoryCommand {
       folded += 1
     }
     let firstUndone = self.firstUndone
-    var removed: [Entry] = []
-    removed.reserveCapacity(end - firstNumber)
-    while firstNumber < end, let entry = entries.removeFirst() {
-      removed.append(entry)
-      firstNumber += 1
-    }
     if var state = base {
       base = nil  // `state` is now the only reference: folding mutates it in place.
-      for entry in removed where !Self.isUndone(entry, firstUndone: firstUndone) {
-        entry.apply(to: &state)
+      while firstNumber < end, let entry = entries.removeFirst() {
+        if !Self.isUndone(entry, firstUndone: firstUndone) { entry.apply(to: &state) }
+        removed.append(entry)
+        firstNumber += 1
       }
       base = state
+    } else {
+      while firstNumber < end, let entry = entries.removeFirst() {
+        removed.append(entry)
+        firstNumber += 1
+      }
     }
     // A folded step that was undone can no longer be redone.
     steps.removeFirst(folded)
     undoneCount = min(undoneCount, steps.count)
     if let group = openGroup, !steps.contains(where: { $0.id == group }) { openGroup = nil }
-    return removed
   }
 
   private static func isUndone(_ entry: Entry, firstUndone: Int?) -> Bool {

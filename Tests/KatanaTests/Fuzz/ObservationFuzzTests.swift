@@ -172,7 +172,7 @@ struct OracleRun {
     if recorder != nil, !unlogged || histories != nil {
       let tap = CommitHook<OracleState>(seesMoves: true) { item, after, _ in
         journal.tapped.withLock { $0.append((item, after)) }
-        return nil
+        return UndoLetGo()
       }
       store.core.withLock { $0.attach(tap) }
     }

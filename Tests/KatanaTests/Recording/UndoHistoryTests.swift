@@ -701,9 +701,9 @@ struct UndoBufferTests {
     #expect(buffer.append(.erased(UndoCount(amount: 100)), isStep: false).isEmpty)
     _ = buffer.undo()
     // The new step drops the undone one (2); the limits hold without a fold.
-    #expect(buffer.append(.erased(UndoCount(amount: 4)), isStep: true).map(\.step) == [2])
+    #expect(buffer.append(.erased(UndoCount(amount: 4)), isStep: true).entries.map(\.step) == [2])
     // Past `stepLimit`: the oldest step (1) is folded.
-    #expect(buffer.append(.erased(UndoCount(amount: 8)), isStep: true).map(\.step) == [1])
+    #expect(buffer.append(.erased(UndoCount(amount: 8)), isStep: true).entries.map(\.step) == [1])
     #expect(buffer.base?.count == 1 && buffer.replayed()?.count == 113)
   }
 }

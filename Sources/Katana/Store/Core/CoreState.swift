@@ -274,9 +274,8 @@ struct CoreState<S: FeatureState, D: SideEffectDependencyContainer> {
     // The inverse goes only to the hooks that asked for it (the store's undo history): another history that got it
     // would take the commit for a step of the whole state, whatever its scope.
     for hook in commitHooks {
-      if let letGo = hook.record(item, state, hook.wantsInverse ? inverse : nil) {
-        released.append(CommitLogState.Dropped(letGo: letGo))
-      }
+      let letGo = hook.record(item, state, hook.wantsInverse ? inverse : nil)
+      if !letGo.isEmpty { released.append(CommitLogState.Dropped(letGo: letGo)) }
     }
   }
 
@@ -358,7 +357,8 @@ struct CoreState<S: FeatureState, D: SideEffectDependencyContainer> {
     commitCount &+= 1
     var released: [CommitLogState<S>.Dropped] = []
     for tap in commitHooks where tap.seesMoves {
-      if let letGo = tap.record(item, state, nil) { released.append(CommitLogState.Dropped(letGo: letGo)) }
+      let letGo = tap.record(item, state, nil)
+      if !letGo.isEmpty { released.append(CommitLogState.Dropped(letGo: letGo)) }
     }
     guard !observers.isEmpty || !released.isEmpty else { return .applied }
     delivery = Commit(
