@@ -800,10 +800,13 @@ struct UndoLetGo {
     guard first >= 0, last < entries.count else { return false }
     var check = first
     while check < entries.count {
-      let entry = entries[check]
-      // A commit that is not a step, after the step's first commit: the replay keeps it, the inverses would not.
-      guard entry.step != nil else { return false }
-      if check <= last, entry.inverse == nil { return false }
+      // Read in place (``RingBuffer/withElement(at:_:)``): copying an entry out retains and releases its updater and
+      // inverse.
+      let undoable = entries.withElement(at: check) { entry in
+        // A commit that is not a step, after the step's first commit: the replay keeps it, the inverses would not.
+        entry.step != nil && (check > last || entry.inverse != nil)
+      }
+      guard undoable else { return false }
       check += 1
     }
     // Plain loops over `Int` here and below: in this unspecialised generic code, a `stride` or a `ClosedRange` went
@@ -811,7 +814,7 @@ struct UndoLetGo {
     var offset = last
     while offset >= first {
       // An inverse applies to the whole state it came from (``InvertibleStateUpdater``): it cannot miss its place.
-      entries[offset].inverse?.apply(to: &state)
+      entries.withElement(at: offset) { $0.inverse?.apply(to: &state) }
       offset -= 1
     }
     undoneCount += 1
@@ -831,13 +834,13 @@ struct UndoLetGo {
     guard first >= 0, last < entries.count else { return false }
     var offset = first
     while offset < entries.count {
-      if entries[offset].step == nil { return false }
+      if entries.withElement(at: offset, { $0.step == nil }) { return false }
       offset += 1
     }
     offset = first
     while offset <= last {
       // As the replay does.
-      entries[offset].apply(to: &state)
+      entries.withElement(at: offset) { $0.apply(to: &state) }
       offset += 1
     }
     undoneCount -= 1
@@ -920,9 +923,9 @@ struct UndoLetGo {
     guard var state = base else { return nil }
     let firstUndone = self.firstUndone
     for offset in 0..<entries.count {
-      let entry = entries[offset]
-      guard !Self.isUndone(entry, firstUndone: firstUndone) else { continue }
-      entry.apply(to: &state)
+      entries.withElement(at: offset) { entry in
+        if !Self.isUndone(entry, firstUndone: firstUndone) { entry.apply(to: &state) }
+      }
     }
     return state
   }

@@ -43,6 +43,19 @@ struct RingBuffer<Element> {
     }
   }
 
+  /// Hands `body` the element `offset` places after the head, read in its slot: a large element (an undo history's
+  /// entry, two existentials) is not copied out, with its references retained and released, to read one field.
+  @inlinable
+  func withElement<Result>(at offset: Int, _ body: (borrowing Element) -> Result) -> Result {
+    precondition(offset >= 0 && offset < count, "Katana internal error: ring buffer offset out of range")
+    return storage.withUnsafeBufferPointer { slots in
+      switch slots[(head + offset) % slots.count] {
+      case .some(let element): return body(element)
+      case .none: preconditionFailure("Katana internal error: ring buffer slot unexpectedly empty")
+      }
+    }
+  }
+
   @inlinable
   mutating func append(_ element: Element) {
     if count == storage.count {
