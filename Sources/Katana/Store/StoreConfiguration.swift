@@ -42,7 +42,7 @@ public struct StoreConfiguration: Sendable {
   var onMailboxEnqueue: (@Sendable (_ waitingCount: Int) -> Void)?
 
   /// Test hook: called on the committing thread between a commit's critical section and its delivery (for a commit
-  /// that has observers or commit hooks to deliver to), while the committing dispatch holds the turn, outside the
+  /// that has observers to deliver to, or values to release), while the committing dispatch holds the turn, outside the
   /// lock. The observation fuzzer registers observers there, in the window a second critical section would leave
   /// open: one registered then must not get that commit (SPEC 4.6).
   var afterCommit: (@Sendable () -> Void)?

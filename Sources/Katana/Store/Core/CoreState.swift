@@ -36,7 +36,7 @@ struct CoreState<S: FeatureState, D: SideEffectDependencyContainer> {
   /// What every commit is handed to, besides observers: recorders and undo histories (``CommitHook``).
   @usableFromInline private(set) var commitHooks: [CommitHook<S>] = []
   /// Whether a commit hook wants inverses (the store's undo history, ``CommitHook/wantsInverse``): kept by
-  /// ``attach(_:)-(CommitHook<S>)`` and shutdown, so that a commit reads one word instead of walking the hooks.
+  /// ``refreshQuiet()``, so that a commit reads one byte instead of walking the hooks.
   @usableFromInline private(set) var hooksWantInverse = false
   /// Whether the store has commit hooks: a stored flag, so that a recorded commit checks one byte (reading the array to
   /// ask retained and released its buffer).
@@ -65,8 +65,9 @@ struct CoreState<S: FeatureState, D: SideEffectDependencyContainer> {
   /// path reads one word; ``refreshQuiet()`` recomputes it wherever one of its inputs changes.
   @usableFromInline private(set) var quiet = false
   /// Whether a commit concerns the recorders' logs and the commit hooks (undo histories) and nobody else: the store
-  /// is ready, live, and has logs or hooks and no observer. The second branch of ``commitIfQuiet(touching:item:widened:released:_:)``, which appends to
-  /// the logs in the fast paths' first critical section; kept by ``refreshQuiet()`` like ``quiet``.
+  /// is ready, live, and has logs or hooks and no observer. The second branch of
+  /// ``commitIfQuiet(touching:item:widened:released:_:)``, which hands the commit to them in the fast paths' first
+  /// critical section; kept by ``refreshQuiet()`` like ``quiet``.
   @usableFromInline private(set) var onlyLogged = false
   /// The number of commits the store has made: every commit, whichever path made it, takes the next number.
   @usableFromInline private(set) var commitCount: UInt64 = 0
@@ -124,7 +125,8 @@ struct CoreState<S: FeatureState, D: SideEffectDependencyContainer> {
   /// plain, root or scope, typed or type-erased, through the interceptor chain, replayed, or a move in time).
   ///
   /// In one critical section it refuses what must be refused (``refusal(of:)``), mutates the state, decides who is
-  /// concerned, and takes the subscriber list and the commit hooks' share; the caller delivers what it returns after
+  /// concerned, takes the subscriber list, and hands the commit to the recorders' logs and the commit hooks
+  /// (``record(_:before:inverse:soleLog:released:)``); the caller delivers what it returns after
   /// unlocking, while it holds the turn. So the invariant of SPEC 4.6 holds by construction: **a subscriber
   /// registered after a commit is never delivered it; one registered before gets it exactly once**, because
   /// registration takes the same lock and the list is read in the commit's own critical section.
@@ -197,8 +199,9 @@ struct CoreState<S: FeatureState, D: SideEffectDependencyContainer> {
   }
 
   /// The branch of ``commitIfQuiet(touching:item:widened:released:_:)`` for a store whose only concern is its recorders'
-  /// logs and its commit hooks: commits `mutate` and hands `item` to each log and hook (``record(_:before:inverse:released:)``),
-  /// in this critical section; what they let go comes out in `released`, to release after unlocking. Nil, having
+  /// logs and its commit hooks: commits `mutate` and hands `item` to each log and hook
+  /// (``record(_:before:inverse:soleLog:released:)``), in this critical section; what they let go comes out in
+  /// `released`, to release after unlocking. Nil, having
   /// changed nothing, when the caller has no item, the item is a move in time, or a log needs the state before the
   /// commit (after a reset): the noticed path handles those.
   @inlinable
@@ -259,7 +262,7 @@ struct CoreState<S: FeatureState, D: SideEffectDependencyContainer> {
 
   /// Hands the commit of `item` (made: the state is the state after it) to the recorders' logs and the commit hooks,
   /// in the commit's critical section: the one place they get a commit. What they let go is added to `released`.
-  /// `sole` is ``soleLog``, read by the caller (read once per commit: each read retains it).
+  /// `sole` is ``soleLog``, read by the caller (once per commit: each read retains it).
   @inlinable @inline(__always)
   mutating func record(
     _ item: any Dispatchable, before old: S?, inverse: InvertedCommit?, soleLog sole: CommitLog<S>?,

@@ -211,7 +211,7 @@ extension StoreCore {
 
   /// Runs `body` with the live state (the latest committed one, or, while the store shows a recorded state, the live
   /// state it will return to) while the calling task holds the turn, without committing: every commit before it has
-  /// been delivered and handed to the commit hooks, and none can come until `body` returns.
+  /// been handed to the recorders and commit hooks and delivered, and none can come until `body` returns.
   nonisolated(nonsending) func withTurnOnLiveState<T>(_ body: (S) -> T) async throws -> T {
     var frame: UpdaterFrame<S>?
     var chain: InstalledChain?
