@@ -61,4 +61,27 @@ struct ReentrancyTests {
     #expect(store.state.counter == 1)
     box.store = nil
   }
+
+  /// An undo history's `isUndoable` runs in the commit's critical section, like an updater: reading the store there
+  /// gets an updater's answer (the empty state, with a warning), not a deadlock, and the step is still taken.
+  @Test func isUndoableReadingStoreState_getsTheEmptyState_insteadOfDeadlocking() async throws {
+    let store = try await makeReadyStore(CounterState(counter: 5))
+    let box = StoreBox()
+    box.store = store
+    let seen = Recorder<Int>()
+    let history = UndoHistory<CounterState>(isUndoable: { _ in
+      seen.append(box.store?.state.counter ?? -1)
+      return true
+    })
+    try history.attach(to: store)
+    let warnings = try await capturingWarnings(startingWith: "[Katana] warning: store.state was read") {
+      try await store.dispatch(Increment())
+    }
+    #expect(warnings.count == 1)
+    #expect(seen.values == [0])
+    #expect(store.state.counter == 6 && history.canUndo)
+    try await history.undo(on: store)
+    #expect(store.state.counter == 5)
+    box.store = nil
+  }
 }
