@@ -230,9 +230,12 @@ struct OracleRun {
       journal.problems.withLock { $0 += Self.checkSecond(secondRecorder, against: recorder) }
     }
     if world.unlogged {
-      // With undo histories, the tap's states are the order the observers' states must follow.
-      let tappedStates = histories.map { _ in [OracleState.startUp] + journal.tapped.current.map(\.after) }
-      var failures = journal.problems.current + journal.localFailures(finalState: final, tapped: tappedStates)
+      // With undo histories, the tap's states (the state after each commit) are the commit log: the order the
+      // observers' states must follow, and what the histories' undos are checked against.
+      let tapped = journal.tapped.current
+      let commits = [OracleState.startUp] + tapped.map(\.after)
+      var failures =
+        journal.problems.current + journal.localFailures(finalState: final, tapped: histories == nil ? nil : commits)
       if let recorder {
         do {
           let replayed = try recorder.recording().replayedState()
@@ -242,9 +245,7 @@ struct OracleRun {
         }
       }
       if let histories {
-        // Every undo and redo, against the histories' twins, with the tap's states as the commit log.
-        let tapped = journal.tapped.current
-        let commits = [OracleState.startUp] + tapped.map(\.after)
+        // Every undo and redo, against the histories' twins.
         if commits.last != final { failures.append("the store ends at \(final), the tap at \(commits.last!)") }
         let committed = Int(store.core.withLock { $0.commitCount })
         if committed != tapped.count {
@@ -293,14 +294,7 @@ struct OracleRun {
       if followed != recorded {
         failures.append("commits(after: 0) read \(followed.count) commits, the recording holds \(recorded.count)")
       }
-      // A checkpoint after each commit whose number is a multiple of the interval, and after no other: replay
-      // cannot tell a misplaced checkpoint (its state is still right), but the window's bound rests on them.
-      let interval = recorder.checkpointInterval
-      let checkpointed = recorder.recording().checkpoints.map(\.sequence)
-      let expected = recorded.filter { $0 % interval == 0 }
-      if checkpointed != expected {
-        failures.append("checkpoints after commits \(checkpointed), expected every \(interval)th: \(expected)")
-      }
+      failures += Self.misplacedCheckpoints(of: recorder, named: "the recorder")
     }
     if let recorder, !recorder.recording().commits.isEmpty || commits.count > 1 {
       failures += model.checkRecordings(
@@ -326,13 +320,19 @@ struct OracleRun {
     } catch {
       failures.append("a recording does not replay: \(error)")
     }
-    let interval = second.checkpointInterval
+    return failures + misplacedCheckpoints(of: second, named: "the second recorder")
+  }
+
+  /// What is wrong with `recorder`'s checkpoints: there must be one after each commit it holds whose number is a
+  /// multiple of its interval, and after no other. Replay cannot tell a misplaced checkpoint (its state is still
+  /// right), but the window's bound rests on them.
+  static func misplacedCheckpoints(of recorder: StoreRecorder<OracleState>, named name: String) -> [String] {
+    let recording = recorder.recording()
+    let interval = recorder.checkpointInterval
     let checkpointed = recording.checkpoints.map(\.sequence)
     let expected = recording.commits.map(\.sequence).filter { $0 % interval == 0 }
-    if checkpointed != expected {
-      failures.append("the second recorder's checkpoints after commits \(checkpointed), expected \(expected)")
-    }
-    return failures
+    guard checkpointed != expected else { return [] }
+    return ["\(name)'s checkpoints after commits \(checkpointed), expected every \(interval)th: \(expected)"]
   }
 
   /// Waits for everything started to finish, shuts the store down (which ends every stream), and reads what each
