@@ -12,7 +12,7 @@ final class CommitHook<S: FeatureState>: Sendable {
     @Sendable (_ item: any Dispatchable, _ after: S, _ inverted: InvertedCommit?) -> UndoLetGo
   /// Whether the hook is also handed the moves in time (``TimeTravelCommand``): only a test's tap, which labels
   /// every commit of a store; undo histories leave them out of the session.
-  let seesMoves: Bool
+  @usableFromInline let seesMoves: Bool
   /// Whether the hook wants the inverse of an ``InvertibleStateUpdater``'s commit (the store's undo history): the
   /// commit transition then applies such an item through its inverting `updateState(_:)` and hands the inverse on.
   @usableFromInline let wantsInverse: Bool

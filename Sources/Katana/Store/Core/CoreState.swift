@@ -262,21 +262,22 @@ struct CoreState<S: FeatureState, D: SideEffectDependencyContainer> {
 
   /// Hands the commit of `item` (made: the state is the state after it) to the recorders' logs and the commit hooks,
   /// in the commit's critical section: the one place they get a commit. What they let go is added to `released`.
-  /// `sole` is ``soleLog``, read by the caller (once per commit: each read retains it).
+  /// `sole` is ``soleLog``, read by the caller (once per commit: each read retains it). A move in time (`isMove`, from
+  /// ``travel(to:item:delivering:)``) goes to no log and to no hook but a test's tap (``CommitHook/seesMoves``).
   @inlinable @inline(__always)
   mutating func record(
     _ item: any Dispatchable, before old: S?, inverse: InvertedCommit?, soleLog sole: CommitLog<S>?,
-    released: inout [CommitLogState<S>.Dropped]
+    isMove: Bool = false, released: inout [CommitLogState<S>.Dropped]
   ) {
-    if let sole {
+    if let sole, !isMove {
       sole.record(item, before: old, after: &state, released: &released)
-    } else {
+    } else if !isMove {
       for log in logs { log.record(item, before: old, after: &state, released: &released) }
     }
     guard hasHooks else { return }
     // The inverse goes only to the hooks that asked for it (the store's undo history): another history that got it
     // would take the commit for a step of the whole state, whatever its scope.
-    for hook in commitHooks {
+    for hook in commitHooks where !isMove || hook.seesMoves {
       let letGo = hook.record(item, state, hook.wantsInverse ? inverse : nil)
       if !letGo.isEmpty { released.append(CommitLogState.Dropped(letGo: letGo)) }
     }
@@ -359,10 +360,7 @@ struct CoreState<S: FeatureState, D: SideEffectDependencyContainer> {
     refreshQuiet()
     commitCount &+= 1
     var released: [CommitLogState<S>.Dropped] = []
-    for tap in commitHooks where tap.seesMoves {
-      let letGo = tap.record(item, state, nil)
-      if !letGo.isEmpty { released.append(CommitLogState.Dropped(letGo: letGo)) }
-    }
+    record(item, before: nil, inverse: nil, soleLog: nil, isMove: true, released: &released)
     guard !observers.isEmpty || !released.isEmpty else { return .applied }
     delivery = Commit(
       old: old, new: state, listeners: observers.listeners, subscribers: observers.subscribers,
