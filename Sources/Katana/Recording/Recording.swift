@@ -159,24 +159,53 @@ public struct Recording<S: State>: Sendable {
     return state
   }
 
-  /// The state after commit `sequence` (a commit this recording keeps, or the one before its first), without checks.
+  /// The state after commit `sequence`, replayed from the last checkpoint at or before it (so at most a checkpoint
+  /// interval of updaters is applied, however long the recording): what an inspector shows when a commit is picked.
+  /// The checkpoint is taken as it is, not checked (``replayedState(equal:)`` checks them all).
   ///
-  /// - Parameter fromCheckpoint: Start from the last checkpoint at or before `sequence` (at most a checkpoint
-  ///   interval of updaters applied); false replays every commit up to it from ``initialState``, the plain twin
-  ///   tests compare it with.
-  func replayedState(after sequence: Int, fromCheckpoint: Bool) throws(ReplayError) -> S {
-    let base = (commits.first?.sequence ?? (sequence + 1)) - 1
+  /// ```swift
+  /// let recording = recorder.recording()
+  /// if let state = try recording.replayedState(after: 42) { show(state) }
+  /// ```
+  ///
+  /// - Parameter sequence: A commit the recording keeps, or the number just before its first commit (the state
+  ///   before it, ``initialState``).
+  /// - Returns: The state after that commit; nil if the recording keeps no such commit (an empty recording keeps
+  ///   none: its numbers are unknown).
+  /// - Throws: ``ReplayError``: the first commit on the way whose updater cannot be applied.
+  public func replayedState(after sequence: Int) throws(ReplayError) -> S? {
+    try replayedState(after: sequence, fromCheckpoint: true)
+  }
+
+  /// ``replayedState(after:)``; `fromCheckpoint` false replays every commit up to `sequence` from ``initialState``
+  /// instead: the plain twin tests compare it with.
+  func replayedState(after sequence: Int, fromCheckpoint: Bool) throws(ReplayError) -> S? {
+    guard let end = count(through: sequence) else { return nil }
     var state = initialState
-    var start = base
-    if fromCheckpoint, let checkpoint = checkpoints.last(where: { $0.sequence <= sequence && $0.sequence >= base }) {
+    var start = 0
+    if fromCheckpoint, let checkpoint = checkpoints.last(where: { $0.sequence <= sequence }),
+      let checkpointEnd = count(through: checkpoint.sequence), checkpointEnd <= end
+    {
       state = checkpoint.state
-      start = checkpoint.sequence
+      start = checkpointEnd
     }
-    // Commits are numbered consecutively from `base + 1`: those after `start`, up to `sequence`.
-    for commit in commits[(start - base)..<(sequence - base)] {
+    for commit in commits[start..<end] {
       try Self.apply(commit, to: &state)
     }
     return state
+  }
+
+  /// How many of ``commits`` come up to commit `sequence`, that commit included: 0 for the number just before the
+  /// first commit; nil if the recording keeps no such commit. Numbers are consecutive in a recorder's recordings,
+  /// so the commit is looked up where its number puts it; a recording made by hand is searched (the first commit
+  /// with that number; the number before the first commit stands for ``initialState`` even if a later commit has
+  /// it). Wrapping arithmetic: any number a caller hands in is compared, never trapped on.
+  func count(through sequence: Int) -> Int? {
+    guard let first = commits.first?.sequence else { return nil }
+    let guess = sequence &- first
+    if guess >= 0, guess < commits.count, commits[guess].sequence == sequence { return guess &+ 1 }
+    if first != .min, sequence == first &- 1 { return 0 }
+    return commits.firstIndex { $0.sequence == sequence }.map { $0 &+ 1 }
   }
 
   /// Replays every commit and returns the state after each one, in order (one state per commit).

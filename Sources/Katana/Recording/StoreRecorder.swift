@@ -233,7 +233,9 @@ public final class StoreRecorder<S: State>: Sendable {
     let first = (recording.commits.first?.sequence ?? log.storage.withLock { $0.nextSequence }) - 1
     let kept = first...(first + recording.commits.count)
     guard kept.contains(sequence) else { throw TimeTravelError.notKept(sequence, kept: kept) }
-    let target = try recording.replayedState(after: sequence, fromCheckpoint: true)
+    // An empty window keeps only the state before the next commit, the recording's initial state.
+    let found = recording.commits.isEmpty ? recording.initialState : try recording.replayedState(after: sequence)
+    guard let target = found else { throw TimeTravelError.notKept(sequence, kept: kept) }
     try await store.dispatch(TimeTravelCommand(target: target))
   }
 

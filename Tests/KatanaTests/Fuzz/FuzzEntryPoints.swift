@@ -299,6 +299,9 @@ enum FuzzEntryPoint: String, CaseIterable, Sendable {
   case recordingReplayedStatesEqual = "Recording.replayedStates(equal: ((S, S) -> Bool)?)"
   /// The replayed final state with a comparison of the caller's (operation to add).
   case recordingReplayedStateEqual = "Recording.replayedState(equal: ((S, S) -> Bool)?)"
+  /// `OracleRun.checkRecordings`: the state after each commit of a recording (and the one before its first), from
+  /// the nearest checkpoint, against the commit log; nil for numbers the recording does not keep.
+  case recordingReplayedStateAfter = "Recording.replayedState(after: Int)"
   /// A replay into a live store, racing dispatches and time travel (operation to add; bug 4).
   case recordingReplayInto = "Recording.replay(into: Store<S, D>, throughInterceptors: Bool)"
   /// A replay into a fresh store, checked from the recording's initial state (operation to add).

@@ -358,6 +358,21 @@ extension OracleModel {
         } else if last != logged.last || lastUnchecked != logged.last {
           failures.append("\(what)'s replayed final state is not its last replayed state")
         }
+        // The state after each commit kept, and the one before the first, each from its nearest checkpoint; none for
+        // the numbers around the window.
+        FuzzCoverage.note(.recordingReplayedStateAfter)
+        for sequence in (first - 2)...(first + recording.commits.count) {
+          let state = try recording.replayedState(after: sequence)
+          let offset = sequence - first
+          let wanted: OracleState? =
+            if offset == -1 { before } else if offset >= 0, offset < logged.count { logged[offset] } else { nil }
+          if state != wanted {
+            failures.append(
+              "\(what) gives \(state.map { "\($0)" } ?? "nothing") as the state after commit \(sequence), not "
+                + "\(wanted.map { "\($0)" } ?? "nothing")")
+            break
+          }
+        }
       } catch {
         failures.append("\(what) does not replay: \(error)")
       }

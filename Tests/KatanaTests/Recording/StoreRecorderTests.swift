@@ -263,6 +263,62 @@ struct RecordingReplayTests {
     #expect(try recording.replayedState(equal: nil).count == 21)
   }
 
+  @Test func replayedStateAfter_startsFromTheNearestCheckpoint_andKnowsOnlyTheNumbersKept() throws {
+    let commits = (11...16).map { RecordedCommit(sequence: $0, time: .zero, updater: RecAdd(amount: $0)) }
+    // The checkpoint after commit 13 is taken as it is: a state the commits alone would not give (count 1000) shows
+    // where the replay started.
+    let marked = RecCounterState(count: 1000, history: [])
+    let recording = Recording(
+      initialState: RecCounterState(), commits: commits, checkpoints: [.init(sequence: 13, state: marked)])
+    #expect(try recording.replayedState(after: 10) == RecCounterState())
+    #expect(try recording.replayedState(after: 12) == RecCounterState(count: 23, history: [11, 12]))
+    #expect(try recording.replayedState(after: 13) == marked)
+    #expect(try recording.replayedState(after: 15)?.count == 1000 + 14 + 15)
+    for outside in [9, 17, 0, -1, Int.min, Int.max] {
+      #expect(try recording.replayedState(after: outside) == nil, "commit \(outside)")
+    }
+    #expect(try Recording(initialState: RecCounterState(), commits: []).replayedState(after: 0) == nil)
+  }
+
+  @Test func replayedStateAfter_onARecordingMadeByHand_withNumbersOutOfOrder_findsTheCommit_andNeverTraps() throws {
+    let add = { (sequence: Int, amount: Int) in
+      RecordedCommit(sequence: sequence, time: .zero, updater: RecAdd(amount: amount))
+    }
+    // Numbers at the ends of `Int`'s range, and not consecutive: each is looked up where it is.
+    let recording = Recording(
+      initialState: RecCounterState(), commits: [add(Int.min, 1), add(Int.max, 2), add(5, 4), add(Int.min + 1, 8)],
+      checkpoints: [.init(sequence: 5, state: RecCounterState(count: 7, history: [1, 2, 4]))])
+    #expect(try recording.replayedState(after: Int.min)?.count == 1)
+    #expect(try recording.replayedState(after: Int.max)?.count == 3)
+    #expect(try recording.replayedState(after: 5)?.count == 7)
+    #expect(try recording.replayedState(after: Int.min + 1)?.count == 15)
+    #expect(try recording.replayedState(after: 4) == nil)
+    #expect(try recording.replayedState(after: Int.max - 1) == nil)
+    // A checkpoint whose commit comes after the one asked for is not used.
+    let late = Recording(
+      initialState: RecCounterState(), commits: [add(5, 1), add(3, 2)],
+      checkpoints: [.init(sequence: 3, state: RecCounterState(count: 99))])
+    #expect(try late.replayedState(after: 5)?.count == 1)
+    #expect(try late.replayedState(after: 3)?.count == 99)
+  }
+
+  @Test func replayedStateAfter_throwsTheFirstFailure_onTheWay() throws {
+    let recording = Recording(
+      initialState: RecCounterState(),
+      commits: [
+        RecordedCommit(sequence: 1, time: .zero, updater: RecAdd(amount: 1)),
+        RecordedCommit(sequence: 2, time: .zero, updater: RecThrowingUpdater()),
+        RecordedCommit(sequence: 3, time: .zero, updater: RecAdd(amount: 1)),
+      ])
+    #expect(try recording.replayedState(after: 1)?.count == 1)
+    #expect {
+      try recording.replayedState(after: 3)
+    } throws: { error in
+      guard case ReplayError.updaterFailed(2, _, _) = error else { return false }
+      return true
+    }
+  }
+
   @Test func anItemThatIsNoUpdater_orAnUpdaterThatThrows_stopsReplayThere() throws {
     let notAnUpdater = Recording(
       initialState: RecCounterState(),

@@ -29,24 +29,21 @@ enum CommitStates {
     let kept = base...(base + recording.commits.count)
     guard kept.contains(sequence) else { throw .notKept(sequence, kept: kept) }
     if sequence == base { return (recording.initialState, nil) }
-    // Start from the last checkpoint before the previous commit, so that both states come from one replay.
-    var start = recording.initialState
-    var startSequence = base
-    for checkpoint in recording.checkpoints.reversed()
-    where checkpoint.sequence <= sequence - 1 && checkpoint.sequence >= base {
-      start = checkpoint.state
-      startSequence = checkpoint.sequence
-      break
-    }
-    let commits = Array(recording.commits[(startSequence + 1 - first)..<(sequence + 1 - first)])
-    let states: [S]
+    // The state before it, replayed from the nearest checkpoint, then the commit itself.
+    let found: S?
     do {
-      states = try Recording(initialState: start, commits: commits).replayedStates(equal: nil)
+      found = try recording.replayedState(after: sequence - 1)
     } catch {
       throw .replay(error)
     }
-    let previous = states.count >= 2 ? states[states.count - 2] : start
-    return (states[states.count - 1], previous)
+    guard let previous = found else { throw .notKept(sequence, kept: kept) }
+    do {
+      let state = try Recording(initialState: previous, commits: [recording.commits[sequence - first]])
+        .replayedState(equal: nil)
+      return (state, previous)
+    } catch {
+      throw .replay(error)
+    }
   }
 
   /// The states after commit `sequence` and after the commit before it, as they would be without the commits in
