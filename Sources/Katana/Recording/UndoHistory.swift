@@ -364,9 +364,7 @@ public final class UndoHistory<S: State>: Sendable {
     // Told apart by type identity first (a comparison with a type resolved once, where a cast to a generic type
     // resolves its metadata on every commit). This history's own command for the whole store: see below.
     let type = ObjectIdentifier(Swift.type(of: item))
-    if type == commandType, let command = item as? UndoCommand<S>,
-      command.historyIdentity == ObjectIdentifier(self)
-    {
+    if type == commandType, Self.history(ofCommand: item) == ObjectIdentifier(self) {
       return UndoLetGo()
     }
     if plainTypes.withLock({ $0.contains(type) }) {
@@ -392,6 +390,17 @@ public final class UndoHistory<S: State>: Sendable {
       isStep = isUndoable(base)
     }
     return append(.erased(updater), isStep: isStep)
+  }
+
+  /// The history that made `item`, an ``UndoCommand`` of this state type (the caller compared its type's identity
+  /// with ``commandType``): read from the opened existential, without the dynamic cast to a generic type that this
+  /// unspecialised code would otherwise make on every undo and redo.
+  private static func history(ofCommand item: any Dispatchable) -> ObjectIdentifier? {
+    func opened<T: Dispatchable>(_ command: T) -> ObjectIdentifier? {
+      // `T` is `UndoCommand<S>` itself (same type identity), so this reinterprets a value as its own type.
+      unsafeBitCast(command, to: UndoCommand<S>.self).historyIdentity
+    }
+    return opened(item)
   }
 
   /// Appends a commit; returns the entries let go, for the store to release after unlocking (they hold updaters).
