@@ -42,17 +42,19 @@ final class CommitLog<S: FeatureState>: @unchecked Sendable {
   func record(_ item: any Dispatchable, before: S?, after: inout S, released: inout [CommitLogState<S>.Dropped]) {
     storage.withLock { log in
       log.append(
-        item, cause: RecorderCause.current(on: log.store), before: before, after: { after }, interval: interval,
+        item, cause: RecorderCause.current(on: log.store, causes: log.causes), before: before, after: { after },
+        interval: interval,
         capacity: capacity, needsBase: needsBase, released: &released)
     }
   }
 
-  /// Sets the store and its clock the log follows, and its state at attachment (nil while it is starting): the
-  /// state before the first commit logged; and `liveState`, which runs its argument with the store's live state (nil
-  /// while it is starting) under the store's lock, between two commits (``StoreRecorder/reset()``). Called under the
-  /// store's lock.
+  /// Sets the store, its causes (``StoreCore/recorderCauses``; nil for a store's plain twin, which reads every
+  /// commit's cause) and its clock the log follows, and its
+  /// state at attachment (nil while it is starting): the state before the first commit logged; and `liveState`, which
+  /// runs its argument with the store's live state (nil while it is starting) under the store's lock, between two
+  /// commits (``StoreRecorder/reset()``). Called under the store's lock.
   func attach(
-    store: ObjectIdentifier, clock: any Clock<Duration>, state: S?,
+    store: ObjectIdentifier, causes: RecorderCauses?, clock: any Clock<Duration>, state: S?,
     liveState: @escaping @Sendable (_ body: (S?) -> Void) -> Void
   ) {
     let timer = RecorderTimer(clock)
@@ -60,6 +62,7 @@ final class CommitLog<S: FeatureState>: @unchecked Sendable {
     effects.attach(timer: timer)
     storage.withLock { log in
       log.store = store
+      log.causes = causes
       log.timer = timer
       log.liveState = liveState
       if log.base == nil, let state {
@@ -105,6 +108,9 @@ struct CommitLogState<S: FeatureState> {
   @usableFromInline var timer: RecorderTimer?
   /// The store the log is attached to: the side effects that cause its commits are that store's.
   @usableFromInline var store: ObjectIdentifier?
+  /// That store's causes (``StoreCore/recorderCauses``): while no binding is alive, a commit has no cause. Nil before
+  /// the log is attached, and for a store's plain twin: the task-local is read.
+  @usableFromInline var causes: RecorderCauses?
   /// Runs its argument with the live state of the store the log is attached to, under the store's lock (see
   /// ``CommitLog/attach(store:clock:state:liveState:)``).
   var liveState: (@Sendable (_ body: (S?) -> Void) -> Void)?
@@ -217,6 +223,7 @@ struct CommitLogState<S: FeatureState> {
     fresh.nextSequence = nextSequence
     fresh.timer = timer
     fresh.store = store
+    fresh.causes = causes
     fresh.liveState = liveState
     fresh.base = newBase
     swap(&fresh, &self)

@@ -258,26 +258,69 @@ public final class StoreRecorder<S: State>: Sendable {
 /// dispatches to another is no cause there.
 @usableFromInline
 enum RecorderCause {
-  /// The task-local behind ``current(on:)``, declared without the property wrapper so that inlined code can read and
+  /// The task-local behind ``current(on:causes:)``, declared without the property wrapper so that inlined code can read and
   /// bind it.
   @usableFromInline static let local = TaskLocal<Bound?>(wrappedValue: nil)
 
-  /// A side effect's number, and the store it runs for.
+  /// A side effect's number, and the store it runs for; it holds its store's ``RecorderCauses/Token`` from the side
+  /// effect's start until the last task that carries it lets it go (its own task, and every task that inherited it:
+  /// an unstructured `Task` started from it, or a sent item's work carried past it).
   @usableFromInline
   struct Bound: Sendable {
     @usableFromInline let store: ObjectIdentifier
     @usableFromInline let id: Int
+    /// Its store's token: held, it tells commits that a binding is alive.
+    let token: RecorderCauses.Token
 
-    @usableFromInline init(store: ObjectIdentifier, id: Int) {
+    init(store: ObjectIdentifier, id: Int, causes: RecorderCauses) {
       self.store = store
       self.id = id
+      token = causes.shared
     }
   }
 
-  /// The number of the side effect of `store` whose task is running, if any.
-  @inlinable static func current(on store: ObjectIdentifier?) -> Int? {
+  /// The number of the side effect of `store` whose task is running, if any. With `causes` (that store's, read in a
+  /// commit's critical section), the task-local is read only while a binding is alive: while none is, no task
+  /// anywhere carries one of the store's side effects as a cause (a task that carries one holds it), and a task that
+  /// carries one finds one alive, its own. Nil: the task-local is read (outside the store's lock, and the plain twin,
+  /// ``StoreConfiguration/forcesPlainPath``).
+  @inlinable static func current(on store: ObjectIdentifier?, causes: RecorderCauses?) -> Int? {
+    if let causes, !causes.anyAlive { return nil }
     guard let bound = local.get(), bound.store == store else { return nil }
     return bound.id
+  }
+}
+
+/// Whether any of a store's side effects is bound, anywhere, as the cause of what its task commits
+/// (``RecorderCause/Bound``), known without a count: each binding holds the store's ``token``, so the token is
+/// uniquely referenced (by this object) exactly when no binding is alive. Binding and unbinding cost the token's
+/// retain and release, and no allocation.
+@usableFromInline
+final class RecorderCauses: @unchecked Sendable {
+  // Sendable: `token` is written only by `init`; its one other access, the uniqueness check in ``anyAlive``, is made
+  // only in a commit's critical section, under the store's lock, so two never overlap.
+
+  /// What every binding of the store holds.
+  @usableFromInline
+  final class Token: Sendable {
+    init() {}
+  }
+
+  /// The one reference to the token that is no binding's.
+  @exclusivity(unchecked) @usableFromInline var token: Token
+  /// The same token, unretained: what a new binding takes (a read of ``token`` itself could overlap a commit's
+  /// uniqueness check). Valid as long as this object is: the store that makes bindings holds it.
+  unowned(unsafe) let shared: Token
+
+  init() {
+    let token = Token()
+    self.token = token
+    shared = token
+  }
+
+  /// Whether a binding may be alive: false only when none is. Called only under the store's lock.
+  @inlinable var anyAlive: Bool {
+    !isKnownUniquelyReferenced(&token)
   }
 }
 

@@ -1,7 +1,8 @@
 import Foundation
-import Katana
 import KatanaTestSupport
 import Testing
+
+@testable import Katana
 
 /// Counts its releases: what a recorder drops must be released, not kept.
 final class RecReleaseCounter: Sendable {
@@ -46,6 +47,27 @@ struct RecDispatchElsewhere: SideEffect {
   func sideEffect(_ context: SideEffectContext<RecCounterState, EmptySideEffectDependencyContainer>) async throws {
     try await context.dispatch(RecAdd(amount: 1))
     try await other.dispatch(RecAdd(amount: 1))
+  }
+}
+
+/// Starts a task that dispatches `RecAdd(amount: 1)` once `gate` opens, hands it to `started`, and returns at once:
+/// the task outlives the side effect, carrying its binding as the cause.
+struct RecDispatchLater: SideEffect {
+  let gate: Gate
+  let started: LockedValue<Task<Void, any Error>?>
+  func sideEffect(_ context: SideEffectContext<RecCounterState, EmptySideEffectDependencyContainer>) async throws {
+    let task = Task {
+      await gate.wait()
+      try await context.dispatch(RecAdd(amount: 1))
+    }
+    started.withLock { $0 = task }
+  }
+}
+
+/// Sends `RecAdd(amount: 2)` and returns without waiting for it.
+struct RecSendAndReturn: SideEffect {
+  func sideEffect(_ context: SideEffectContext<RecCounterState, EmptySideEffectDependencyContainer>) async throws {
+    context.send(RecAdd(amount: 2))
   }
 }
 
@@ -248,6 +270,57 @@ struct AttachedRecorderTests {
     try await one.dispatch(RecDispatchElsewhere(other: other))
     #expect(first.recording().commits.map(\.cause) == [1])
     #expect(second.recording().commits.map(\.cause) == [nil])
+  }
+
+  /// A commit reads its cause only while one of the store's side-effect bindings is alive (``StoreCore/recorderCauses``).
+  /// A task a side effect started carries the binding past the effect's end: its commit, made once the effect has
+  /// returned and no other side effect runs, still names the effect. Once the task is gone, none is alive.
+  @Test func aTaskStartedByASideEffect_namesItAsTheCause_afterTheEffectReturned() async throws {
+    let recorder = StoreRecorder<RecCounterState>()
+    let store = RecStore(initialState: RecCounterState())
+    try recorder.attach(to: store)
+    let (gate, started) = (Gate(), LockedValue<Task<Void, any Error>?>(nil))
+    try await store.dispatch(RecDispatchLater(gate: gate, started: started))
+    let effect = try #require(recorder.recording().effects.first)
+    #expect(effect.outcome.map { "\($0)" } == "completed")
+    #expect(store.core.withLock { _ in store.core.recorderCauses.anyAlive })
+    try await store.dispatch(RecAdd(amount: 5))
+    gate.open()
+    let task = try #require(started.withLock { $0 })
+    try await task.value
+    #expect(recorder.recording().commits.map(\.cause) == [nil, effect.id])
+    #expect(!store.core.withLock { _ in store.core.recorderCauses.anyAlive })
+  }
+
+  /// An updater a side effect sent, applied after the effect returned (the store's turn was held until then), names
+  /// the effect: the sent work carries the binding.
+  @Test func anUpdaterSentByASideEffect_appliedAfterItReturned_namesItAsTheCause() async throws {
+    let recorder = StoreRecorder<RecCounterState>()
+    let (gate, holding) = (Gate(), Gate())
+    let holder: StoreInterceptor = { _ in
+      { next in
+        { item in
+          if (item as? RecAdd)?.amount == 9 {
+            holding.open()
+            await gate.wait()
+          }
+          try await next(item)
+        }
+      }
+    }
+    let store = RecStore(initialState: RecCounterState(), interceptors: [holder])
+    try recorder.attach(to: store)
+    let held = Task { try await store.dispatch(RecAdd(amount: 9)) }
+    await holding.wait()
+    try await store.dispatch(RecSendAndReturn())
+    gate.open()
+    try await held.value
+    try await store.waitUntilIdle()
+    let recording = recorder.recording()
+    let effect = try #require(recording.effects.first)
+    #expect(recording.commits.compactMap { ($0.base as? RecAdd)?.amount } == [9, 2])
+    #expect(recording.commits.map(\.cause) == [nil, effect.id])
+    #expect(!store.core.withLock { _ in store.core.recorderCauses.anyAlive })
   }
 
   /// A full recorder releases what it drops (the updaters of the commits before its new initial state).

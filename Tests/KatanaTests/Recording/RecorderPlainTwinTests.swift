@@ -61,11 +61,19 @@ struct RecorderPlainTwinTests {
       case 5: try await store.scope(\.cart, dependencies: \.self).dispatch(FeatAddToCart(value: amount))
       case 6: try await store.dispatch(RecAddAll(amounts: [amount, amount + 1]))
       case 7:
-        if generator.next() % 2 == 0 {
-          _ = try? await store.dispatch(RecFailingEffect())
-        } else {
+        switch generator.next() % 3 {
+        case 0: _ = try? await store.dispatch(RecFailingEffect())
+        case 1:
           // Sent from a side effect: the sender is the cause, whether the store applies it at once or later.
           try await store.dispatch(RecSendAll(amounts: [amount, amount + 2]))
+        default:
+          // From a task the side effect started, after the effect returned: the fast path reads the cause only while
+          // the store counts a binding alive, the plain one always.
+          let (gate, started) = (Gate(), LockedValue<Task<Void, any Error>?>(nil))
+          try await store.dispatch(RecDispatchLater(gate: gate, started: started))
+          if generator.next() % 2 == 0 { try await store.dispatch(RecAdd(amount: amount)) }
+          gate.open()
+          try await started.withLock { $0 }?.value
         }
       case 8:
         let drained = try await recorder.drain(store)

@@ -312,7 +312,9 @@ extension StoreCore {
       guard let self, !owner.isCurrentThread else { return body(nil) }
       withLock { body($0.liveStateUnlessStarting) }
     }
-    withLock { $0.attach(log, store: id, clock: configuration.clock, liveState: liveState) }
+    // The plain twin (`forcesPlainPath`) reads every commit's cause from the task-local, without the count.
+    let causes = configuration.forcesPlainPath ? nil : recorderCauses
+    withLock { $0.attach(log, store: id, causes: causes, clock: configuration.clock, liveState: liveState) }
     recordsEffects.set(true)
   }
 
@@ -335,13 +337,16 @@ extension StoreCore {
     _ item: any Dispatchable, in logs: [EffectLog], _ body: nonisolated(nonsending) () async throws -> T
   ) async throws -> T {
     guard let first = logs.first else { return try await body() }
-    let cause = RecorderCause.current(on: self.id)
+    // Outside the store's lock: the task-local is read.
+    let cause = RecorderCause.current(on: self.id, causes: nil)
     // Every log records the side effect under the first one's number, the one its commits name as their cause.
     let number = first.start(item, cause: cause)
     for index in 1..<logs.count { _ = logs[index].start(item, cause: cause, id: number) }
     let value: T
     do {
-      value = try await RecorderCause.local.withValue(RecorderCause.Bound(store: self.id, id: number)) {
+      value = try await RecorderCause.local.withValue(
+        RecorderCause.Bound(store: self.id, id: number, causes: recorderCauses)
+      ) {
         try await body()
       }
     } catch {

@@ -62,6 +62,9 @@ final class StoreCore<S: FeatureState, D: SideEffectDependencyContainer>: @unche
   /// Set once a ``StoreRecorder`` is attached: side effects then start through the path that records them
   /// (``recordingSideEffect(_:_:)``). Read without the lock.
   @usableFromInline let recordsEffects = AtomicFlag()
+  /// Whether a binding of this store's recorded side effects as the cause of what their tasks commit is alive
+  /// (``RecorderCause/Bound``): while none is, a commit reads no task-local to find its cause.
+  @usableFromInline let recorderCauses = RecorderCauses()
   /// Per-store objects attached by store features, keyed by their type. A lock of their own, so that store
   /// features reach them from anywhere, including from inside a state updater.
   let attachments = Locked<[ObjectIdentifier: any Sendable]?>([:])
