@@ -43,16 +43,15 @@ final class CommitLog<S: FeatureState>: @unchecked Sendable {
     storage.withLock { log in
       log.append(
         item, cause: RecorderCause.current(on: log.store, causes: log.causes), before: before, after: { after },
-        interval: interval,
-        capacity: capacity, needsBase: needsBase, released: &released)
+        interval: interval, capacity: capacity, needsBase: needsBase, released: &released)
     }
   }
 
   /// Sets the store, its causes (``StoreCore/recorderCauses``; nil for a store's plain twin, which reads every
-  /// commit's cause) and its clock the log follows, and its
-  /// state at attachment (nil while it is starting): the state before the first commit logged; and `liveState`, which
-  /// runs its argument with the store's live state (nil while it is starting) under the store's lock, between two
-  /// commits (``StoreRecorder/reset()``). Called under the store's lock.
+  /// commit's cause) and its clock the log follows, and its state at attachment (nil while it is starting): the state
+  /// before the first commit logged; and `liveState`, which runs its argument with the store's live state (nil while
+  /// it is starting) under the store's lock, between two commits (``StoreRecorder/reset()``). Called under the
+  /// store's lock.
   func attach(
     store: ObjectIdentifier, causes: RecorderCauses?, clock: any Clock<Duration>, state: S?,
     liveState: @escaping @Sendable (_ body: (S?) -> Void) -> Void
@@ -112,7 +111,7 @@ struct CommitLogState<S: FeatureState> {
   /// the log is attached, and for a store's plain twin: the task-local is read.
   @usableFromInline var causes: RecorderCauses?
   /// Runs its argument with the live state of the store the log is attached to, under the store's lock (see
-  /// ``CommitLog/attach(store:clock:state:liveState:)``).
+  /// ``CommitLog/attach(store:causes:clock:state:liveState:)``).
   var liveState: (@Sendable (_ body: (S?) -> Void) -> Void)?
 
   @usableFromInline init() {}

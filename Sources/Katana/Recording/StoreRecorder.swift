@@ -258,8 +258,8 @@ public final class StoreRecorder<S: State>: Sendable {
 /// dispatches to another is no cause there.
 @usableFromInline
 enum RecorderCause {
-  /// The task-local behind ``current(on:causes:)``, declared without the property wrapper so that inlined code can read and
-  /// bind it.
+  /// The task-local behind ``current(on:causes:)``, declared without the property wrapper so that inlined code can
+  /// read and bind it.
   @usableFromInline static let local = TaskLocal<Bound?>(wrappedValue: nil)
 
   /// A side effect's number, and the store it runs for; it holds its store's ``RecorderCauses/Token`` from the side

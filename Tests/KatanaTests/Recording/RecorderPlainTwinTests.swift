@@ -4,10 +4,6 @@ import Testing
 
 @testable import Katana
 
-/// STYLE 11: the recorder's fast path (a commit that concerns only the recorders appended in the fast path's first
-/// critical section, ``CoreState/commitIfOnlyLogged(_:released:_:)``) against its plain twin, the same store with
-/// `forcesPlainPath` (every commit through the interceptor chain and the noticed commit transition), on the same
-/// seeded sequences of every way in.
 /// Sends `amounts` from its own task, and waits for each.
 struct RecSendAll: SideEffect {
   let amounts: [Int]
@@ -16,6 +12,11 @@ struct RecSendAll: SideEffect {
   }
 }
 
+/// STYLE 11: the recorder's fast path (a commit that concerns only the recorders appended in the fast path's first
+/// critical section, ``CoreState/commitIfOnlyLogged(_:released:_:)``, its cause read only while one of the store's
+/// side effects is bound as a cause, ``RecorderCauses``) against its plain twin, the same store with
+/// `forcesPlainPath` (every commit through the interceptor chain and the noticed commit transition, every cause read
+/// from the task-local), on the same seeded sequences of every way in.
 @Suite("StoreRecorder: the fast path against its plain twin", .timeLimit(.minutes(3)))
 struct RecorderPlainTwinTests {
   /// What a recording says, in a form two runs compare: each commit's number, updater and cause, each side effect's
