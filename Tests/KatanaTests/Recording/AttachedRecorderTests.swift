@@ -64,10 +64,35 @@ struct RecDispatchLater: SideEffect {
   }
 }
 
-/// Sends `RecAdd(amount: 2)` and returns without waiting for it.
+/// Sends `RecAdd(amount: 2)` and returns without waiting for it; its handle goes to `sent`.
 struct RecSendAndReturn: SideEffect {
+  let sent: LockedValue<DispatchHandle<Void>?>
   func sideEffect(_ context: SideEffectContext<RecCounterState, EmptySideEffectDependencyContainer>) async throws {
-    context.send(RecAdd(amount: 2))
+    let handle = context.send(RecAdd(amount: 2))
+    sent.withLock { $0 = handle }
+  }
+}
+
+/// Dispatches `RecAdd(amount: tag)` `count` times, awaiting some and sending the others (their handles kept in
+/// `sent`), and, for odd tags, once more from a task it starts and does not await (kept in `started`): the commits of
+/// a side effect that runs beside others.
+struct RecTaggedEffect: SideEffect {
+  let tag: Int
+  let count: Int
+  let started: LockedValue<[Task<Void, any Error>]>
+  let sent: LockedValue<[DispatchHandle<Void>]>
+  func sideEffect(_ context: SideEffectContext<RecCounterState, EmptySideEffectDependencyContainer>) async throws {
+    for index in 0..<count {
+      if index % 2 == 0 {
+        try await context.dispatch(RecAdd(amount: tag))
+      } else {
+        let handle = context.send(RecAdd(amount: tag))
+        sent.withLock { $0.append(handle) }
+      }
+    }
+    guard tag % 2 == 1 else { return }
+    let task = Task { try await context.dispatch(RecAdd(amount: tag)) }
+    started.withLock { $0.append(task) }
   }
 }
 
@@ -150,6 +175,57 @@ struct AttachedRecorderTests {
     #expect(gaps.isEmpty, "numbers skipped after \(gaps.prefix(3).map(\.0.sequence))")
     #expect(try recording.replayedState() == store.state)
     #expect(recording.commits.compactMap { ($0.updater as? RecAdd)?.amount } == store.state.history)
+  }
+
+  /// Side effects and plain dispatches from many tasks at once, on a store with only a recorder: whether a commit reads
+  /// its cause depends on whether some binding is alive at that moment, somewhere (``RecorderCauses``), which these
+  /// interleavings keep changing. Every commit a side effect's task made (awaited, sent, or from a task it started)
+  /// names that side effect; every plain one names none.
+  @Test func concurrentSideEffectsAndPlainDispatches_eachCommitNamesItsOwnCause() async throws {
+    let recorder = StoreRecorder<RecCounterState>(capacity: 100_000, checkpointInterval: 256)
+    let store = RecStore(initialState: RecCounterState())
+    try recorder.attach(to: store)
+    let rounds = 200 * soakFactor
+    let started = LockedValue<[Task<Void, any Error>]>([])
+    let sent = LockedValue<[DispatchHandle<Void>]>([])
+    try await withThrowingTaskGroup(of: Void.self) { group in
+      for task in 0..<4 {
+        group.addTask {
+          for round in 0..<rounds {
+            // Tags 1 to 999 for side effects, one per task and round; plain dispatches add 0.
+            if (round + task) % 3 == 0 {
+              try await store.dispatch(RecAdd(amount: 0))
+              let handle = store.send(RecAdd(amount: 0))
+              sent.withLock { $0.append(handle) }
+            } else {
+              try await store.dispatch(
+                RecTaggedEffect(tag: 1 + task * rounds + round, count: 3, started: started, sent: sent))
+            }
+          }
+        }
+      }
+      try await group.waitForAll()
+    }
+    // The tasks the side effects started and did not await, and what was sent: then every commit is in.
+    for task in started.withLock({ $0 }) { try await task.value }
+    for handle in sent.withLock({ $0 }) { try await handle.value }
+    let expectedCommits = store.state.history.count
+    let recording = recorder.recording()
+    #expect(recording.commits.count == expectedCommits)
+    var tagOfEffect: [Int: Int] = [:]
+    for effect in recording.effects {
+      if let tagged = effect.sideEffect as? RecTaggedEffect { tagOfEffect[effect.id] = tagged.tag }
+    }
+    var wrong: [String] = []
+    for commit in recording.commits {
+      let amount = (commit.updater as? RecAdd)?.amount ?? -1
+      let named = commit.cause.flatMap { tagOfEffect[$0] }
+      if amount == 0 ? commit.cause != nil : named != amount {
+        wrong.append("commit \(commit.sequence) of \(amount) names \(commit.cause.map { "\($0)" } ?? "no cause")")
+      }
+    }
+    #expect(wrong.isEmpty, "\(wrong.count) commits name another cause: \(wrong.prefix(5))")
+    #expect(!store.core.withLock { _ in store.core.recorderCauses.anyAlive })
   }
 
   /// Attached while the store is still starting, the recorder starts from the state the store starts from, even if
@@ -312,10 +388,11 @@ struct AttachedRecorderTests {
     try recorder.attach(to: store)
     let held = Task { try await store.dispatch(RecAdd(amount: 9)) }
     await holding.wait()
-    try await store.dispatch(RecSendAndReturn())
+    let sent = LockedValue<DispatchHandle<Void>?>(nil)
+    try await store.dispatch(RecSendAndReturn(sent: sent))
     gate.open()
     try await held.value
-    try await store.waitUntilIdle()
+    try await #require(sent.withLock { $0 }).value
     let recording = recorder.recording()
     let effect = try #require(recording.effects.first)
     #expect(recording.commits.compactMap { ($0.base as? RecAdd)?.amount } == [9, 2])
