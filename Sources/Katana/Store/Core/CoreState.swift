@@ -269,10 +269,12 @@ struct CoreState<S: FeatureState, D: SideEffectDependencyContainer> {
     _ item: any Dispatchable, before old: S?, inverse: InvertedCommit?, soleLog sole: CommitLog<S>?,
     isMove: Bool = false, released: inout [CommitLogState<S>.Dropped]
   ) {
-    if let sole, !isMove {
-      sole.record(item, before: old, after: &state, released: &released)
-    } else if !isMove {
-      for log in logs { log.record(item, before: old, after: &state, released: &released) }
+    if !isMove {
+      if let sole {
+        sole.record(item, before: old, after: &state, released: &released)
+      } else {
+        for log in logs { log.record(item, before: old, after: &state, released: &released) }
+      }
     }
     guard hasHooks else { return }
     // The inverse goes only to the hooks that asked for it (the store's undo history): another history that got it
