@@ -3,6 +3,12 @@ public struct RecordedCommit: Sendable {
   /// The commit's number in the store's commit order, from 1 for the first commit the recorder saw.
   public let sequence: Int
   /// When the commit was made: the time on the store's clock since the recorder was attached.
+  ///
+  /// Times never decrease from one commit to the next. On `ContinuousClock` (the default), on Linux on x86-64 or arm64,
+  /// a commit's time is read from the processor's counter, anchored to the clock at most 20 microseconds earlier: it is
+  /// within a few nanoseconds of the clock's reading. Only just after a machine resumes from sleep (its counter
+  /// stopped while the clock went on) can the commits of the first 20 microseconds of counting carry a time from
+  /// before it, until the clock is read again.
   public let time: Duration
   /// The state updater as the store applied it: a ``ScopedDispatchable`` for one dispatched through a scope.
   public let updater: any Dispatchable

@@ -428,16 +428,18 @@ struct CoreState<S: FeatureState, D: SideEffectDependencyContainer> {
     refreshQuiet()
   }
 
-  /// Appends every later commit to `log`, reading the time on `clock` and the cause when `causes` (the store's) says
-  /// a binding is alive (nil: the task-local is read on every commit); the state now (once the store is ready) is
-  /// the state before the first commit logged.
+  /// Appends every later commit to `log`, reading the time on `clock` (on every commit if `plainTimer`) and the cause
+  /// when `causes` (the store's) says a binding is alive (nil: the task-local is read on every commit); the state now
+  /// (once the store is ready) is the state before the first commit logged.
   mutating func attach(
     _ log: CommitLog<S>, store: ObjectIdentifier, causes: RecorderCauses?, clock: any Clock<Duration>,
-    liveState: @escaping @Sendable (_ body: (S?) -> Void) -> Void
+    plainTimer: Bool, liveState: @escaping @Sendable (_ body: (S?) -> Void) -> Void
   ) {
     guard !logs.contains(where: { $0 === log }) else { return }
     // Away from live (time travel), the state shown is a recorded one: the next commit follows the live state.
-    log.attach(store: store, causes: causes, clock: clock, state: liveStateUnlessStarting, liveState: liveState)
+    log.attach(
+      store: store, causes: causes, clock: clock, plainTimer: plainTimer, state: liveStateUnlessStarting,
+      liveState: liveState)
     logs.append(log)
     soleLog = logs.count == 1 ? log : nil
     effectLogs.append(log.effects)

@@ -312,9 +312,14 @@ extension StoreCore {
       guard let self, !owner.isCurrentThread else { return body(nil) }
       withLock { body($0.liveStateUnlessStarting) }
     }
-    // The plain twin (`forcesPlainPath`) reads every commit's cause from the task-local, without the count.
-    let causes = configuration.forcesPlainPath ? nil : recorderCauses
-    withLock { $0.attach(log, store: id, causes: causes, clock: configuration.clock, liveState: liveState) }
+    // The plain twin (`forcesPlainPath`) reads every commit's cause from the task-local, without the count, and its
+    // time from the clock, without the processor's counter.
+    let plain = configuration.forcesPlainPath
+    withLock {
+      $0.attach(
+        log, store: id, causes: plain ? nil : recorderCauses, clock: configuration.clock, plainTimer: plain,
+        liveState: liveState)
+    }
     recordsEffects.set(true)
   }
 
