@@ -50,11 +50,11 @@ struct CoreState<S: FeatureState, D: SideEffectDependencyContainer> {
   /// inverses (``applyRecorded(_:inverse:_:)``).
   @usableFromInline var notInvertible = TypeMemo()
   /// The logs of the recorders attached (``CommitLog``): each commit is appended to them in its own critical
-  /// section.
+  /// section. Never drops a log: ``soleLog`` is unretained.
   @usableFromInline private(set) var logs: [CommitLog<S>] = []
   /// The only log, when exactly one is attached (the usual case): ``commitIfOnlyLogged(_:released:_:)`` appends to it
-  /// without walking ``logs``.
-  @usableFromInline private(set) var soleLog: CommitLog<S>?
+  /// without walking ``logs``. Unretained (``logs``, which never drops a log, keeps it): reading it retains nothing.
+  @usableFromInline private(set) var soleLog: Unmanaged<CommitLog<S>>?
   /// Their side-effect timelines, in the same order (not generic: see ``EffectLog``).
   @usableFromInline private(set) var effectLogs: [EffectLog] = []
   /// The live state while the store shows a recorded one (time travel, ``StoreRecorder/travel(_:to:)``); nil
@@ -212,7 +212,7 @@ struct CoreState<S: FeatureState, D: SideEffectDependencyContainer> {
     // released).
     let sole = soleLog
     if let sole {
-      if sole.needsBase.isSet { return nil }
+      if sole._withUnsafeGuaranteedRef({ $0.needsBase.isSet }) { return nil }
     } else {
       for log in logs where log.needsBase.isSet { return nil }
     }
@@ -262,16 +262,16 @@ struct CoreState<S: FeatureState, D: SideEffectDependencyContainer> {
 
   /// Hands the commit of `item` (made: the state is the state after it) to the recorders' logs and the commit hooks,
   /// in the commit's critical section: the one place they get a commit. What they let go is added to `released`.
-  /// `sole` is ``soleLog``, read by the caller (once per commit: each read retains it). A move in time (`isMove`, from
+  /// `sole` is ``soleLog``, read by the caller. A move in time (`isMove`, from
   /// ``travel(to:item:delivering:)``) goes to no log and to no hook but a test's tap (``CommitHook/seesMoves``).
   @inlinable @inline(__always)
   mutating func record(
-    _ item: any Dispatchable, before old: S?, inverse: InvertedCommit?, soleLog sole: CommitLog<S>?,
+    _ item: any Dispatchable, before old: S?, inverse: InvertedCommit?, soleLog sole: Unmanaged<CommitLog<S>>?,
     isMove: Bool = false, released: inout [CommitLogState<S>.Dropped]
   ) {
     if !isMove {
       if let sole {
-        sole.record(item, before: old, after: &state, released: &released)
+        sole._withUnsafeGuaranteedRef { $0.record(item, before: old, after: &state, released: &released) }
       } else {
         for log in logs { log.record(item, before: old, after: &state, released: &released) }
       }
@@ -441,7 +441,7 @@ struct CoreState<S: FeatureState, D: SideEffectDependencyContainer> {
       store: store, causes: causes, clock: clock, plainTimer: plainTimer, state: liveStateUnlessStarting,
       liveState: liveState)
     logs.append(log)
-    soleLog = logs.count == 1 ? log : nil
+    soleLog = logs.count == 1 ? Unmanaged.passUnretained(log) : nil
     effectLogs.append(log.effects)
     refreshQuiet()
   }
