@@ -1,7 +1,7 @@
 // Atomic access to one machine word (relaxed, acquire and release), for the few places where Katana needs an
 // atomic without Swift's `Synchronization` module (which requires macOS 15 / iOS 18); the continuous clock read
-// as nanoseconds, and the processor's counter, for the recorder; and, on Apple platforms, the calling task's Mach port for katana-benchmarks. Everything is `static inline`, so the package ships no
-// compiled C code of its own.
+// as nanoseconds, and the processor's counter, for the recorder; and, on Apple platforms, the calling task's Mach
+// port for katana-benchmarks. Everything is `static inline`, so the package ships no compiled C code of its own.
 
 #ifndef CKATANA_H
 #define CKATANA_H

@@ -470,9 +470,10 @@ struct RecorderTimer: Sendable {
 /// when the counter went back, or when the counter moved more than ``window`` nanoseconds' worth since the anchor.
 /// So each stamp lies within ``window`` (20 microseconds) of its anchor, and stamps never decrease. With a counter
 /// that keeps a constant rate on every core (what Linux's own `tsc` clock source needs, and what arm64's virtual
-/// counter is), a stamp is off the clock by the rate's error over at most 20 microseconds (nanoseconds). With one
-/// that does not (a machine resuming from suspend, whose counter stopped while the clock went on), the stamps taken
-/// in the first 20 microseconds of counting after it can carry a time before it, until the clock is read again.
+/// counter is), a stamp is off the clock by what the rate's error makes of at most 20 microseconds: nanoseconds.
+/// With one that does not (a machine resuming from suspend, whose counter stopped while the clock went on), the
+/// stamps taken in the first 20 microseconds of counting after it can carry a time before it, until the clock is
+/// read again.
 ///
 /// At a steady rate of commits, the clock is read once every 20 microseconds; at one commit every 20 microseconds
 /// or less often, on every commit, as without the counter. Nothing traps, whatever the readings.
@@ -508,7 +509,8 @@ struct CounterClock: Sendable {
     let elapsed = ticks &- anchorTicks
     var now: Int64
     if elapsed >= 0, elapsed <= windowTicks {
-      // At most `window` nanoseconds: the conversion is exact, and cannot trap (the rate is checked when measured).
+      // At most `window` nanoseconds' worth: the conversion stays in range, and cannot trap (the rate is checked when
+      // measured).
       now = anchorNanoseconds &+ Int64(Double(elapsed) * nanosecondsPerTick)
     } else {
       now = clock()
