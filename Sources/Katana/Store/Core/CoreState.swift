@@ -204,7 +204,7 @@ struct CoreState<S: FeatureState, D: SideEffectDependencyContainer> {
   /// `released`, to release after unlocking. Nil, having
   /// changed nothing, when the caller has no item, the item is a move in time, or a log needs the state before the
   /// commit (after a reset): the noticed path handles those.
-  @inlinable
+  @inlinable @inline(__always)
   mutating func commitIfOnlyLogged(
     _ item: () -> (any Dispatchable)?, released: inout [CommitLogState<S>.Dropped], _ mutate: (inout S) throws -> Bool
   ) rethrows -> CommitOutcome? {
@@ -217,6 +217,17 @@ struct CoreState<S: FeatureState, D: SideEffectDependencyContainer> {
       for log in logs where log.needsBase.isSet { return nil }
     }
     guard let item = item(), typeIdentity(of: item) != moveType else { return nil }
+    return try commitLogged(item, soleLog: sole, released: &released, mutate)
+  }
+
+  /// ``commitIfOnlyLogged(_:released:_:)`` once it has the item, made in the caller's frame (inlined there, the
+  /// closure builds the existential in place; returned through the closure, it was moved out of the optional it came
+  /// in, a 40-byte copy that waited for the closure's stores: 10% of a recorded `send`) and passed here by reference.
+  @inlinable
+  mutating func commitLogged(
+    _ item: any Dispatchable, soleLog sole: Unmanaged<CommitLog<S>>?, released: inout [CommitLogState<S>.Dropped],
+    _ mutate: (inout S) throws -> Bool
+  ) rethrows -> CommitOutcome {
     // Without hooks (recorders alone, the usual case), no inverse: the hot path handles no `InvertedCommit`.
     guard !hasHooks else { return try commitHooked(item, released: &released, mutate) }
     guard try mutate(&state) else { return .declined }
