@@ -28,4 +28,59 @@ struct RingBufferTests {
       }
     }
   }
+
+  /// ``RingBuffer/withElement(at:_:)`` reads the element at its slot's address (an `Optional`'s payload comes first):
+  /// it holds for elements of every layout, among them those whose optional takes an extra tag byte (no spare
+  /// bits), those that are optionals themselves, enums with several payloads, and existentials (an undo entry).
+  @Test(arguments: 0..<4)
+  func readingInPlace_holdsForEveryLayout(seed: UInt64) {
+    checkInPlaceReads(seed: seed) { $0 }
+    checkInPlaceReads(seed: seed) { UInt8(truncatingIfNeeded: $0) }
+    checkInPlaceReads(seed: seed) { $0 % 3 == 0 ? nil : $0 }
+    checkInPlaceReads(seed: seed) { $0 % 4 == 0 ? Layout.none : $0 % 4 == 1 ? .number($0) : .text("\($0)") }
+    checkInPlaceReads(seed: seed) { Boxed(value: $0, label: "\($0)") }
+  }
+
+  private enum Layout: Equatable {
+    case none
+    case number(Int)
+    case text(String)
+  }
+
+  private struct Boxed: Equatable {
+    let existential: any Sendable
+    let step: Int?
+    let label: String
+
+    init(value: Int, label: String) {
+      existential = value
+      step = value % 2 == 0 ? value : nil
+      self.label = label
+    }
+
+    static func == (lhs: Boxed, rhs: Boxed) -> Bool {
+      lhs.existential as? Int == rhs.existential as? Int && lhs.step == rhs.step && lhs.label == rhs.label
+    }
+  }
+
+  private func checkInPlaceReads<Element: Equatable>(seed: UInt64, _ make: (Int) -> Element) {
+    var generator = SeededGenerator(seed: seed)
+    var ring = RingBuffer<Element>()
+    var model: [Element] = []
+    var next = 0
+    var mismatches = 0
+    for _ in 0..<300 {
+      if model.isEmpty || generator.next() % 3 != 0 {
+        ring.append(make(next))
+        model.append(make(next))
+        next += 1
+      } else if ring.removeFirst() != model.removeFirst() {
+        mismatches += 1
+      }
+      for offset in model.indices where !ring.withElement(at: offset, { $0 == model[offset] }) {
+        mismatches += 1
+      }
+    }
+    #expect(mismatches == 0, "\(Element.self)")
+  }
 }

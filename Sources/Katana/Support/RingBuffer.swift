@@ -45,14 +45,18 @@ struct RingBuffer<Element> {
 
   /// Hands `body` the element `offset` places after the head, read in its slot: a large element (an undo history's
   /// entry, two existentials) is not copied out, with its references retained and released, to read one field.
+  ///
+  /// The element is read where it lies: an `Optional`'s payload is stored at its start (Swift's layout of a
+  /// single-payload enum), so the slot's address is the element's. Binding it (`case .some(let element)`) copied it
+  /// out, a tenth of an undo's time.
   @inlinable
   func withElement<Result>(at offset: Int, _ body: (borrowing Element) -> Result) -> Result {
     precondition(offset >= 0 && offset < count, "Katana internal error: ring buffer offset out of range")
     return storage.withUnsafeBufferPointer { slots in
-      switch slots[(head + offset) % slots.count] {
-      case .some(let element): return body(element)
-      case .none: preconditionFailure("Katana internal error: ring buffer slot unexpectedly empty")
-      }
+      // Internal invariant: the slots of the `count` elements from the head always hold one.
+      let slot = slots.baseAddress.unsafelyUnwrapped + (head + offset) % slots.count
+      assert(slot.pointee != nil, "Katana internal error: ring buffer slot unexpectedly empty")
+      return body(UnsafeRawPointer(slot).assumingMemoryBound(to: Element.self).pointee)
     }
   }
 
