@@ -16,6 +16,18 @@ struct Double: ReturningSideEffect {
   func sideEffect(_ context: any AnySideEffectContext) async throws -> Int { value * 2 }
 }
 
+/// A class updater that adds `by` once; ``AddTwice``, its subclass, adds it twice.
+class AddOnce: StateUpdater, @unchecked Sendable {  // Sendable: immutable.
+  let by: Int
+  init(by: Int) { self.by = by }
+  func updateState(_ state: inout CounterState) { state.counter += by * times }
+  var times: Int { 1 }
+}
+
+final class AddTwice: AddOnce, @unchecked Sendable {  // Sendable: immutable.
+  override var times: Int { 2 }
+}
+
 struct Describe: ReturningSideEffect {
   func sideEffect(_ context: any AnySideEffectContext) async throws -> String { "text" }
 }
@@ -144,6 +156,19 @@ struct InterceptorTests {
     #expect(store.state.counter == 6)
     try await store.dispatch(SetCounter(value: 1))
     #expect(store.state.counter == 1)
+  }
+
+  /// The frame applies in place only an item of the dispatched type itself (its exact type); an instance of a subclass
+  /// of a class updater, handed to `next` in its place, takes the type-erased path, and is applied as what it is.
+  @Test func nextWithASubclassOfAClassUpdater_appliesTheSubclass() async throws {
+    let substituting = interceptor { item, next, _ in
+      try await next(type(of: item) == AddOnce.self ? AddTwice(by: 5) : item)
+    }
+    let store = try await makeReadyStore(interceptors: [substituting])
+    try await store.dispatch(AddOnce(by: 1))
+    #expect(store.state.counter == 10)
+    try await store.dispatch(AddTwice(by: 2))
+    #expect(store.state.counter == 14)
   }
 
   @Test func nextWithAnotherReturningSideEffect_returnsTheSubstitutesValue() async throws {

@@ -664,3 +664,17 @@ protocol TimeTravelMove {
 func typeIdentity<T: Dispatchable>(of item: T) -> ObjectIdentifier {
   ObjectIdentifier(T.self)
 }
+
+/// The value in `item`'s existential if its type is `U` itself; nil otherwise. It compares the two types' identities
+/// and reads the value as `U` (the same type): `item as? U` called the runtime's dynamic cast, which cost a dispatch
+/// through one interceptor about 15 ns. Unlike the cast, it answers nil for an instance of a subclass of a class `U`:
+/// callers take their type-erased path for it, which handles any item.
+@inlinable @inline(__always)
+func exactly<U>(_ item: any Dispatchable, _: U.Type) -> U? {
+  func open<T: Dispatchable>(_ value: T) -> U? {
+    guard T.self == U.self else { return nil }
+    // `T` is `U` (same identity): this reinterprets a value as its own type.
+    return unsafeBitCast(value, to: U.self)
+  }
+  return open(item)
+}

@@ -80,7 +80,7 @@ final class UpdaterFrame<S: FeatureState>: DispatchFrame, @unchecked Sendable {
   @inlinable
   static func applying<U: StateUpdater>(_: U.Type) -> TypedApply where U.StateType == S {
     { item, state in
-      guard let updater = item as? U else { return false }
+      guard let updater = exactly(item, U.self) else { return false }
       updater.updateState(&state)
       return true
     }

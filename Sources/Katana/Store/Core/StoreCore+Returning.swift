@@ -122,7 +122,7 @@ extension UpdaterFrame {
     _: U.Type, returningInto returned: ReturnedValue<U.ReturnValue>
   ) -> TypedApply where U.StateType == S {
     { item, state in
-      guard let updater = item as? U else { return false }
+      guard let updater = exactly(item, U.self) else { return false }
       returned.keep(updater.updateState(&state))
       return true
     }
