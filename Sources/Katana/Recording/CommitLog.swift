@@ -446,8 +446,11 @@ struct RecorderTimer: Sendable {
   @inlinable
   mutating func nanoseconds() -> Int64 {
     if let read { return Self.nanoseconds(read()) }
-    guard counter != nil else { return ckatana_continuous_nanoseconds() &- start }
-    return counter!.nanoseconds(ticks: ckatana_counter_ticks()) { ckatana_continuous_nanoseconds() } &- start
+    // Optional chaining mutates the counter in place, and reads it only when there is one.
+    if let stamp = counter?.nanoseconds(ticks: ckatana_counter_ticks(), clock: { ckatana_continuous_nanoseconds() }) {
+      return stamp &- start
+    }
+    return ckatana_continuous_nanoseconds() &- start
   }
 
   /// `duration` in whole nanoseconds, clamped to `Int64`'s range (it never traps).
