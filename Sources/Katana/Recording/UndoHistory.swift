@@ -902,20 +902,16 @@ struct UndoLetGo {
       folded += 1
     }
     let firstUndone = self.firstUndone
-    if var state = base {
-      base = nil  // `state` is now the only reference: folding mutates it in place.
-      while firstNumber < end, let entry = entries.removeFirst() {
-        if !Self.isUndone(entry, firstUndone: firstUndone) { entry.apply(to: &state) }
-        removed.append(entry)
-        firstNumber += 1
-      }
-      base = state
-    } else {
-      while firstNumber < end, let entry = entries.removeFirst() {
-        removed.append(entry)
-        firstNumber += 1
-      }
+    // Taken out, `state` is the only reference to the state kept: folding mutates it in place (a history not attached
+    // yet keeps none, and only drops the entries).
+    var state = base
+    base = nil
+    while firstNumber < end, let entry = entries.removeFirst() {
+      if state != nil, !Self.isUndone(entry, firstUndone: firstUndone) { entry.apply(to: &state!) }
+      removed.append(entry)
+      firstNumber += 1
     }
+    base = state
     // A folded step that was undone can no longer be redone.
     steps.removeFirst(folded)
     undoneCount = min(undoneCount, steps.count)
