@@ -8,8 +8,11 @@ final class CommitHook<S: FeatureState>: Sendable {
   /// Takes in a commit, under the store's lock: the item, the state after it, and the commit's inverse and the item
   /// itself, typed (if ``wantsInverse`` and the item is an ``InvertibleStateUpdater`` of the whole state). Returns
   /// what it lets go, for the caller to release after unlocking.
+  ///
+  /// The state is the store's own, handed `inout` so that it is read where it lies (a copy retained and released
+  /// its storage on every commit): a hook reads it and never changes it.
   @usableFromInline let record:
-    @Sendable (_ item: any Dispatchable, _ after: S, _ inverted: InvertedCommit?) -> UndoLetGo
+    @Sendable (_ item: any Dispatchable, _ after: inout S, _ inverted: InvertedCommit?) -> UndoLetGo
   /// Whether the hook is also handed the moves in time (``TimeTravelCommand``): only a test's tap, which labels
   /// every commit of a store; undo histories leave them out of the session.
   @usableFromInline let seesMoves: Bool
@@ -23,7 +26,7 @@ final class CommitHook<S: FeatureState>: Sendable {
 
   init(
     seesMoves: Bool = false, wantsInverse: Bool = false, start: (@Sendable (S) -> Void)? = nil,
-    record: @escaping @Sendable (any Dispatchable, S, InvertedCommit?) -> UndoLetGo
+    record: @escaping @Sendable (any Dispatchable, inout S, InvertedCommit?) -> UndoLetGo
   ) {
     self.seesMoves = seesMoves
     self.wantsInverse = wantsInverse

@@ -291,7 +291,8 @@ struct CoreState<S: FeatureState, D: SideEffectDependencyContainer> {
     // The inverse goes only to the hooks that asked for it (the store's undo history): another history that got it
     // would take the commit for a step of the whole state, whatever its scope.
     for hook in commitHooks where !isMove || hook.seesMoves {
-      let letGo = hook.record(item, state, hook.wantsInverse ? inverse : nil)
+      // The inverse is passed as it is, or nil: wrapping it again (`wantsInverse ? inverse : nil`) copied it.
+      let letGo = hook.wantsInverse ? hook.record(item, &state, inverse) : hook.record(item, &state, nil)
       if !letGo.isEmpty { released.append(CommitLogState.Dropped(letGo: letGo)) }
     }
   }
