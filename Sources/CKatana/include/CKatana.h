@@ -6,6 +6,7 @@
 #ifndef CKATANA_H
 #define CKATANA_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 /// Loads `*word` atomically, with relaxed ordering.
@@ -26,6 +27,12 @@ static inline uintptr_t ckatana_load_acquire(const uintptr_t *word) {
 /// Stores `value` into `*word` atomically, with release ordering.
 static inline void ckatana_store_release(uintptr_t *word, uintptr_t value) {
   __atomic_store_n(word, value, __ATOMIC_RELEASE);
+}
+
+/// Replaces `*word` with `desired` atomically if it is `expected` (acquire-release ordering on success, acquire on
+/// failure); returns whether it did.
+static inline bool ckatana_compare_exchange(uintptr_t *word, uintptr_t expected, uintptr_t desired) {
+  return __atomic_compare_exchange_n(word, &expected, desired, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
 }
 
 #include <time.h>

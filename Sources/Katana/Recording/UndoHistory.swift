@@ -478,8 +478,8 @@ public final class UndoHistory<S: State>: Sendable {
 public struct UndoCommand<T: State>: StateUpdater, HistoryCommand {
   // Three stored properties, in this order, so that a command fits an existential's inline buffer: handing it to the
   // store allocates nothing but its one box.
-  /// How the command computes its value, and the value its first commit set.
-  @usableFromInline let box: Locked<UndoCommandBox<T>>
+  /// How the command computes its value (fixed), and the value its first commit set (published once).
+  @usableFromInline let box: PublishedOnce<UndoCommandComputer<T>, T>
   /// The history that made it; nil for one read from a log.
   @usableFromInline let historyIdentity: ObjectIdentifier?
   /// Whether it undoes or redoes.
@@ -487,13 +487,12 @@ public struct UndoCommand<T: State>: StateUpdater, HistoryCommand {
 
   /// A command of a scope's history, whose value is the slice `read` finds in the history's replayed state.
   init<S: State>(kind: UndoKind, history: UndoHistory<S>, read: @escaping @Sendable (S) -> T?) {
-    box = Locked(
-      UndoCommandBox(
-        computer: .compute { kind, value in
-          guard let replayed = history.apply(kind).flatMap(read) else { return false }
-          value = replayed
-          return true
-        }))
+    box = PublishedOnce(
+      fixed: .compute { kind, value in
+        guard let replayed = history.apply(kind).flatMap(read) else { return false }
+        value = replayed
+        return true
+      })
     historyIdentity = ObjectIdentifier(history)
     self.kind = kind
   }
@@ -502,14 +501,14 @@ public struct UndoCommand<T: State>: StateUpdater, HistoryCommand {
   /// allows, by replaying otherwise.
   @inlinable
   init(kind: UndoKind, history: UndoHistory<T>) {
-    box = Locked(UndoCommandBox(computer: .history(history)))
+    box = PublishedOnce(fixed: .history(history))
     historyIdentity = ObjectIdentifier(history)
     self.kind = kind
   }
 
   /// A command that has committed already, setting `value` (nothing if nil): what a log reads.
   init(kind: UndoKind, setting value: T?) {
-    box = Locked(UndoCommandBox(computer: .none, result: .some(value)))
+    box = PublishedOnce(fixed: .none, published: .some(value))
     historyIdentity = nil
     self.kind = kind
   }
@@ -519,59 +518,51 @@ public struct UndoCommand<T: State>: StateUpdater, HistoryCommand {
   /// (see "Without replaying" in ``UndoHistory``).
   @inlinable
   public func updateState(_ state: inout T) {
-    let (known, computer) = box.withLock { ($0.result, $0.computer) }
-    if let known {
-      if let value = known { state = value }
+    switch box.state {
+    case .value:
+      if let value = box.published ?? nil { state = value }
       return
+    case .nothing:
+      return
+    case .unclaimed, .claimed:
+      break
     }
     // The first commit: the history changes the state (in place, on its fast paths), and the command keeps the value
-    // it set, which shares its storage with the store's until either changes.
-    let changed: Bool =
+    // it set, which shares its storage with the store's until either changes. (The same command committing at once
+    // in another store, through an interceptor that hands it on there too, computes its own value, and the first
+    // to finish publishes.)
+    let kind = kind
+    let changed: Bool = box.withFixed { computer in
       switch computer {
       case .history(let history): history.apply(kind, to: &state)
       case .compute(let compute): compute(kind, &state)
       case .none: false
       }
-    box.withLock { $0.result = .some(changed ? state : nil) }
+    }
+    box.publish(changed ? state : nil)
   }
 
   /// What the command's first commit set: `.some(nil)` if it changed nothing, nil if it has not committed.
   var committedValue: T?? {
-    box.withLock { $0.result }
+    box.published
   }
 
   /// Whether the command's commit set a value: there was a step to undo or redo (or, for one read from a log, it
   /// sets one).
   @inlinable var setValue: Bool {
-    box.withLock { box in
-      guard case .some(.some) = box.result else { return false }
-      return true
-    }
+    box.state == .value
   }
 }
 
-/// What an ``UndoCommand`` holds behind its lock: how it computes its value, and the value its first commit set.
+/// How an ``UndoCommand``'s first commit computes the value it sets.
 @usableFromInline
-struct UndoCommandBox<T: State> {
-  /// How the first commit computes the value.
-  @usableFromInline
-  enum Computer {
-    /// The store's history undoes or redoes on the store's state.
-    case history(UndoHistory<T>)
-    /// A scope's history: undoes or redoes on the slice; returns whether there was a step.
-    case compute(@Sendable (UndoKind, inout T) -> Bool)
-    /// A command read from a log: its value is known.
-    case none
-  }
-
-  @usableFromInline let computer: Computer
-  /// The value set by the first commit, nil if it changed nothing; `.none` until the command first commits.
-  @usableFromInline var result: T??
-
-  @inlinable init(computer: Computer, result: T?? = nil) {
-    self.computer = computer
-    self.result = result
-  }
+enum UndoCommandComputer<T: State>: Sendable {
+  /// The store's history undoes or redoes on the store's state.
+  case history(UndoHistory<T>)
+  /// A scope's history: undoes or redoes on the slice; returns whether there was a step.
+  case compute(@Sendable (UndoKind, inout T) -> Bool)
+  /// A command read from a log: its value is known.
+  case none
 }
 
 extension UndoCommand: Codable where T: Codable {
