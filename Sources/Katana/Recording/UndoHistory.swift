@@ -363,7 +363,9 @@ public final class UndoHistory<S: State>: Sendable {
     }
     // Told apart by type identity first (a comparison with a type resolved once, where a cast to a generic type
     // resolves its metadata on every commit). This history's own command for the whole store: see below.
-    let type = ObjectIdentifier(Swift.type(of: item))
+    // (Read from the opened existential: `type(of:)` called the runtime. For a class, the class the item was erased
+    // from: a plain updater's subclass is a plain updater too, and the types compared with are value types.)
+    let type = typeIdentity(of: item)
     if type == commandType, Self.history(ofCommand: item) == ObjectIdentifier(self) {
       return UndoLetGo()
     }

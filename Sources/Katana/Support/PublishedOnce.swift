@@ -76,11 +76,12 @@ struct PublishedOnce<Fixed: Sendable, Value: Sendable>: @unchecked Sendable {
   /// this call published.
   @inlinable
   @discardableResult
-  func publish(_ value: Value?) -> Bool {
-    buffer.withUnsafeMutablePointers { slots, word in
+  func publish(_ value: consuming Value?) -> Bool {
+    let state = value == nil ? State.nothing : State.value
+    return buffer.withUnsafeMutablePointers { slots, word in
       guard ckatana_compare_exchange(word, State.unclaimed.rawValue, State.claimed.rawValue) else { return false }
-      slots.pointee.value = value
-      ckatana_store_release(word, (value == nil ? State.nothing : State.value).rawValue)
+      slots.pointee.value = value.take()  // moved in, not copied
+      ckatana_store_release(word, state.rawValue)
       return true
     }
   }

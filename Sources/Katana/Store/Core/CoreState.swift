@@ -257,8 +257,11 @@ struct CoreState<S: FeatureState, D: SideEffectDependencyContainer> {
     _ item: any Dispatchable, inverse: inout InvertedCommit?, _ mutate: (inout S) throws -> Bool
   ) rethrows -> Bool {
     if hooksWantInverse {
-      // A type that is not invertible is remembered: the failed cast is a conformance lookup on every commit.
-      let type = ObjectIdentifier(Swift.type(of: item))
+      // A type that is not invertible is remembered: the failed cast is a conformance lookup on every commit. The type
+      // is read from the opened existential (``typeIdentity(of:)``): for a class, the class the item was erased from, so
+      // an invertible subclass erased as a class that is not may be taken for it, and its commit then gives no inverse
+      // (the history replays to undo it, as it does for any updater without one).
+      let type = typeIdentity(of: item)
       if !notInvertible.contains(type) {
         if let invertible = item as? any InvertibleStateUpdater {
           inverse = invertible.applyInverting(to: &state)
