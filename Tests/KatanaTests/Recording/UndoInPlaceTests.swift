@@ -118,6 +118,22 @@ func dispatchTaggedStepsThenUndo<Tag>(
   try await dispatchTaggedStepsThenUndo([Tag].self, remaining: remaining - 1, store: store, history: history)
 }
 
+/// A class updater that adds `amount` to the count, not invertible; ``UndoInvertibleAddition`` is its invertible
+/// subclass.
+class UndoAddition: StateUpdater, @unchecked Sendable {  // Sendable: immutable.
+  let amount: Int
+  init(amount: Int) { self.amount = amount }
+  func updateState(_ state: inout UndoDocState) { state.count += amount }
+}
+
+/// An invertible subclass of ``UndoAddition``.
+final class UndoInvertibleAddition: UndoAddition, InvertibleStateUpdater, @unchecked Sendable {  // Immutable.
+  func updateState(_ state: inout UndoDocState) -> UndoSetCount {
+    defer { state.count += amount }
+    return UndoSetCount(count: state.count)
+  }
+}
+
 // MARK: - Tests
 
 @Suite("Undo and redo in place, against the replay", .timeLimit(.minutes(3)))
@@ -135,6 +151,34 @@ struct UndoInPlaceTests {
     #expect(try await history.undo(on: store))
     #expect(history.pathCounts == (inPlace: 40, replayed: 1))
     #expect(store.state.count == 39)
+  }
+
+  /// Class updaters: the store tells types apart by the type an item was erased as, so an invertible subclass erased
+  /// as its base class (which is not invertible) may commit without its inverse; its undo then replays. Undo and redo
+  /// give the replay's state whichever way each step goes.
+  @Test func classUpdaters_undoAndRedo_likeTheReplay() async throws {
+    let history = UndoHistory<UndoDocState>()
+    let store = UndoStore(initialState: UndoDocState())
+    try history.attach(to: store)
+    let erased: UndoAddition = UndoInvertibleAddition(amount: 100)
+    try await store.dispatch(UndoAddition(amount: 1))
+    try await store.dispatch(erased)
+    try await store.dispatch(UndoInvertibleAddition(amount: 10))
+    #expect(store.state.count == 111)
+    #expect(try await history.undo(on: store))
+    #expect(store.state.count == 101)
+    #expect(try await history.undo(on: store))
+    #expect(store.state.count == 1)
+    #expect(try await history.redo(on: store))
+    #expect(store.state.count == 101)
+    #expect(try await history.undo(on: store))
+    #expect(try await history.undo(on: store))
+    #expect(store.state.count == 0)
+    #expect(try await history.redo(on: store))
+    #expect(try await history.redo(on: store))
+    #expect(try await history.redo(on: store))
+    #expect(store.state.count == 111)
+    #expect(history.pathCounts.inPlace >= 1)
   }
 
   @Test func undoOfAnInvertibleLatestStep_appliesItsInverseInPlace_andRedoAppliesItAgain() async throws {
