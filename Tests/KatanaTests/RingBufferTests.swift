@@ -29,6 +29,42 @@ struct RingBufferTests {
     }
   }
 
+  /// Removing several elements from either end, reading the newest, and changing an element in place agree with an
+  /// array model over seeded sequences that wrap around, grow the storage and empty it.
+  @Test(arguments: 0..<20)
+  func removingFromBothEnds_matchesAModel(seed: UInt64) {
+    var generator = SeededGenerator(seed: seed)
+    var ring = RingBuffer<Int>()
+    var model: [Int] = []
+    var next = 0
+    var mismatches = 0
+    for _ in 0..<600 {
+      switch generator.next() % 6 {
+      case 0:
+        let k = model.isEmpty ? 0 : Int(generator.next() % UInt64(model.count + 1))
+        ring.removeFirst(k)
+        model.removeFirst(k)
+      case 1:
+        let k = model.isEmpty ? 0 : Int(generator.next() % UInt64(min(model.count, 3) + 1))
+        ring.removeLast(k)
+        model.removeLast(k)
+      case 2 where !model.isEmpty:
+        ring[model.count - 1] = -next
+        model[model.count - 1] = -next
+      default:
+        ring.append(next)
+        model.append(next)
+        next += 1
+      }
+      if ring.count != model.count || ring.last != model.last
+        || (0..<model.count).contains(where: { ring[$0] != model[$0] })
+      {
+        mismatches += 1
+      }
+    }
+    #expect(mismatches == 0)
+  }
+
   /// ``RingBuffer/withElement(at:_:)`` reads the element at its slot's address (an `Optional`'s payload comes first):
   /// it holds for elements of every layout, among them those whose optional takes an extra tag byte (no spare
   /// bits), those that are optionals themselves, enums with several payloads, and existentials (an undo entry).

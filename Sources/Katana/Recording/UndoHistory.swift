@@ -710,7 +710,9 @@ struct UndoLetGo {
   /// The number of the oldest entry kept: entry `n` is `entries[n - firstNumber]`.
   @usableFromInline var firstNumber = 0
   /// The steps kept, oldest first; their ids increase.
-  @usableFromInline var steps: [Step] = []
+  /// A ring, not an array: folding drops the oldest step on every commit once the limits are reached, and an array's
+  /// `removeFirst` moved every other step (2.4 KB for 100 steps, a tenth of an undoable commit).
+  @usableFromInline var steps = RingBuffer<Step>()
   /// How many of the latest steps are undone. Redo re-applies the earliest of them (the one undone last).
   @usableFromInline var undoneCount = 0
   var nextStep = 1
@@ -855,7 +857,8 @@ struct UndoLetGo {
   /// plain twin keeps none.
   var bookkeeping: String {
     let kept = (0..<entries.count).map { entries[$0].step.map(String.init) ?? "-" }.joined(separator: " ")
-    let stepsKept = steps.map { "\($0.id):\($0.first)-\($0.last)" }.joined(separator: " ")
+    let stepsKept = (0..<steps.count).map { "\(steps[$0].id):\(steps[$0].first)-\(steps[$0].last)" }
+      .joined(separator: " ")
     return
       "entries [\(kept)] from \(firstNumber); steps [\(stepsKept)]; undone \(undoneCount); next \(nextStep); "
       + "group \(openGroup.map(String.init) ?? "-")"
@@ -908,7 +911,7 @@ struct UndoLetGo {
     // A folded step that was undone can no longer be redone.
     steps.removeFirst(folded)
     undoneCount = min(undoneCount, steps.count)
-    if let group = openGroup, !steps.contains(where: { $0.id == group }) { openGroup = nil }
+    if let group = openGroup, !(0..<steps.count).contains(where: { steps[$0].id == group }) { openGroup = nil }
   }
 
   private static func isUndone(_ entry: Entry, firstUndone: Int?) -> Bool {

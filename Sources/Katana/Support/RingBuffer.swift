@@ -77,13 +77,43 @@ struct RingBuffer<Element> {
     storage[head] = nil
     head = (head + 1) % storage.count
     count -= 1
-    if count == 0 {
-      head = 0
-      if storage.count > Self.retainedCapacity {
-        storage = []
-      }
-    }
+    if count == 0 { removeAllStorage() }
     return element
+  }
+
+  /// The newest element.
+  @inlinable
+  var last: Element? {
+    count == 0 ? nil : self[count - 1]
+  }
+
+  /// Removes the `k` newest elements (`k` at most ``count``).
+  @inlinable
+  mutating func removeLast(_ k: Int) {
+    // Internal invariant: callers remove at most what the buffer holds.
+    precondition(k >= 0 && k <= count, "Katana internal error: ring buffer removal out of range")
+    for _ in 0..<k {
+      storage[(head + count - 1) % storage.count] = nil
+      count -= 1
+    }
+    if count == 0 { removeAllStorage() }
+  }
+
+  /// Removes the `k` oldest elements (`k` at most ``count``), in constant time each: where an array's `removeFirst(_:)`
+  /// moves every element after them.
+  @inlinable
+  mutating func removeFirst(_ k: Int) {
+    precondition(k >= 0 && k <= count, "Katana internal error: ring buffer removal out of range")
+    for _ in 0..<k { removeFirst() }
+  }
+
+  /// Resets an empty buffer, releasing its storage if it holds more than ``retainedCapacity`` slots.
+  @inlinable
+  mutating func removeAllStorage() {
+    head = 0
+    if storage.count > Self.retainedCapacity {
+      storage = []
+    }
   }
 
   /// Removes and returns every element, oldest first.
