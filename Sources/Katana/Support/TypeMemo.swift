@@ -1,14 +1,20 @@
-/// Types known to fail a conformance cast, remembered so that the cast is not tried again: a direct-mapped table of
-/// 16 type identities, which forgets a type when another one takes its slot (the cast is then tried once more).
+/// What is known about some types, remembered so that it is not worked out again: a direct-mapped table of 16 type
+/// identities, each with a value, which forgets a type when another one takes its slot (it is then worked out once
+/// more).
 ///
-/// A cast to a protocol existential (`item as? any InvertibleStateUpdater`) that fails looks the conformance up in the
-/// runtime's caches on every call, which cost more than the rest of a commit on a store with an undo history; a type
-/// that does not conform never will (conformances are static), so a failure is safe to remember. It never answers
-/// that a type failed when it did not: a slot holds a whole type identity, compared in full. Its plain twin is a
-/// `Set` (``TypeMemoTests``).
+/// Its uses:
+/// - types known to fail a conformance cast (`TypeMemo<Void>`). A cast to a protocol existential
+///   (`item as? any InvertibleStateUpdater`) that fails looks the conformance up in the runtime's caches on every
+///   call, which cost more than the rest of a commit on a store with an undo history; a type that does not conform
+///   never will (conformances are static), so a failure is safe to remember;
+/// - how an undo history keeps the items of a type (``UndoHistory``'s preparers), worked out with a cast once per
+///   type instead of once per commit.
+///
+/// It never answers for a type it was not told about: a slot holds a whole type identity, compared in full. Its plain
+/// twin is a `Dictionary` (``TypeMemoTests``).
 @usableFromInline
-struct TypeMemo {
-  @usableFromInline var slots: ContiguousArray<ObjectIdentifier?> = []
+struct TypeMemo<Value> {
+  @usableFromInline var slots: ContiguousArray<(type: ObjectIdentifier, value: Value)?> = []
 
   @inlinable init() {}
 
@@ -19,16 +25,31 @@ struct TypeMemo {
     return Int(truncatingIfNeeded: ((bits >> 4) ^ (bits >> 9)) & 15)
   }
 
+  /// The value remembered for `type`, or nil if it was not remembered (or was forgotten since).
+  @inlinable
+  func value(for type: ObjectIdentifier) -> Value? {
+    guard !slots.isEmpty, let slot = slots[Self.slot(of: type)], slot.type == type else { return nil }
+    return slot.value
+  }
+
   /// Whether `type` was remembered (and not forgotten since).
   @inlinable
   func contains(_ type: ObjectIdentifier) -> Bool {
-    slots.isEmpty ? false : slots[Self.slot(of: type)] == type
+    slots.isEmpty ? false : slots[Self.slot(of: type)]?.type == type
   }
 
+  /// Remembers `value` for `type`, in place of the type in its slot.
+  @inlinable
+  mutating func insert(_ type: ObjectIdentifier, value: Value) {
+    if slots.isEmpty { slots = ContiguousArray(repeating: nil, count: 16) }
+    slots[Self.slot(of: type)] = (type, value)
+  }
+}
+
+extension TypeMemo where Value == Void {
   /// Remembers `type`, in place of the type in its slot.
   @inlinable
   mutating func insert(_ type: ObjectIdentifier) {
-    if slots.isEmpty { slots = ContiguousArray(repeating: nil, count: 16) }
-    slots[Self.slot(of: type)] = type
+    insert(type, value: ())
   }
 }

@@ -9,7 +9,7 @@ func nestedTypeIdentities<T>(_: T.Type, count: Int) -> [ObjectIdentifier] {
   return [ObjectIdentifier(T.self)] + nestedTypeIdentities([T].self, count: count - 1)
 }
 
-@Suite("TypeMemo: the memo of failed conformance casts, against a Set")
+@Suite("TypeMemo: what is remembered about types, against a Set and a Dictionary")
 struct TypeMemoTests {
   /// Its plain twin is a `Set` of every type inserted: the memo may forget (a slot taken by another type), never
   /// invent. Random inserts and lookups over 60 types, more than its 16 slots, so that slots collide.
@@ -18,7 +18,7 @@ struct TypeMemoTests {
     let types = nestedTypeIdentities(Int.self, count: 30) + nestedTypeIdentities(String.self, count: 30)
     #expect(Set(types).count == 60)
     var generator = SeededGenerator(seed: seed)
-    var memo = TypeMemo()
+    var memo = TypeMemo<Void>()
     var twin = Set<ObjectIdentifier>()
     var remembered = 0
     for _ in 0..<2_000 {
@@ -37,8 +37,35 @@ struct TypeMemoTests {
     #expect(remembered > 0)
   }
 
+  /// With values (an undo history's keepers): the memo answers a type's latest value or nothing, never another type's
+  /// or an older one; its twin is a `Dictionary`.
+  @Test(arguments: 1...20 as ClosedRange<UInt64>)
+  func randomInsertsWithValues_answerTheLatestValueOrNothing(seed: UInt64) {
+    let types = nestedTypeIdentities(Int.self, count: 30) + nestedTypeIdentities(String.self, count: 30)
+    var generator = SeededGenerator(seed: seed)
+    var memo = TypeMemo<Int>()
+    var twin: [ObjectIdentifier: Int] = [:]
+    var wrong = 0
+    var remembered = 0
+    for step in 0..<2_000 {
+      let type = types[Int(generator.next() % UInt64(types.count))]
+      if generator.next() % 3 == 0 {
+        memo.insert(type, value: step)
+        twin[type] = step
+        if memo.value(for: type) != step { wrong += 1 }
+      } else if let value = memo.value(for: type) {
+        if twin[type] != value || !memo.contains(type) { wrong += 1 }
+        remembered += 1
+      } else if memo.contains(type) {
+        wrong += 1
+      }
+    }
+    #expect(wrong == 0)
+    #expect(remembered > 0)
+  }
+
   @Test func anEmptyMemo_containsNothing() {
-    let memo = TypeMemo()
+    let memo = TypeMemo<Void>()
     for type in nestedTypeIdentities(Int.self, count: 20) { #expect(!memo.contains(type)) }
   }
 }

@@ -48,7 +48,7 @@ struct CoreState<S: FeatureState, D: SideEffectDependencyContainer> {
   @usableFromInline private(set) var quietButForObservers = false
   /// The item types seen not to be ``InvertibleStateUpdater``s, while the store has an undo history that wants
   /// inverses (``applyRecorded(_:inverse:_:)``).
-  @usableFromInline var notInvertible = TypeMemo()
+  @usableFromInline var notInvertible = TypeMemo<Void>()
   /// The logs of the recorders attached (``CommitLog``): each commit is appended to them in its own critical
   /// section. Never drops a log: ``soleLog`` is unretained.
   @usableFromInline private(set) var logs: [CommitLog<S>] = []
