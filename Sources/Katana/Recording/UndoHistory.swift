@@ -93,14 +93,14 @@ public final class UndoHistory<S: State>: Sendable {
   /// The scope whose commits are steps; nil for the whole store.
   public let scope: ScopeID?
 
-  private let isUndoable: @Sendable (any Dispatchable) -> Bool
+  @usableFromInline let isUndoable: @Sendable (any Dispatchable) -> Bool
   /// The types of the store's history's commands and of moves in time, resolved once, for ``record(_:)``.
-  private let commandType = ObjectIdentifier(UndoCommand<S>.self)
-  private let travelType = ObjectIdentifier(TimeTravelCommand<S>.self)
+  @usableFromInline let commandType = ObjectIdentifier(UndoCommand<S>.self)
+  @usableFromInline let travelType = ObjectIdentifier(TimeTravelCommand<S>.self)
   /// The item types seen to be plain updaters: an ``AnyStateUpdater`` that is no ``ScopedDispatchable``, no history's
   /// command and no move in time. ``record(_:inverted:)`` takes such an item without the three casts that tell it so
   /// (conformance lookups, on every commit).
-  private let plainTypes = Locked(TypeMemo<Void>())
+  @usableFromInline let plainTypes = Locked(TypeMemo<Void>())
   /// Whether undo and redo take the fast paths (inverses, re-applying the step in place) when they give what the
   /// replay gives; false: always replay (the plain twin the tests compare the fast paths with).
   @usableFromInline package let undoesInPlace: Bool
@@ -192,8 +192,19 @@ public final class UndoHistory<S: State>: Sendable {
   /// ```
   ///
   /// - Throws: ``RecorderError/anotherStore(_:)`` if the history already follows another store.
+  @inlinable
   public func attach<D: SideEffectDependencyContainer>(to store: Store<S, D>) throws(RecorderError) {
-    let core = store.core
+    // Inlinable, so that the function that takes in the store's commits is made, and compiled, for the app's state:
+    // unspecialised, the history's code looked up generic metadata (its buffer's, its entries') on every commit,
+    // about a sixth of an undoable commit.
+    try attach(to: store.core) { [self] item, _, inverted in record(item, inverted: inverted) }
+  }
+
+  /// ``attach(to:)`` with the function that takes in the store's commits.
+  @usableFromInline
+  func attach<D: SideEffectDependencyContainer>(
+    to core: StoreCore<S, D>, recording: @escaping @Sendable (any Dispatchable, inout S, InvertedCommit?) -> UndoLetGo
+  ) throws(RecorderError) {
     guard attached.setIfUnset(FollowedStore(core)) else {
       try attached.check(core, what: "UndoHistory.attach(to:)")
       return
@@ -201,7 +212,7 @@ public final class UndoHistory<S: State>: Sendable {
     buffer.withLock { $0.attached = true }
     // The state it starts from is set under the store's lock, with the hook attached in the same critical section
     // (or when the store becomes ready): no commit falls between the two.
-    let hook = makeHook { [buffer] state in buffer.withLock { $0.base = state } }
+    let hook = makeHook(start: { [buffer] state in buffer.withLock { $0.base = state } }, recording: recording)
     core.withLock { $0.attach(hook) }
   }
 
@@ -341,21 +352,22 @@ public final class UndoHistory<S: State>: Sendable {
       target.runtimeWarning("An UndoHistory was given to a second store; it follows only the first one.")
       return
     }
-    attached.set(target.attach(makeHook(start: nil)))
+    attached.set(target.attach(makeHook(start: nil) { [self] item, _, inverted in record(item, inverted: inverted) }))
   }
 
   /// The hook that hands the history the store's commits. The store's history also takes the inverses the commit
   /// transition hands it, and undoes an invertible step with them.
-  private func makeHook(start: (@Sendable (S) -> Void)?) -> CommitHook<S> {
-    CommitHook<S>(wantsInverse: scope == nil && undoesInPlace, start: start) {
-      [self] item, _, inverted in
-      record(item, inverted: inverted)
-    }
+  private func makeHook(
+    start: (@Sendable (S) -> Void)?,
+    recording: @escaping @Sendable (any Dispatchable, inout S, InvertedCommit?) -> UndoLetGo
+  ) -> CommitHook<S> {
+    CommitHook<S>(wantsInverse: scope == nil && undoesInPlace, start: start, record: recording)
   }
 
   /// Takes in a commit, in the commit transition's critical section (so in commit order); returns the entries it let
   /// go (folded or dropped), which the store releases after unlocking.
-  private func record(_ item: any Dispatchable, inverted: InvertedCommit?) -> UndoLetGo {
+  @inlinable
+  func record(_ item: any Dispatchable, inverted: InvertedCommit?) -> UndoLetGo {
     // An invertible updater of the whole state, as the commit transition hands it (only to the store's history,
     // ``CommitHook/wantsInverse``): an updater, of no scope, and no history's command (those are not invertible).
     // Its typed forms are all the history needs: no cast.
@@ -398,7 +410,8 @@ public final class UndoHistory<S: State>: Sendable {
   /// The history that made `item`, an ``UndoCommand`` of this state type (the caller compared its type's identity
   /// with ``commandType``): read from the opened existential, without the dynamic cast to a generic type that this
   /// unspecialised code would otherwise make on every undo and redo.
-  private static func history(ofCommand item: any Dispatchable) -> ObjectIdentifier? {
+  @inlinable
+  static func history(ofCommand item: any Dispatchable) -> ObjectIdentifier? {
     func opened<T: Dispatchable>(_ command: T) -> ObjectIdentifier? {
       // `T` is `UndoCommand<S>` itself (same type identity), so this reinterprets a value as its own type.
       unsafeBitCast(command, to: UndoCommand<S>.self).historyIdentity
@@ -407,7 +420,8 @@ public final class UndoHistory<S: State>: Sendable {
   }
 
   /// Appends a commit; returns the entries let go, for the store to release after unlocking (they hold updaters).
-  private func append(_ updater: UndoEntry.Updater, isStep: Bool, inverse: (any PreparedStep)? = nil) -> UndoLetGo {
+  @inlinable
+  func append(_ updater: UndoEntry.Updater, isStep: Bool, inverse: (any PreparedStep)? = nil) -> UndoLetGo {
     buffer.withLock { $0.append(updater, isStep: isStep, inverse: inverse) }
   }
 
@@ -614,6 +628,7 @@ public enum UndoKind: String, Sendable, Hashable, Codable {
 }
 
 /// An undo or redo of some history (whatever the state it applies to).
+@usableFromInline
 protocol HistoryCommand {
   /// The history that made it; nil for one read from a log.
   var historyIdentity: ObjectIdentifier? { get }
@@ -628,6 +643,12 @@ protocol HistoryCommand {
   /// What undoes this commit, applied to the state it produced (an ``InvertibleStateUpdater``'s inverse); nil if
   /// unknown.
   @usableFromInline let inverse: (any PreparedStep)?
+
+  @inlinable init(updater: Updater, step: Int?, inverse: (any PreparedStep)?) {
+    self.updater = updater
+    self.step = step
+    self.inverse = inverse
+  }
 
   /// A commit's updater, as the history got it.
   @usableFromInline enum Updater {
@@ -717,7 +738,7 @@ struct UndoLetGo {
   /// Every entry, in the order let go.
   var entries: [UndoEntry] { (first.map { [$0] } ?? []) + rest }
 
-  mutating func append(_ entry: UndoEntry) {
+  @inlinable mutating func append(_ entry: UndoEntry) {
     if first == nil {
       first = entry
     } else {
@@ -732,6 +753,12 @@ struct UndoLetGo {
   @usableFromInline let id: Int
   @usableFromInline let first: Int
   @usableFromInline var last: Int
+
+  @inlinable init(id: Int, first: Int, last: Int) {
+    self.id = id
+    self.first = first
+    self.last = last
+  }
 }
 
 /// What an ``UndoHistory`` holds, under its lock: a plain value whose methods are the history's rules (the history
@@ -762,9 +789,9 @@ struct UndoLetGo {
   @usableFromInline var steps = RingBuffer<Step>()
   /// How many of the latest steps are undone. Redo re-applies the earliest of them (the one undone last).
   @usableFromInline var undoneCount = 0
-  var nextStep = 1
-  var groupDepth = 0
-  var openGroup: Int?
+  @usableFromInline var nextStep = 1
+  @usableFromInline var groupDepth = 0
+  @usableFromInline var openGroup: Int?
   /// How many undos and redos took a fast path, and how many replayed (for tests).
   @usableFromInline var inPlaceCount = 0
   @usableFromInline var replayCount = 0
@@ -780,7 +807,7 @@ struct UndoLetGo {
   @usableFromInline var canRedo: Bool { undoneCount > 0 }
 
   /// The id of the earliest step undone: the entries of it and of every later step are left out of replays.
-  private var firstUndone: Int? { undoneCount > 0 ? steps[steps.count - undoneCount].id : nil }
+  @inlinable var firstUndone: Int? { undoneCount > 0 ? steps[steps.count - undoneCount].id : nil }
 
   mutating func beginGroup() {
     groupDepth += 1
@@ -793,6 +820,7 @@ struct UndoLetGo {
 
   /// Takes in a commit, then folds what the limits leave no room for; returns the entries it let go, to release
   /// after unlocking.
+  @inlinable
   mutating func append(_ updater: Entry.Updater, isStep: Bool, inverse: (any PreparedStep)? = nil) -> UndoLetGo {
     var released = UndoLetGo()
     var step: Int?
@@ -914,7 +942,8 @@ struct UndoLetGo {
   }
 
   /// Removes the undone steps and their entries (none of which a replay applies); adds the entries to `dropped`.
-  private mutating func dropUndone(into dropped: inout UndoLetGo) {
+  @inlinable
+  mutating func dropUndone(into dropped: inout UndoLetGo) {
     guard let firstUndone else { return }
     // Every entry of an undone step comes at or after the first one's first entry; the commits there that are
     // not steps stay, and are renumbered (no step kept refers to them).
@@ -935,7 +964,8 @@ struct UndoLetGo {
 
   /// Folds the oldest entries into `base` while more than `stepLimit` steps or `commitLimit` entries are kept (a
   /// step is folded whole, with the entries between its first and last); adds them to `removed`.
-  private mutating func fold(into removed: inout UndoLetGo) {
+  @inlinable
+  mutating func fold(into removed: inout UndoLetGo) {
     guard entries.count > commitLimit || steps.count > stepLimit else { return }
     // Everything before entry number `end` goes.
     var end = firstNumber + max(0, entries.count - commitLimit)
@@ -965,7 +995,8 @@ struct UndoLetGo {
     if let group = openGroup, !(0..<steps.count).contains(where: { steps[$0].id == group }) { openGroup = nil }
   }
 
-  private static func isUndone(_ entry: Entry, firstUndone: Int?) -> Bool {
+  @inlinable
+  static func isUndone(_ entry: Entry, firstUndone: Int?) -> Bool {
     guard let step = entry.step, let firstUndone else { return false }
     return step >= firstUndone
   }
