@@ -80,6 +80,37 @@ struct InvertedCommit: Sendable {
   }
 }
 
+/// Applies the items of one ``InvertibleStateUpdater`` type, as they were erased (``typeIdentity(of:)``), inverting,
+/// without a cast: made once per type by ``invertingApplier(for:)``, and kept by the store (``CoreState``).
+@usableFromInline
+protocol InvertingApplying: AnyObject, Sendable {
+  /// ``InvertibleStateUpdater/applyInverting(to:)`` for `item`, of the applier's type; nil, with `state` left alone,
+  /// if `state` is not its updater's state.
+  func applyInverting<T>(_ item: any Dispatchable, to state: inout T) -> InvertedCommit?
+}
+
+/// The inverting applier of the items of type `U`.
+@usableFromInline
+final class InvertingApplier<U: InvertibleStateUpdater>: InvertingApplying {
+  @usableFromInline init() {}
+
+  @usableFromInline func applyInverting<T>(_ item: any Dispatchable, to state: inout T) -> InvertedCommit? {
+    exactly(item, U.self)?.applyInverting(to: &state)
+  }
+}
+
+/// The inverting applier for the items of `item`'s type as it was erased, if that type is an
+/// ``InvertibleStateUpdater``; nil otherwise.
+@usableFromInline
+func invertingApplier(for item: any Dispatchable) -> (any InvertingApplying)? {
+  func opened<T: Dispatchable>(_: T) -> (any InvertingApplying)? {
+    guard let invertibleType = T.self as? any InvertibleStateUpdater.Type else { return nil }
+    func applier<U: InvertibleStateUpdater>(_: U.Type) -> any InvertingApplying { InvertingApplier<U>() }
+    return applier(invertibleType)
+  }
+  return opened(item)
+}
+
 /// A state updater kept with its type, which applies to the state it was made for without a dynamic cast (where
 /// ``StoreCore/applyErased(_:to:)`` casts an updater to a ``StateUpdater`` on every call: a conformance lookup that
 /// cost more than an undo's own work).

@@ -46,9 +46,10 @@ struct CoreState<S: FeatureState, D: SideEffectDependencyContainer> {
   /// no observer watches) reads it, one byte where it read four inputs (two of them arrays, retained and released to
   /// ask); kept by ``refreshQuiet()`` like ``quiet``.
   @usableFromInline private(set) var quietButForObservers = false
-  /// The item types seen not to be ``InvertibleStateUpdater``s, while the store has an undo history that wants
-  /// inverses (``applyRecorded(_:inverse:_:)``).
-  @usableFromInline var notInvertible = TypeMemo<Void>()
+  /// The item types seen while the store has an undo history that wants inverses (``applyRecorded(_:inverse:_:)``),
+  /// each with how its items are applied inverting: an ``InvertingApplier`` for an ``InvertibleStateUpdater``, nil for
+  /// any other type.
+  @usableFromInline var invertingAppliers = TypeMemo<(any InvertingApplying)?>()
   /// The logs of the recorders attached (``CommitLog``): each commit is appended to them in its own critical
   /// section. Never drops a log: ``soleLog`` is unretained.
   @usableFromInline private(set) var logs: [CommitLog<S>] = []
@@ -257,18 +258,22 @@ struct CoreState<S: FeatureState, D: SideEffectDependencyContainer> {
     _ item: any Dispatchable, inverse: inout InvertedCommit?, _ mutate: (inout S) throws -> Bool
   ) rethrows -> Bool {
     if hooksWantInverse {
-      // A type that is not invertible is remembered: the failed cast is a conformance lookup on every commit. The type
-      // is read from the opened existential (``typeIdentity(of:)``): for a class, the class the item was erased from, so
-      // an invertible subclass erased as a class that is not may be taken for it, and its commit then gives no inverse
-      // (the history replays to undo it, as it does for any updater without one).
+      // Each type is looked at once: whether it is invertible, and if so an applier that applies its items inverting
+      // without a cast (a cast, failed or not, is a conformance lookup: it cost more than the rest of the commit). The
+      // type is read from the opened existential (``typeIdentity(of:)``): for a class, the class the item was erased
+      // from, so an invertible subclass erased as a class that is not may be taken for it, and its commit then gives
+      // no inverse (the history replays to undo it, as it does for any updater without one).
       let type = typeIdentity(of: item)
-      if !notInvertible.contains(type) {
-        if let invertible = item as? any InvertibleStateUpdater {
-          inverse = invertible.applyInverting(to: &state)
-          if inverse != nil { return true }
-        } else {
-          notInvertible.insert(type)
-        }
+      let applier: (any InvertingApplying)?
+      if let known = invertingAppliers.value(for: type) {
+        applier = known
+      } else {
+        applier = invertingApplier(for: item)
+        invertingAppliers.insert(type, value: applier)
+      }
+      if let applier, let inverted = applier.applyInverting(item, to: &state) {
+        inverse = inverted
+        return true
       }
     }
     return try mutate(&state)
