@@ -669,15 +669,7 @@ protocol HistoryCommand {
     case .typed(let step): step.apply(to: &state)
     case .erased(let updater): try? StoreCore<S, EmptySideEffectDependencyContainer>.applyErased(updater, to: &state)
     case .plain(let item):
-      let type = typeIdentity(of: item)
-      let applier: (any PlainApplying)?
-      if let known = appliers.value(for: type) {
-        applier = known
-      } else {
-        applier = plainApplier(for: item)
-        appliers.insert(type, value: applier)
-      }
-      if let applier {
+      if let applier = appliers.value(for: typeIdentity(of: item), orMaking: { plainApplier(for: item) }) {
         applier.apply(item, to: &state)
       } else if let typed = item as? any StateUpdater {
         try? StoreCore<S, EmptySideEffectDependencyContainer>.applyOpened(typed, to: &state)
@@ -785,7 +777,7 @@ struct UndoLetGo {
   @usableFromInline var firstNumber = 0
   /// The steps kept, oldest first; their ids increase.
   /// A ring, not an array: folding drops the oldest step on every commit once the limits are reached, and an array's
-  /// `removeFirst` moved every other step (2.4 KB for 100 steps, a tenth of an undoable commit).
+  /// `removeFirst` moved every other step (2.4 KB for 100 steps, 240 KB for 10,000).
   @usableFromInline var steps = RingBuffer<Step>()
   /// How many of the latest steps are undone. Redo re-applies the earliest of them (the one undone last).
   @usableFromInline var undoneCount = 0

@@ -53,7 +53,9 @@ struct RingBuffer<Element> {
   func withElement<Result>(at offset: Int, _ body: (borrowing Element) -> Result) -> Result {
     precondition(offset >= 0 && offset < count, "Katana internal error: ring buffer offset out of range")
     return storage.withUnsafeBufferPointer { slots in
-      // Internal invariant: the slots of the `count` elements from the head always hold one.
+      // Internal invariant: the slots of the `count` elements from the head always hold one (``append(_:)`` fills
+      // them, the removals empty only slots they take out of that range). Checked in debug builds only: in release,
+      // the check copied the element out, as the binding did (an undo and a redo 0.69 -> 0.83 µs).
       let slot = slots.baseAddress.unsafelyUnwrapped + (head + offset) % slots.count
       assert(slot.pointee != nil, "Katana internal error: ring buffer slot unexpectedly empty")
       return body(UnsafeRawPointer(slot).assumingMemoryBound(to: Element.self).pointee)
@@ -77,7 +79,7 @@ struct RingBuffer<Element> {
     storage[head] = nil
     head = (head + 1) % storage.count
     count -= 1
-    if count == 0 { removeAllStorage() }
+    if count == 0 { resetEmptied() }
     return element
   }
 
@@ -96,7 +98,7 @@ struct RingBuffer<Element> {
       storage[(head + count - 1) % storage.count] = nil
       count -= 1
     }
-    if count == 0 { removeAllStorage() }
+    if count == 0 { resetEmptied() }
   }
 
   /// Removes the `k` oldest elements (`k` at most ``count``), in constant time each: where an array's `removeFirst(_:)`
@@ -109,7 +111,7 @@ struct RingBuffer<Element> {
 
   /// Resets an empty buffer, releasing its storage if it holds more than ``retainedCapacity`` slots.
   @inlinable
-  mutating func removeAllStorage() {
+  mutating func resetEmptied() {
     head = 0
     if storage.count > Self.retainedCapacity {
       storage = []

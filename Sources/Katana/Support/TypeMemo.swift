@@ -2,13 +2,12 @@
 /// identities, each with a value, which forgets a type when another one takes its slot (it is then worked out once
 /// more).
 ///
-/// Its uses:
-/// - types known to fail a conformance cast (`TypeMemo<Void>`). A cast to a protocol existential
-///   (`item as? any InvertibleStateUpdater`) that fails looks the conformance up in the runtime's caches on every
-///   call, which cost more than the rest of a commit on a store with an undo history; a type that does not conform
-///   never will (conformances are static), so a failure is safe to remember;
-/// - how an undo history keeps the items of a type (``UndoHistory``'s preparers), worked out with a cast once per
-///   type instead of once per commit.
+/// Its uses, each to spare a cast on every commit (a conformance lookup in the runtime's caches, which cost more than
+/// the rest of a commit on a store with an undo history):
+/// - the item types an undo history has seen to be plain updaters (`TypeMemo<Void>`);
+/// - how the items of each type are applied: inverting, by the store whose history wants inverses
+///   (``InvertingApplier``, nil for a type that is not invertible), and by an undo history's replays and folds
+///   (``PlainApplier``). Conformances are static, so what a type's first item shows holds for every later one.
 ///
 /// It never answers for a type it was not told about: a slot holds a whole type identity, compared in full. Its plain
 /// twin is a `Dictionary` (``TypeMemoTests``).
@@ -36,6 +35,15 @@ struct TypeMemo<Value> {
   @inlinable
   func contains(_ type: ObjectIdentifier) -> Bool {
     slots.isEmpty ? false : slots[Self.slot(of: type)]?.type == type
+  }
+
+  /// The value remembered for `type`; if there is none, `make()`'s, remembered first.
+  @inlinable
+  mutating func value(for type: ObjectIdentifier, orMaking make: () -> Value) -> Value {
+    if let known = value(for: type) { return known }
+    let made = make()
+    insert(type, value: made)
+    return made
   }
 
   /// Remembers `value` for `type`, in place of the type in its slot.

@@ -64,6 +64,25 @@ struct TypeMemoTests {
     #expect(remembered > 0)
   }
 
+  /// `value(for:orMaking:)` works a type's value out once, and answers the remembered value after: the store and the
+  /// undo history make their appliers through it, once per type rather than once per commit.
+  @Test func valueOrMaking_makesOncePerType_andAnswersWhatItRemembered() {
+    var memo = TypeMemo<Int>()
+    var made = 0
+    let types = nestedTypeIdentities(Int.self, count: 3)
+    for round in 0..<3 {
+      for (index, type) in types.enumerated() {
+        let value = memo.value(for: type) {
+          made += 1
+          return index * 10 + round
+        }
+        // Made in the first round, remembered after.
+        #expect(value == index * 10)
+      }
+    }
+    #expect(made == types.count)
+  }
+
   @Test func anEmptyMemo_containsNothing() {
     let memo = TypeMemo<Void>()
     for type in nestedTypeIdentities(Int.self, count: 20) { #expect(!memo.contains(type)) }

@@ -263,14 +263,7 @@ struct CoreState<S: FeatureState, D: SideEffectDependencyContainer> {
       // type is read from the opened existential (``typeIdentity(of:)``): for a class, the class the item was erased
       // from, so an invertible subclass erased as a class that is not may be taken for it, and its commit then gives
       // no inverse (the history replays to undo it, as it does for any updater without one).
-      let type = typeIdentity(of: item)
-      let applier: (any InvertingApplying)?
-      if let known = invertingAppliers.value(for: type) {
-        applier = known
-      } else {
-        applier = invertingApplier(for: item)
-        invertingAppliers.insert(type, value: applier)
-      }
+      let applier = invertingAppliers.value(for: typeIdentity(of: item), orMaking: { invertingApplier(for: item) })
       if let applier, let inverted = applier.applyInverting(item, to: &state) {
         inverse = inverted
         return true
