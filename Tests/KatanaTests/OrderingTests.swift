@@ -56,7 +56,9 @@ struct OrderingTests {
       { next in
         { item in
           if let log = item as? Log {
-            var generator = SeededGenerator(seed: seed ^ UInt64(truncatingIfNeeded: log.tag.hashValue))
+            // The tag's bytes, not its `hashValue` (seeded afresh in every process): the schedule replays.
+            let tagBits = log.tag.utf8.reduce(UInt64(0)) { $0 &* 31 &+ UInt64($1) }
+            var generator = SeededGenerator(seed: seed ^ tagBits)
             for _ in 0..<Int(generator.next() % 4) { await Task.yield() }
           }
           try await next(item)

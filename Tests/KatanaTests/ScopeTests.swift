@@ -140,10 +140,12 @@ struct ScopeDispatchTests {
   /// sequence of tags the root listener sees equals the sequence sent).
   @Test(arguments: [1, 2, 3, 42, 1234] as [UInt64])
   func send_fromRootAndTwoFeatures_appliesInSendOrder(seed: UInt64) async throws {
+    // Seeded too: the chain runs for one item at a time, in the send order, so its draws replay with the seed.
+    let suspensions = LockedValue(SeededGenerator(seed: seed &* 7_919 &+ 5))
     let suspending: StoreInterceptor = { _ in
       { next in
         { item in
-          if Int.random(in: 0..<3) == 0 { await Task.yield() }
+          if suspensions.withLock({ Int.random(in: 0..<3, using: &$0) }) == 0 { await Task.yield() }
           try await next(item)
         }
       }
