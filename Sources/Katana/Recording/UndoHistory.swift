@@ -370,8 +370,10 @@ public final class UndoHistory<S: State>: Sendable {
   func record(_ item: any Dispatchable, inverted: InvertedCommit?) -> UndoLetGo {
     // An invertible updater of the whole state, as the commit transition hands it (only to the store's history,
     // ``CommitHook/wantsInverse``): an updater, of no scope, and no history's command (those are not invertible).
-    // Its typed forms are all the history needs: no cast.
-    if let inverted {
+    // Its typed forms are all the history needs: no cast. (Tested for nil first: binding the optional at once copied
+    // it, two existentials and a tag, through an outlined copy on every commit, nil or not: the history's own
+    // commands and plain updaters come with nil. An undo and a redo 683 -> 644 ns, an undoable append 479 -> 464.)
+    if inverted != nil, let inverted {
       return append(.typed(inverted.forward), isStep: isUndoable(item), inverse: inverted.inverse)
     }
     // Told apart by type identity first (a comparison with a type resolved once, where a cast to a generic type
