@@ -19,12 +19,12 @@ private struct Named: DispatchInterceptor {
 /// (`InterceptorChainTwinTests`) and on the observation fuzzer's schedules; these tests pin what the form adds.
 @Suite("Dispatch interceptors", .timeLimit(.minutes(3)))
 struct DispatchInterceptorTests {
-  func makeStore(interceptors: [StoreInterceptor] = [], dispatchInterceptors: [any DispatchInterceptor]) async throws
-    -> TestStore
-  {
-    let store = TestStore(
-      initialState: CounterState(), interceptors: interceptors,
-      configuration: StoreConfiguration(dispatchInterceptors: dispatchInterceptors))
+  func makeStore(
+    interceptors: [StoreInterceptor] = [], dispatchInterceptors: [any DispatchInterceptor], plainChain: Bool = false
+  ) async throws -> TestStore {
+    var configuration = StoreConfiguration(dispatchInterceptors: dispatchInterceptors)
+    configuration.usesPlainInterceptorChain = plainChain
+    let store = TestStore(initialState: CounterState(), interceptors: interceptors, configuration: configuration)
     try await store.waitUntilReady()
     return store
   }
@@ -99,5 +99,65 @@ struct DispatchInterceptorTests {
       return false
     }
     #expect(store.state.counter == 1)
+  }
+
+  /// The chains a `DispatchInterceptorNext` is given in: alone on the opaque chain (the frame handed over, no
+  /// task-local), alone on the plain twin, and after a closure interceptor (the frame found in the task where the
+  /// dispatch interceptors start).
+  static let chains: [(plainChain: Bool, closureFirst: Bool)] = [(false, false), (true, false), (false, true)]
+
+  fileprivate func makeStore(chain: (plainChain: Bool, closureFirst: Bool), _ interceptor: Named) async throws
+    -> TestStore
+  {
+    let passThrough: StoreInterceptor = { _ in { next in { item in try await next(item) } } }
+    return try await makeStore(
+      interceptors: chain.closureFirst ? [passThrough] : [], dispatchInterceptors: [interceptor],
+      plainChain: chain.plainChain)
+  }
+
+  /// A `next` carries its dispatch: kept from one dispatch and called in the next one's chain (the same interceptor,
+  /// the same task), it is out of scope, and the later dispatch goes on with its own `next`. (A closure interceptor's
+  /// `next` would hand on in the later dispatch: `InterceptorChainTwinTests`.)
+  @Test(arguments: 0..<3)
+  func aNextKeptForALaterDispatch_throwsOutOfScopeThere(chainIndex: Int) async throws {
+    let kept = LockedValue<DispatchInterceptorNext?>(nil)
+    let outcomes = Recorder<String>()
+    let keeper = Named(name: "k", recorder: Recorder()) { item, next in
+      if let earlier = kept.withLock({ $0 }) {
+        do {
+          try await earlier(Increment(by: 100))
+          outcomes.append("handled")
+        } catch StoreError.nextCalledOutOfScope {
+          outcomes.append("out of scope")
+        }
+      }
+      kept.withLock { $0 = next }
+      try await next(item)
+    }
+    let store = try await makeStore(chain: Self.chains[chainIndex], keeper)
+    try await store.dispatch(Increment())
+    try await store.dispatch(Increment())
+    _ = try await store.anyDispatch(Increment())
+    #expect(outcomes.values == ["out of scope", "out of scope"])
+    #expect(store.state.counter == 3)
+  }
+
+  /// A `next` carries its dispatch: called from a detached task (which inherits no task-local value) while that
+  /// dispatch runs, it hands on, for a state updater (committed within the dispatch, which returns after it) and for
+  /// a side effect.
+  @Test(arguments: 0..<3)
+  func aNextCalledFromADetachedTask_handsOnInItsDispatch(chainIndex: Int) async throws {
+    let detaching = Named(name: "d", recorder: Recorder()) { item, next in
+      try await Task.detached { try await next(item) }.value
+    }
+    let store = try await makeStore(chain: Self.chains[chainIndex], detaching)
+    try await store.dispatch(Increment())
+    #expect(store.state.counter == 1)
+    _ = try await store.anyDispatch(Increment(by: 2))
+    #expect(store.state.counter == 3)
+    try await store.dispatch(Script { context in try await context.dispatch(Increment(by: 4)) })
+    #expect(store.state.counter == 7)
+    let value = try await store.dispatch(ReturningScript { _ in 11 })
+    #expect(value == 11)
   }
 }

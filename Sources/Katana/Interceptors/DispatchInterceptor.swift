@@ -15,7 +15,10 @@
 /// ``intercept(_:next:)`` is what a ``StoreInterceptor``'s handler is, and may do all it may: call `next` to hand the
 /// item on (from the handler, or from a task it starts), hand on a different item of the same kind or one of the
 /// other kind, throw to reject the dispatch, or return without calling `next` to drop it. The rules, the turn a
-/// state updater holds while its interceptors run, and the errors are those of ``StoreInterceptor``. The store's
+/// state updater holds while its interceptors run, and the errors are those of ``StoreInterceptor``, with one
+/// difference: a ``DispatchInterceptorNext`` carries the dispatch it was given for, so it hands on from any task while
+/// that dispatch runs, and kept for a later dispatch it throws ``StoreError/nextCalledOutOfScope(_:)`` (a
+/// ``StoreInterceptorNext`` belongs to whichever dispatch's chain the calling task runs). The store's
 /// context, which a ``StoreInterceptor`` gets in its outer closure, is ``DispatchInterceptorNext/context``.
 ///
 /// Why a second form: Swift keeps the functions of an array such as `[StoreInterceptor]` at their most general
@@ -40,28 +43,33 @@ public protocol DispatchInterceptor: Sendable {
 
 /// The rest of a store's interceptor chain, as a ``DispatchInterceptor`` is given it: call it as a function.
 ///
-/// As with a ``StoreInterceptorNext``, a call belongs to the dispatch whose chain the calling task runs (the store finds
-/// it in a task-local value, which child tasks and `Task {}` inherit and a detached task does not): called from the
-/// interceptor, or from a task it starts, while that dispatch runs, it hands the item on; called outside of any
-/// dispatch's chain, or once the dispatch has finished, it throws ``StoreError/nextCalledOutOfScope(_:)``.
+/// A `next` belongs to the dispatch it was given for, and carries it: called while that dispatch runs, from the
+/// interceptor or from any task (a child task, `Task {}`, a detached task), it hands the item on in that dispatch;
+/// called once the dispatch has finished, kept for a later dispatch included, it throws
+/// ``StoreError/nextCalledOutOfScope(_:)``. (A ``StoreInterceptorNext``, made once per store, cannot carry its dispatch:
+/// it belongs to the dispatch whose chain the calling task runs, found in a task-local value.)
 public struct DispatchInterceptorNext: Sendable {
   @usableFromInline let chain: DispatchInterceptorChain
   /// The position in the chain of the interceptor this hands on to (the store's end past the last).
   @usableFromInline let position: Int
+  /// The frame of the dispatch this was given for (nil: given outside of any dispatch of the store, by a
+  /// ``StoreInterceptorNext`` called outside of any).
+  @usableFromInline let frame: DispatchFrame?
 
-  @inlinable init(chain: DispatchInterceptorChain, position: Int) {
+  @inlinable init(chain: DispatchInterceptorChain, position: Int, frame: DispatchFrame?) {
     self.chain = chain
     self.position = position
+    self.frame = frame
   }
 
   /// Hands `item` on to the rest of the chain, and eventually to the store.
   ///
   /// - Throws: What handling the item threw; ``StoreError/nextCalledOutOfScope(_:)`` once the dispatch this was
-  ///   given for has finished; ``StoreError/nextCalledConcurrently(_:)`` while another call for the same state
+  ///   given for has finished (or when it was given outside of any); ``StoreError/nextCalledConcurrently(_:)`` while another call for the same state
   ///   updater's dispatch is being handled.
   @inlinable
   public nonisolated(nonsending) func callAsFunction(_ item: any Dispatchable) async throws {
-    try await chain.run(item, from: position)
+    try await chain.run(item, from: position, frame: frame)
   }
 
   /// The store's context: what a ``StoreInterceptor``'s outer closure is given, to dispatch from the interceptor or
@@ -70,8 +78,8 @@ public struct DispatchInterceptorNext: Sendable {
 }
 
 /// A store's ``DispatchInterceptor``s, composed once when the store starts: each one is called with a
-/// ``DispatchInterceptorNext`` that names the next position, and the position past the last is the store's end,
-/// `tail`.
+/// ``DispatchInterceptorNext`` that names the next position and carries the dispatch's frame, and the position past the
+/// last is the store's end, `tail`.
 @usableFromInline
 final class DispatchInterceptorChain: Sendable {
   @usableFromInline let interceptors: [any DispatchInterceptor]
@@ -84,26 +92,27 @@ final class DispatchInterceptorChain: Sendable {
     self.tail = tail
   }
 
-  /// Calls the interceptor at `position`, or the store's end past the last: inlined into an interceptor's own call of
-  /// `next`, so that each interceptor is one async call, through its conformance.
+  /// Calls the interceptor at `position` for the dispatch of `frame`, or the store's end past the last: inlined into an
+  /// interceptor's own call of `next`, so that each interceptor is one async call, through its conformance.
   @inlinable
-  nonisolated(nonsending) func run(_ item: any Dispatchable, from position: Int) async throws {
+  nonisolated(nonsending) func run(_ item: any Dispatchable, from position: Int, frame: DispatchFrame?) async throws {
     if position < interceptors.count {
       try await interceptors[position].intercept(
-        item, next: DispatchInterceptorNext(chain: self, position: position &+ 1))
+        item, next: DispatchInterceptorNext(chain: self, position: position &+ 1, frame: frame))
     } else {
-      if try tail.updater(item) { return }
-      try await tail.next(item)
+      if try tail.updater(item, frame) { return }
+      try await tail.next(item, frame)
     }
   }
 }
 
-/// The head of the plain chain of `interceptors`, ending in `end`: `end` itself without any.
+/// The head of the plain chain of `interceptors`, ending in `tail`'s whole `next` (the tail itself without any): for
+/// the dispatch whose frame the calling task carries.
 func composeDispatchInterceptors(
-  _ interceptors: [any DispatchInterceptor], context: any AnySideEffectContext, end: @escaping StoreInterceptorNext
+  _ interceptors: [any DispatchInterceptor], context: any AnySideEffectContext, tail: ChainTail
 ) -> StoreInterceptorNext {
-  guard !interceptors.isEmpty else { return end }
+  guard !interceptors.isEmpty else { return tail.storeInterceptorNext }
   let chain = DispatchInterceptorChain(
-    interceptors, context: context, tail: ChainTail(updater: { _ in false }, next: end))
-  return { item in try await chain.run(item, from: 0) }
+    interceptors, context: context, tail: ChainTail(updater: { _, _ in false }, next: tail.next))
+  return { item in try await chain.run(item, from: 0, frame: DispatchFrame.current) }
 }

@@ -83,21 +83,33 @@ func composeOpaque<Context, Next>(
 }
 
 /// The interceptor chain's final `next`, made by ``StoreCore/makeChainEnd()`` where it is specialised for the store's
-/// state type, in the two forms the chain's two representations call.
+/// state type, in the two forms the chain's two representations call. Both take the frame of the dispatch the call
+/// belongs to, found by whoever calls them: a ``DispatchInterceptorNext`` carries it, a ``StoreInterceptorNext`` (made
+/// once per store) finds it in the calling task's task-local value, ``DispatchFrame/current``.
 @usableFromInline
 struct ChainTail: Sendable {
-  /// Handles an item handed on by a chain that runs for a state updater, synchronously, and returns true; returns
-  /// false, having done nothing, when the calling task's chain runs for a side effect (then ``next`` handles it).
+  /// Handles an item handed on for the dispatch of the frame given, synchronously, and returns true if that is a state
+  /// updater's; returns false, having done nothing, if it is a side effect's (then ``next`` handles it).
   ///
-  /// - Throws: ``StoreError/nextCalledOutOfScope(_:)`` outside of any chain of the store; what handling threw.
-  @usableFromInline let updater: @Sendable (any Dispatchable) throws -> Bool
-  /// The whole final `next`, at the substituted type: the plain chain's end, and the opaque chain's for side effects.
-  @usableFromInline let next: StoreInterceptorNext
+  /// - Throws: ``StoreError/nextCalledOutOfScope(_:)`` without a frame of the store; what handling threw.
+  @usableFromInline let updater: @Sendable (any Dispatchable, DispatchFrame?) throws -> Bool
+  /// The whole final `next`, for the dispatch of the frame given: the plain chain's end, and the opaque chain's for side
+  /// effects.
+  @usableFromInline let next: @Sendable (any Dispatchable, DispatchFrame?) async throws -> Void
 
   @inlinable
-  init(updater: @escaping @Sendable (any Dispatchable) throws -> Bool, next: @escaping StoreInterceptorNext) {
+  init(
+    updater: @escaping @Sendable (any Dispatchable, DispatchFrame?) throws -> Bool,
+    next: @escaping @Sendable (any Dispatchable, DispatchFrame?) async throws -> Void
+  ) {
     self.updater = updater
     self.next = next
+  }
+
+  /// The final `next` as a ``StoreInterceptorNext``: for the dispatch whose frame the calling task carries.
+  var storeInterceptorNext: StoreInterceptorNext {
+    let next = next
+    return { item in try await next(item, DispatchFrame.current) }
   }
 }
 
@@ -121,7 +133,8 @@ final class OpaqueChain<Out: Sendable>: Sendable {
   /// The first handler (the end itself, without interceptors), at the array's representation.
   @usableFromInline let head: OpaqueNext<Out>
   /// The store's ``DispatchInterceptor``s, when it has them and no closure interceptor: a state updater's dispatch
-  /// calls them directly instead of ``run(_:)`` (``head`` calls them too, one closure later).
+  /// calls them directly instead of ``run(_:)``, handing them its frame, which binds no task-local value then (``head``
+  /// calls them too, one closure later, with the frame it finds in the calling task).
   @usableFromInline let dispatchChain: DispatchInterceptorChain?
 
   init(head: @escaping OpaqueNext<Out>, dispatchChain: DispatchInterceptorChain?) {
@@ -129,7 +142,8 @@ final class OpaqueChain<Out: Sendable>: Sendable {
     self.dispatchChain = dispatchChain
   }
 
-  /// Runs the chain for `item`. The caller binds the dispatch's frame (``DispatchFrame/withFrame(_:_:)``): there,
+  /// Runs the chain for `item`. The caller binds the dispatch's frame (``DispatchFrame/withFrame(_:_:)``), which the
+  /// chain's closures find in the task: there,
   /// specialised, the binding is inlined; here it took two more async frames. The result goes to the caller, whose
   /// `Out` is `Void`: kept here, it took an allocation from the task's allocator and a destruction through the
   /// type's value witnesses.
@@ -157,15 +171,16 @@ func composeOpaqueChain<Out: Sendable>(
     let updater = tail.updater
     let next = tail.next
     end = { item in
-      if try updater(item) { return done }
-      try await next(item)
+      let frame = DispatchFrame.current
+      if try updater(item, frame) { return done }
+      try await next(item, frame)
       return done
     }
     dispatchChain = nil
   } else {
     let chain = DispatchInterceptorChain(dispatchInterceptors, context: context, tail: tail)
     end = { item in
-      try await chain.run(item, from: 0)
+      try await chain.run(item, from: 0, frame: DispatchFrame.current)
       return done
     }
     dispatchChain = chain

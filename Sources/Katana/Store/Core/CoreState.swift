@@ -519,8 +519,9 @@ struct CoreState<S: FeatureState, D: SideEffectDependencyContainer> {
   /// store holds it; nil otherwise, and the dispatch makes a frame of its own.
   ///
   /// Held by nothing else, it can be found by no `next` call: a task that carries it (one an interceptor of its
-  /// earlier dispatch started, still running) holds it through its task-local. So a `next` kept from the earlier
-  /// dispatch can never be taken for one of the frame's later dispatch, which a frame's identity decides.
+  /// earlier dispatch started, still running) holds it through its task-local, and a ``DispatchInterceptorNext`` kept
+  /// from that dispatch holds it itself. So a `next` kept from the earlier dispatch can never be taken for one of the
+  /// frame's later dispatch, which a frame's identity decides.
   @inlinable
   mutating func takeSpareFrame(applying apply: @escaping UpdaterFrame<S>.TypedApply) -> UpdaterFrame<S>? {
     guard isKnownUniquelyReferenced(&spareFrame), let frame = spareFrame else { return nil }

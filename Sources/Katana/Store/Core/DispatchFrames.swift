@@ -1,11 +1,14 @@
 /// The dispatch an interceptor chain is running for: how the chain's final `next` knows which dispatch a call
 /// belongs to.
 ///
-/// Each dispatch that goes through the interceptors binds its frame to a task-local while its chain runs. A
-/// `next` called from that chain, or from a child task or a task it started, finds the frame there; the store
-/// then handles the item only if the frame's dispatch is still running (for a state updater: still holds
-/// the turn). So a `next` kept from an earlier dispatch fails with ``StoreError/nextCalledOutOfScope(_:)``
-/// instead of being applied in whatever dispatch runs at the time.
+/// A ``StoreInterceptorNext`` is made once per store, so each dispatch that goes through closure interceptors binds
+/// its frame to a task-local while its chain runs: a `next` called from that chain, or from a child task or a task it
+/// started, finds the frame there. A ``DispatchInterceptorNext`` is made per call and carries its dispatch's frame
+/// (found in the task where the chain starts with closure interceptors; handed over directly, with no task-local, for a
+/// state updater's chain of ``DispatchInterceptor``s alone). Either way the store then handles the item only if the
+/// frame's dispatch is still running (for a state updater: still holds the turn). So a `next` called after its
+/// dispatch fails with ``StoreError/nextCalledOutOfScope(_:)`` instead of being applied in whatever dispatch runs at
+/// the time.
 @usableFromInline
 class DispatchFrame: @unchecked Sendable {
   // Sendable: subclasses keep their mutable state under a lock (the store's, or their own).

@@ -139,7 +139,7 @@ extension StoreCore {
       let context = SideEffectContext(core: self, dependencies: dependencies)
       let dispatchInterceptors = configuration.dispatchInterceptors
       if usesPlainInterceptorChain {
-        let final = composeDispatchInterceptors(dispatchInterceptors, context: context, end: chainEnd.next)
+        let final = composeDispatchInterceptors(dispatchInterceptors, context: context, tail: chainEnd)
         chain = composeInterceptors(interceptors, context: context, final: final)
       } else {
         let composed = composeOpaqueChain(
