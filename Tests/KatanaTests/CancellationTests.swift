@@ -61,6 +61,42 @@ struct CancellationTests {
     #expect(store.state.counter == 0)
   }
 
+  /// The same through the turn a store with interceptors takes (a closure interceptor, or a `DispatchInterceptor`):
+  /// the cancelled updater is withdrawn where it arrives, before any interceptor sees it, on the typed and the
+  /// type-erased path.
+  @Test(arguments: [false, true])
+  func updaterFromAlreadyCancelledTask_isWithdrawn_beforeTheInterceptors(dispatchInterceptor: Bool) async throws {
+    let seen = Recorder<String>()
+    let closure: StoreInterceptor = { _ in
+      { next in
+        { item in
+          seen.append("\(type(of: item))")
+          try await next(item)
+        }
+      }
+    }
+    var configuration = StoreConfiguration()
+    if dispatchInterceptor { configuration.dispatchInterceptors = [SeeingInterceptor(seen: seen)] }
+    let store = TestStore(
+      initialState: CounterState(), interceptors: dispatchInterceptor ? [] : [closure], configuration: configuration)
+    try await store.waitUntilReady()
+    let typed = Task {
+      withUnsafeCurrentTask { $0?.cancel() }
+      try await store.dispatch(Increment())
+    }
+    await #expect(throws: CancellationError.self) { try await typed.value }
+    let erased = Task {
+      withUnsafeCurrentTask { $0?.cancel() }
+      _ = try await store.anyDispatch(Increment())
+    }
+    await #expect(throws: CancellationError.self) { try await erased.value }
+    #expect(seen.values.isEmpty)
+    #expect(store.state.counter == 0)
+    try await store.dispatch(Increment())
+    #expect(seen.values == ["Increment"])
+    #expect(store.state.counter == 1)
+  }
+
   @Test func updaterCancelledWhileWaitingForItsTurn_isWithdrawn_andTheQueueMovesOn() async throws {
     let gate = Gate()
     let started = Gate()
@@ -158,5 +194,14 @@ struct CancellationTests {
     await #expect(throws: CancellationError.self) { try await waiter.value }
     gate.open()
     try await store.waitUntilReady()
+  }
+}
+
+/// A `DispatchInterceptor` that records the type of each item it sees.
+private struct SeeingInterceptor: DispatchInterceptor {
+  let seen: Recorder<String>
+  func intercept(_ item: any Dispatchable, next: DispatchInterceptorNext) async throws {
+    seen.append("\(type(of: item))")
+    try await next(item)
   }
 }
