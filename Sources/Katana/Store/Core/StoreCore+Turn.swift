@@ -141,18 +141,19 @@ extension StoreCore {
     // displaces is released after unlocking.
     var waiter: UInt64?
     var recycled: (UpdaterFrame<S>?, UpdaterFrame<S>.TypedApply)?
+    // Without anything waiting in the mailbox (the usual case), releasing the turn builds no actions.
     var (redirects, actions) = withLock {
-      core -> ([any Dispatchable], Mailbox<CoreState<S, D>.Waiter, MailboxJob>.Actions) in
+      core -> ([any Dispatchable], Mailbox<CoreState<S, D>.Waiter, MailboxJob>.Actions?) in
       waiter = core.closeChain(frame)
-      if waiter != nil { return ([], Mailbox<CoreState<S, D>.Waiter, MailboxJob>.Actions()) }
+      if waiter != nil { return ([], nil) }
       let redirects = frame.redirects
       if !usesPlainInterceptorChain { recycled = core.recycle(frame) }
-      return (redirects, core.releaseTurn(byPump: false))
+      return (redirects, core.releaseTurnIfNothingWaits() ? nil : core.releaseTurn(byPump: false))
     }
     if let waiter {
       await waitForChainClose(waiter)
       (redirects, actions) = withLock {
-        core -> ([any Dispatchable], Mailbox<CoreState<S, D>.Waiter, MailboxJob>.Actions) in
+        core -> ([any Dispatchable], Mailbox<CoreState<S, D>.Waiter, MailboxJob>.Actions?) in
         let redirects = frame.redirects
         if !usesPlainInterceptorChain { recycled = core.recycle(frame) }
         return (redirects, core.releaseTurn(byPump: false))
@@ -160,7 +161,7 @@ extension StoreCore {
     }
     // What recycling displaced (user values among them) is released here, after unlocking.
     recycled.map { _ in }
-    if !actions.isEmpty {
+    if let actions, !actions.isEmpty {
       perform(actions)
     }
     if !redirects.isEmpty {
