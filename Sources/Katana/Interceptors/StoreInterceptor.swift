@@ -143,10 +143,9 @@ final class OpaqueChain<Out: Sendable>: Sendable {
   }
 
   /// Runs the chain for `item`. The caller binds the dispatch's frame (``DispatchFrame/withFrame(_:_:)``), which the
-  /// chain's closures find in the task: there,
-  /// specialised, the binding is inlined; here it took two more async frames. The result goes to the caller, whose
-  /// `Out` is `Void`: kept here, it took an allocation from the task's allocator and a destruction through the
-  /// type's value witnesses.
+  /// chain's closures find in the task: there, specialised, the binding is inlined; here it took two more async frames.
+  /// The result goes to the caller, whose `Out` is `Void`: kept here, it took an allocation from the task's allocator
+  /// and a destruction through the type's value witnesses.
   @_semantics("optimize.sil.specialize.generic.never")
   @inline(never) @usableFromInline
   nonisolated(nonsending) func run(_ item: any Dispatchable) async throws -> Out {
