@@ -511,7 +511,10 @@ struct CoreState<S: FeatureState, D: SideEffectDependencyContainer> {
     frame.chainEnd = .running
     turnFrame = frame
     mailbox.turnHolder = holder
-    if let opaqueChain { return .opaque(opaqueChain) }
+    if let opaqueChain {
+      if let dispatchChain = opaqueChain.dispatchChain { return .dispatch(dispatchChain) }
+      return .opaque(opaqueChain)
+    }
     return .plain(chain)
   }
 
@@ -627,6 +630,8 @@ struct CoreState<S: FeatureState, D: SideEffectDependencyContainer> {
 /// The interceptor chain a state updater's dispatch runs, as ``CoreState/installChain(_:holder:)`` hands it out.
 @usableFromInline
 enum InstalledChain {
+  /// A chain of ``DispatchInterceptor``s alone, called directly (``OpaqueChain/dispatchChain``).
+  case dispatch(DispatchInterceptorChain)
   /// The chain at its handlers' own representation (every store, by default).
   case opaque(OpaqueChain<Void>)
   /// The plain twin: the chain at its substituted type (``StoreConfiguration/usesPlainInterceptorChain``).

@@ -186,15 +186,13 @@ extension StoreCore {
     async throws
   {
     switch chain {
-    case .opaque(let opaque):
+    case .dispatch(let dispatchChain):
       // A chain of `DispatchInterceptor`s alone is called here, specialised and inlined: one async frame fewer. Each
       // `next` it is given carries the frame, so none is bound to the task: no task-local value is pushed, popped or
       // looked up (about a quarter of a dispatch through one such interceptor).
-      if let dispatchChain = opaque.dispatchChain {
-        try await dispatchChain.run(item, from: 0, frame: frame)
-      } else {
-        try await DispatchFrame.withFrame(frame) { try await opaque.run(item) }
-      }
+      try await dispatchChain.run(item, from: 0, frame: frame)
+    case .opaque(let opaque):
+      try await DispatchFrame.withFrame(frame) { try await opaque.run(item) }
     case .plain(let plain): try await DispatchFrame.withFrame(frame) { try await plain(item) }
     }
   }
