@@ -20,6 +20,8 @@
   /// The address of the task's object.
   @usableFromInline let address: UInt
 
+  /// The identity of `task`: the plain way to take one, which ``current`` takes without copying the task's optional
+  /// (the library no longer calls this; `TaskIdentityTests` compares the two).
   @inlinable
   package init(_ task: UnsafeCurrentTask) {
     // A run-time checked cast: it traps if `UnsafeCurrentTask` ever stops being one reference wide.
