@@ -23,8 +23,8 @@ struct RingBufferTests {
       }
       #expect(ring.count == model.count)
       for offset in model.indices {
-        #expect(ring.withElement(at: offset) { $0 } == model[offset])
-        #expect(ring.withElement(at: offset) { $0[1] } == ring[offset][1])
+        #expect(ring.withElement(at: offset) { $0.pointee } == model[offset])
+        #expect(ring.withElement(at: offset) { $0.pointee[1] } == ring[offset][1])
       }
     }
   }
@@ -113,7 +113,7 @@ struct RingBufferTests {
       } else if ring.removeFirst() != model.removeFirst() {
         mismatches += 1
       }
-      for offset in model.indices where !ring.withElement(at: offset, { $0 == model[offset] }) {
+      for offset in model.indices where !ring.withElement(at: offset, { $0.pointee == model[offset] }) {
         mismatches += 1
       }
     }

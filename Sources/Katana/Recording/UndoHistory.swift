@@ -240,7 +240,7 @@ public final class UndoHistory<S: State>: Sendable {
   ///   scope, ``undo(on:)-(ScopedStore<Slice,D>)``); what dispatching throws (an interceptor's error,
   ///   ``StoreError/storeShutDown``).
   @discardableResult
-  @inlinable
+  @inlinable @inline(__always)
   public nonisolated(nonsending) func undo<D: SideEffectDependencyContainer>(on store: Store<S, D>) async throws
     -> Bool
   {
@@ -252,7 +252,7 @@ public final class UndoHistory<S: State>: Sendable {
   /// - Returns: Whether there was a step to redo.
   /// - Throws: As ``undo(on:)-(Store<S,D>)``.
   @discardableResult
-  @inlinable
+  @inlinable @inline(__always)
   public nonisolated(nonsending) func redo<D: SideEffectDependencyContainer>(on store: Store<S, D>) async throws
     -> Bool
   {
@@ -282,8 +282,10 @@ public final class UndoHistory<S: State>: Sendable {
 
   /// An undo or a redo of the store's history: inlinable, so that the command's dispatch is specialised for the
   /// app's state where it is called (unspecialised, the store's commit path looked up generic metadata at every
-  /// step).
-  @inlinable
+  /// step), and always inlined, with ``undo(on:)-(Store<S,D>)`` and ``redo(on:)-(Store<S,D>)``, into the caller's
+  /// frame: each was an async frame of its own, taken from the task's allocator and given back on every call (an
+  /// undo and a redo of an invertible step 640 -> 575 ns).
+  @inlinable @inline(__always)
   nonisolated(nonsending) func perform<D: SideEffectDependencyContainer>(
     _ kind: UndoKind, on store: Store<S, D>
   ) async throws -> Bool {
@@ -879,7 +881,7 @@ struct UndoLetGo {
       // inverse.
       let undoable = entries.withElement(at: check) { entry in
         // A commit that is not a step, after the step's first commit: the replay keeps it, the inverses would not.
-        entry.step != nil && (check > last || entry.inverse != nil)
+        entry.pointee.step != nil && (check > last || entry.pointee.inverse != nil)
       }
       guard undoable else { return false }
       check += 1
@@ -889,7 +891,7 @@ struct UndoLetGo {
     var offset = last
     while offset >= first {
       // An inverse applies to the whole state it came from (``InvertibleStateUpdater``): it cannot miss its place.
-      entries.withElement(at: offset) { $0.inverse?.apply(to: &state) }
+      entries.withElement(at: offset) { $0.pointee.inverse?.apply(to: &state) }
       offset -= 1
     }
     undoneCount += 1
@@ -909,13 +911,13 @@ struct UndoLetGo {
     guard first >= 0, last < entries.count else { return false }
     var offset = first
     while offset < entries.count {
-      if entries.withElement(at: offset, { $0.step == nil }) { return false }
+      if entries.withElement(at: offset, { $0.pointee.step == nil }) { return false }
       offset += 1
     }
     offset = first
     while offset <= last {
       // As the replay does.
-      entries.withElement(at: offset) { $0.apply(to: &state, appliers: &appliers) }
+      entries.withElement(at: offset) { $0.pointee.apply(to: &state, appliers: &appliers) }
       offset += 1
     }
     undoneCount -= 1
@@ -1001,7 +1003,9 @@ struct UndoLetGo {
     let firstUndone = self.firstUndone
     for offset in 0..<entries.count {
       entries.withElement(at: offset) { entry in
-        if !Self.isUndone(entry, firstUndone: firstUndone) { entry.apply(to: &state, appliers: &appliers) }
+        if !Self.isUndone(entry.pointee, firstUndone: firstUndone) {
+          entry.pointee.apply(to: &state, appliers: &appliers)
+        }
       }
     }
     return state

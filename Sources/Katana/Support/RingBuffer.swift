@@ -3,6 +3,10 @@
 ///
 /// Storage grows by doubling and is released whenever the queue empties while holding more than
 /// ``retainedCapacity`` slots, so that a burst does not keep its high-water memory forever.
+///
+/// The number of slots is always zero or a power of two (``grow()`` doubles from 8; nothing else sets it but to
+/// empty), so a position wraps around with a mask (``slot(_:)``) rather than a division: an integer division was a
+/// third of an in-place undo's own time.
 @usableFromInline
 struct RingBuffer<Element> {
   @usableFromInline var storage: [Element?] = []
@@ -26,39 +30,48 @@ struct RingBuffer<Element> {
     count == 0 ? nil : storage[head]
   }
 
+  /// The slot of `position` (the head's position plus an offset, below twice the slots' count): `position` modulo
+  /// the slots' count, a power of two. Called only while the buffer has slots.
+  @inlinable
+  func slot(_ position: Int) -> Int {
+    position & (storage.count &- 1)
+  }
+
   /// The element `offset` places after the head.
   @inlinable
   subscript(offset: Int) -> Element {
     get {
       // Internal invariant: callers pass an offset below `count`, and those slots always hold an element.
       precondition(offset >= 0 && offset < count, "Katana internal error: ring buffer offset out of range")
-      guard let element = storage[(head + offset) % storage.count] else {
+      guard let element = storage[slot(head + offset)] else {
         preconditionFailure("Katana internal error: ring buffer slot unexpectedly empty")
       }
       return element
     }
     set {
       precondition(offset >= 0 && offset < count, "Katana internal error: ring buffer offset out of range")
-      storage[(head + offset) % storage.count] = newValue
+      storage[slot(head + offset)] = newValue
     }
   }
 
-  /// Hands `body` the element `offset` places after the head, read in its slot: a large element (an undo history's
-  /// entry, two existentials) is not copied out, with its references retained and released, to read one field.
+  /// Hands `body` a pointer to the element `offset` places after the head, in its slot: a large element (an undo
+  /// history's entry, two existentials) is not copied out, with its references retained and released, to read one
+  /// field. `body` reads through the pointer (`$0.pointee.field`), only while it runs.
   ///
-  /// The element is read where it lies: an `Optional`'s payload is stored at its start (Swift's layout of a
-  /// single-payload enum), so the slot's address is the element's. Binding it (`case .some(let element)`) copied it
-  /// out, a tenth of an undo's time.
+  /// The element lies at its slot's address: an `Optional`'s payload is stored at its start (Swift's layout of a
+  /// single-payload enum). Binding it (`case .some(let element)`) copied it out, a tenth of an undo's time; so did
+  /// handing `body` the element itself, `borrowing` (its `pointee` was copied to pass it), where reading a field
+  /// through the pointer copies that field alone.
   @inlinable
-  func withElement<Result>(at offset: Int, _ body: (borrowing Element) -> Result) -> Result {
+  func withElement<Result>(at offset: Int, _ body: (UnsafePointer<Element>) -> Result) -> Result {
     precondition(offset >= 0 && offset < count, "Katana internal error: ring buffer offset out of range")
     return storage.withUnsafeBufferPointer { slots in
       // Internal invariant: the slots of the `count` elements from the head always hold one (``append(_:)`` fills
       // them, the removals empty only slots they take out of that range). Checked in debug builds only: in release,
       // the check copied the element out, as the binding did (an undo and a redo 0.69 -> 0.83 µs).
-      let slot = slots.baseAddress.unsafelyUnwrapped + (head + offset) % slots.count
+      let slot = slots.baseAddress.unsafelyUnwrapped + slot(head + offset)
       assert(slot.pointee != nil, "Katana internal error: ring buffer slot unexpectedly empty")
-      return body(UnsafeRawPointer(slot).assumingMemoryBound(to: Element.self).pointee)
+      return body(UnsafeRawPointer(slot).assumingMemoryBound(to: Element.self))
     }
   }
 
@@ -67,7 +80,7 @@ struct RingBuffer<Element> {
     if count == storage.count {
       grow()
     }
-    storage[(head + count) % storage.count] = element
+    storage[slot(head + count)] = element
     count += 1
   }
 
@@ -77,7 +90,7 @@ struct RingBuffer<Element> {
     guard count > 0 else { return nil }
     let element = storage[head]
     storage[head] = nil
-    head = (head + 1) % storage.count
+    head = slot(head + 1)
     count -= 1
     if count == 0 { resetEmptied() }
     return element
@@ -95,7 +108,7 @@ struct RingBuffer<Element> {
     // Internal invariant: callers remove at most what the buffer holds.
     precondition(k >= 0 && k <= count, "Katana internal error: ring buffer removal out of range")
     for _ in 0..<k {
-      storage[(head + count - 1) % storage.count] = nil
+      storage[slot(head + count - 1)] = nil
       count -= 1
     }
     if count == 0 { resetEmptied() }
@@ -135,7 +148,7 @@ struct RingBuffer<Element> {
     let newCapacity = Swift.max(8, storage.count * 2)
     var newStorage = [Element?](repeating: nil, count: newCapacity)
     for offset in 0..<count {
-      newStorage[offset] = storage[(head + offset) % storage.count]
+      newStorage[offset] = storage[slot(head + offset)]
     }
     storage = newStorage
     head = 0
