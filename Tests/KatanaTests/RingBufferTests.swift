@@ -30,7 +30,8 @@ struct RingBufferTests {
   }
 
   /// Removing several elements from either end, reading the newest, and changing an element in place agree with an
-  /// array model over seeded sequences that wrap around, grow the storage and empty it.
+  /// array model over seeded sequences that wrap around, grow the storage and empty it; the storage's slots stay a
+  /// power of two throughout (or none), which wrapping with a mask needs.
   @Test(arguments: 0..<20)
   func removingFromBothEnds_matchesAModel(seed: UInt64) {
     var generator = SeededGenerator(seed: seed)
@@ -61,6 +62,8 @@ struct RingBufferTests {
       {
         mismatches += 1
       }
+      // Positions wrap with a mask (``RingBuffer/slot(_:)``): the slots must stay zero or a power of two.
+      if ring.capacity & (ring.capacity - 1) != 0 { mismatches += 1 }
     }
     #expect(mismatches == 0)
   }

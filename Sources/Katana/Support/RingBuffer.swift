@@ -34,7 +34,9 @@ struct RingBuffer<Element> {
   /// the slots' count, a power of two. Called only while the buffer has slots.
   @inlinable
   func slot(_ position: Int) -> Int {
-    position & (storage.count &- 1)
+    // Internal invariant (see the type's comment); checked in debug builds, which the tests run.
+    assert(storage.count & (storage.count &- 1) == 0, "Katana internal error: ring buffer slots not a power of two")
+    return position & (storage.count &- 1)
   }
 
   /// The element `offset` places after the head.
