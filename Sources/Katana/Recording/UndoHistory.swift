@@ -726,16 +726,21 @@ func plainApplier(for item: any Dispatchable) -> (any PlainApplying)? {
 struct UndoLetGo {
   @usableFromInline var first: UndoEntry?
   @usableFromInline var rest: [UndoEntry] = []
+  /// How many entries it holds: what ``isEmpty`` reads, a plain integer. Testing `first` for nil copied the entry out
+  /// (its updater and its inverse, two existentials) through an outlined copy that looked up its type's metadata, on
+  /// every commit of a store with a history.
+  @usableFromInline var count = 0
 
   @inlinable init() {}
 
-  @inlinable var isEmpty: Bool { first == nil }
+  @inlinable var isEmpty: Bool { count == 0 }
 
   /// Every entry, in the order let go.
   var entries: [UndoEntry] { (first.map { [$0] } ?? []) + rest }
 
   @inlinable mutating func append(_ entry: UndoEntry) {
-    if first == nil {
+    count += 1
+    if count == 1 {
       first = entry
     } else {
       rest.append(entry)

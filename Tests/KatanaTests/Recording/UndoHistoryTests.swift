@@ -206,6 +206,30 @@ struct UndoHistoryTests {
     try await history.undo(on: store)
     #expect(store.state.numbers[0] == 4)
   }
+
+  /// What a commit makes the history let go (here the oldest step, folded by the next one) is released after the
+  /// store's lock is: an object the folded updater held may read the store's state from its deinit, and sees the
+  /// commit that folded it. (Released under the lock, it read the empty state the store hands a reentrant read.)
+  @Test func foldedStep_isReleasedAfterTheStoresLock() async throws {
+    let store = try await makeReadyStore()
+    let history = UndoHistory<CounterState>(stepLimit: 1, commitLimit: 1)
+    try history.attach(to: store)
+    let box = StoreBox()
+    box.store = store
+    let seen = Recorder<Int>()
+    try await store.dispatch(IncrementHolding(object: ReadsStateWhenReleased(box: box, seen: seen)))
+    #expect(seen.values.isEmpty, "the history keeps its step, and the updater with it")
+    let finished = completesOnThread(within: 30) { _ = store.send(Increment(by: 10)) }
+    #expect(finished)
+    #expect(seen.values == [11])
+    box.store = nil
+  }
+}
+
+/// An increment that holds an object for as long as it is kept.
+private struct IncrementHolding: StateUpdater {
+  let object: ReadsStateWhenReleased
+  func updateState(_ state: inout CounterState) { state.counter += 1 }
 }
 
 /// Scope ids computed by a store, to check the key-path form of the histories' initializers against.
