@@ -81,9 +81,17 @@ struct FollowedStore: Sendable {
 @usableFromInline
 final class AttachedStore: Sendable {
   private let followed = Locked<FollowedStore?>(nil)
+  /// The identity of the store followed, as a word (0: none), written in the critical section that sets it: what
+  /// ``check(_:what:)`` reads first, without the lock (each undo and redo checks: the lock was about 3% of them). A
+  /// store's identity is never 0, and the store followed never changes once set, so a word that equals the identity
+  /// checked says that store is followed; anything else takes the lock, which decides and names the error.
+  @usableFromInline let identity = AtomicWord(word: 0)
 
   func set(_ store: FollowedStore?) {
-    followed.withLock { $0 = store }
+    followed.withLock {
+      $0 = store
+      identity.storeReleasing(store.map { UInt(bitPattern: $0.identity) } ?? 0)
+    }
   }
 
   /// Follows `store` if no store is followed yet; returns whether it did.
@@ -91,6 +99,7 @@ final class AttachedStore: Sendable {
     followed.withLock { followed in
       guard followed == nil else { return false }
       followed = store
+      identity.storeReleasing(UInt(bitPattern: store.identity))
       return true
     }
   }
@@ -106,13 +115,21 @@ final class AttachedStore: Sendable {
   }
 
   /// Throws unless `core` is the store followed.
-  @usableFromInline
+  @inlinable
   func check(_ core: AnyObject, what: String) throws(RecorderError) {
     try check(ObjectIdentifier(core), what: what)
   }
 
   /// Throws unless `store` is the identity of the store followed.
+  @inlinable
   func check(_ store: ObjectIdentifier, what: String) throws(RecorderError) {
+    if identity.acquired == UInt(bitPattern: store) { return }
+    try checkLocked(store, what: what)
+  }
+
+  /// ``check(_:what:)`` under the lock: when the word says another store, or none.
+  @usableFromInline
+  func checkLocked(_ store: ObjectIdentifier, what: String) throws(RecorderError) {
     switch followed.withLock({ $0?.identity }) {
     case nil: throw .notInstalled(what)
     case store?: return

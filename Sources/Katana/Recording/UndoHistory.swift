@@ -647,11 +647,15 @@ protocol HistoryCommand {
   /// What undoes this commit, applied to the state it produced (an ``InvertibleStateUpdater``'s inverse); nil if
   /// unknown.
   @usableFromInline let inverse: (any PreparedStep)?
+  /// Whether ``inverse`` is set: what the fast path of undo tests, a plain flag (testing the optional existential for
+  /// nil copied it out, and destroyed the copy, through an outlined copy that looked up its type's metadata).
+  @usableFromInline let hasInverse: Bool
 
   @inlinable init(updater: Updater, step: Int?, inverse: (any PreparedStep)?) {
     self.updater = updater
     self.step = step
     self.inverse = inverse
+    hasInverse = inverse != nil
   }
 
   /// A commit's updater, as the history got it.
@@ -886,7 +890,7 @@ struct UndoLetGo {
       // inverse.
       let undoable = entries.withElement(at: check) { entry in
         // A commit that is not a step, after the step's first commit: the replay keeps it, the inverses would not.
-        entry.pointee.step != nil && (check > last || entry.pointee.inverse != nil)
+        entry.pointee.step != nil && (check > last || entry.pointee.hasInverse)
       }
       guard undoable else { return false }
       check += 1

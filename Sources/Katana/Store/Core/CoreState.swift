@@ -291,10 +291,17 @@ struct CoreState<S: FeatureState, D: SideEffectDependencyContainer> {
     guard hasHooks else { return }
     // The inverse goes only to the hooks that asked for it (the store's undo history): another history that got it
     // would take the commit for a step of the whole state, whatever its scope.
-    for hook in commitHooks where !isMove || hook.seesMoves {
-      // The inverse is passed as it is, or nil: wrapping it again (`wantsInverse ? inverse : nil`) copied it.
-      let letGo = hook.wantsInverse ? hook.record(item, &state, inverse) : hook.record(item, &state, nil)
+    // Walked by index, each hook read unretained (``commitHooks`` keeps them): iterating retained and released the
+    // hook and its function's context around every call.
+    var index = 0
+    while index < commitHooks.count {
+      let letGo = Unmanaged.passUnretained(commitHooks[index])._withUnsafeGuaranteedRef { hook -> UndoLetGo in
+        guard !isMove || hook.seesMoves else { return UndoLetGo() }
+        // The inverse is passed as it is, or nil: wrapping it again (`wantsInverse ? inverse : nil`) copied it.
+        return hook.wantsInverse ? hook.record(item, &state, inverse) : hook.record(item, &state, nil)
+      }
       if !letGo.isEmpty { released.append(CommitLogState.Dropped(letGo: letGo)) }
+      index += 1
     }
   }
 
