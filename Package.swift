@@ -48,9 +48,10 @@ let package = Package(
       dependencies: ["CKatana", "Katana", "KatanaPromises", "KatanaBenchmarkBaselines", "KatanaBenchmarkFixtures"],
       swiftSettings: strictSettings),
     // Gates, recorders and output capture that the test targets share (test targets cannot import each other);
-    // KatanaPromises for the switch that runs the `.katana6` suites on the pre-macOS 15 fallbacks.
+    // KatanaPromises for the switch that runs the `.katana6` suites on the pre-macOS 15 fallbacks, KatanaTesting for
+    // the failsafe factor its own waits use (`KATANA_FAILSAFE_SCALE`).
     .target(
-      name: "KatanaTestSupport", dependencies: ["KatanaPromises"], path: "Tests/KatanaTestSupport",
+      name: "KatanaTestSupport", dependencies: ["KatanaPromises", "KatanaTesting"], path: "Tests/KatanaTestSupport",
       swiftSettings: strictSettings),
     // CKatana: the relaxed atomics of the fuzzer's coverage record (Fuzz/FuzzEntryPoints.swift).
     .testTarget(

@@ -3,10 +3,21 @@
 //
 // A failsafe catches hangs; it is not a timing check. Give it 30 seconds or more: the whole suite starts at once
 // on two pool threads, and under the thread sanitizer on a busy 2-core machine a test may wait ten seconds for its
-// turn to run (three scope tests with 10-second failsafes failed so while another build ran).
+// turn to run (three scope tests with 10-second failsafes failed so while another build ran). Every bound here is
+// multiplied by `failsafeScale`, which CI raises for its thread-sanitizer pass.
 import Foundation
+import KatanaTesting
 
-/// Waits for `operation`, run in a new task, for at most `seconds` of wall-clock time.
+/// How many times longer every failsafe here waits: `KATANA_FAILSAFE_SCALE`, read as KatanaTesting reads it for its
+/// own waits (`TestStoreConfiguration.defaultFailsafe`); 1 when unset.
+///
+/// CI's thread-sanitizer pass sets 4. There the whole suite starts at once, and tests that wait on the main actor or
+/// behind the pool reported 65 to 110 seconds: 30-second failsafes (a model's first state, a sent side effect's
+/// outcome, a read through a gate, a shutdown; and the test store's own) gave up on work that was only waiting for its
+/// turn. A hang still fails: within the scaled bound, or at the suite's time limit, whichever comes first.
+public let failsafeScale = Double(TestStoreConfiguration.failsafeScale)
+
+/// Waits for `operation`, run in a new task, for at most `seconds` (times ``failsafeScale``) of wall-clock time.
 ///
 /// Returns the operation's result, or nil if it did not finish in time (the task is then cancelled and left
 /// to finish on its own).
@@ -20,7 +31,28 @@ public func withFailsafe<T: Sendable>(
   return result
 }
 
-/// Runs the blocking `body` on a thread of its own and returns whether it returned within `seconds`.
+/// Waits for `operation`, run in a new task, until it returns or `progress` stops moving for `seconds` of wall-clock
+/// time.
+///
+/// `progress` reads a count the operation raises as it goes (operations done, events seen); the failsafe reads it
+/// every `seconds` and gives up only when it has not changed since the last read. A long run that keeps moving is
+/// never cut short, however starved the machine (under the thread sanitizer, the first schedules of a fuzzer run while
+/// the whole suite starts at once on two pool threads, and a 60-second bound on the whole schedule failed there); a
+/// hang is reported within twice `seconds` of the last step before it. Returns nil when it gives up (the task is then
+/// cancelled and left to finish on its own).
+public func withFailsafe<T: Sendable>(
+  seconds: Double, progress: @autoclosure @escaping @Sendable () -> Int,
+  _ operation: @escaping @Sendable () async -> T
+) async -> T? {
+  let race = FailsafeRace<T>()
+  let task = Task { race.finish(await operation()) }
+  let result = await race.wait(seconds: seconds, progress: progress)
+  if result == nil { task.cancel() }
+  return result
+}
+
+/// Runs the blocking `body` on a thread of its own and returns whether it returned within `seconds` (times
+/// ``failsafeScale``).
 ///
 /// For deadlock tests: a body that deadlocks keeps its thread (and whatever lock it waits on) forever, but
 /// the test goes on and fails instead of hanging.
@@ -31,7 +63,7 @@ public func completesOnThread(within seconds: Double, _ body: @escaping @Sendabl
     done.signal()
   }
   thread.start()
-  return done.wait(timeout: .now() + seconds) == .success
+  return done.wait(timeout: .now() + seconds * failsafeScale) == .success
 }
 
 /// The first of an operation's result and a timeout.
@@ -55,10 +87,18 @@ private final class FailsafeRace<T: Sendable>: Sendable {
     continuation?.resume(returning: value)
   }
 
-  func wait(seconds: Double) async -> T? {
+  /// Waits for the outcome. Without `progress`, the clock gives up `seconds` (scaled) after it starts; with it, at
+  /// the first read, one every `seconds` (scaled), that finds the count where the read before left it.
+  func wait(seconds: Double, progress: (@Sendable () -> Int)? = nil) async -> T? {
     let clock = Thread { [self] in
-      if finished.wait(timeout: .now() + seconds) == .timedOut {
-        finish(nil)
+      var last = progress?()
+      while finished.wait(timeout: .now() + seconds * failsafeScale) == .timedOut {
+        let now = progress?()
+        if now == nil || now == last {
+          finish(nil)
+          return
+        }
+        last = now
       }
     }
     clock.start()

@@ -167,13 +167,15 @@ struct BareTestClockTests {
     }
     try await clock.waitForSleepers(count: 1)
     // expectOneIssue asserts the issue with `withKnownIssue`, and checks it is the only one.
+    // The default failsafe: 30 seconds, unless `KATANA_FAILSAFE_SCALE` scales it (CI's thread-sanitizer pass).
+    let failsafe = TestStoreConfiguration.defaultFailsafe
     await expectOneIssue(containing: [
-      "run(): the clock still has 1 sleeper after 30 seconds (the failsafe): a task until",
+      "run(): the clock still has 1 sleeper after \(failsafe.components.seconds) seconds (the failsafe): a task until",
       "A repeating timer never stops sleeping",
     ]) {
       async let running: Void = clock.run()
       try await failsafeClock.waitForSleepers(count: 1)
-      await failsafeClock.advance(by: .seconds(30))
+      await failsafeClock.advance(by: failsafe)
       await running
     }
     #expect(clock.sleeperCount == 1)  // the timer still sleeps

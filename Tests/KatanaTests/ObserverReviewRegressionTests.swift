@@ -37,9 +37,8 @@ final class ReadGate: Sendable {
     released.wait()
   }
 
-  /// Blocks the calling thread until a read is blocked in the gate.
-  /// Blocks the calling thread until a read is blocked in the gate; false after 30 s (the failsafe).
-  func waitUntilEntered() -> Bool { entered.wait(timeout: .now() + 30) == .success }
+  /// Blocks the calling thread until a read is blocked in the gate; false after 30 s (the failsafe, scaled).
+  func waitUntilEntered() -> Bool { entered.wait(timeout: .now() + 30 * failsafeScale) == .success }
 
   func release() { released.signal() }
 }
@@ -169,7 +168,7 @@ struct RunUnderID: SideEffect {
 
 // MARK: - Tests
 
-@Suite("Observer review regressions (issue 21)", .timeLimit(.minutes(2)))
+@Suite("Observer review regressions (issue 21)", .timeLimit(.minutes(3)))
 struct ObserverReviewRegressionTests {
   // MARK: 1. Unsubscribing a scope observer from inside a state updater
 

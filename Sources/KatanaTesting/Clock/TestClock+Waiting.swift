@@ -19,7 +19,8 @@ extension TestClock {
   ///   on the clock (so no other sleep can start until the test moves the clock or sends more), it fails at
   ///   once, naming the sleepers;
   /// - otherwise it gives up after `timeout` (by default the failsafe of the test store that uses the
-  ///   clock, ``TestStoreConfiguration/failsafe``, or 30 seconds), naming the sleepers and what is
+  ///   clock, ``TestStoreConfiguration/failsafe``, or ``TestStoreConfiguration/defaultFailsafe``), naming the
+  ///   sleepers and what is
   ///   in flight.
   ///   A call from another task (a helper task of the test) waits: the test may still move the clock.
   ///
@@ -123,7 +124,7 @@ extension TestClock {
   /// - Parameters:
   ///   - timeout: How long the whole run may take, in real time (on the failsafe's clock); nil for the
   ///     failsafe of the test store that uses the clock (``TestStoreConfiguration/failsafe``) or, without one,
-  ///     30 seconds, a test store's default failsafe (swift-clocks' default is 500 milliseconds).
+  ///     ``TestStoreConfiguration/defaultFailsafe``, 30 seconds (swift-clocks' default is 500 milliseconds).
   ///   - fileID: The caller's file ID; leave the default, issues are attributed to the caller's line.
   ///   - filePath: The caller's file path; leave the default.
   ///   - line: The caller's line; leave the default.
@@ -307,9 +308,9 @@ extension TestClock {
     generations.allSatisfy { $0.signal.generation == $0.generation }
   }
 
-  /// The failsafe of a wait of a clock that no test store uses, when the call gives none: 30 seconds, as a
-  /// test store's (``TestStoreConfiguration/failsafe``) by default.
-  static let defaultFailsafe: Duration = .seconds(30)
+  /// The failsafe of a wait of a clock that no test store uses, when the call gives none: a test store's by
+  /// default, ``TestStoreConfiguration/defaultFailsafe`` (30 seconds).
+  static let defaultFailsafe: Duration = TestStoreConfiguration.defaultFailsafe
 
   /// A failsafe for a wait of the clock: `timeout`, or the failsafe of the first test store that uses the
   /// clock (measured on its failsafe clock), or `defaultFailsafe` (measured on the clock's own).

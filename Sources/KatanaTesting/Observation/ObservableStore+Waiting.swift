@@ -19,7 +19,8 @@
     ///
     /// - Parameters:
     ///   - failsafe: How long to wait before recording an issue and returning: a hang failsafe, as the test
-    ///     store's (``TestStoreConfiguration/failsafe``); 30 seconds by default.
+    ///     store's (``TestStoreConfiguration/failsafe``); ``TestStoreConfiguration/defaultFailsafe`` (30 seconds) by
+    ///     default.
     ///   - fileID: The caller's file ID; leave the default, issues are attributed to the caller's line.
     ///   - filePath: The caller's file path; leave the default.
     ///   - line: The caller's line; leave the default.
@@ -28,7 +29,7 @@
     ///   expired, or the store shut down before the model caught up).
     @discardableResult
     public func waitUntilShowsLatestState(
-      failsafe: Duration = .seconds(30),
+      failsafe: Duration = TestStoreConfiguration.defaultFailsafe,
       fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
     ) async -> Bool where S: Equatable {
       await waitUntilShows(
@@ -50,7 +51,7 @@
     /// - Returns: Whether the predicate holds; false after recording an issue.
     @discardableResult
     public func waitUntilShows(
-      failsafe: Duration = .seconds(30),
+      failsafe: Duration = TestStoreConfiguration.defaultFailsafe,
       fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column,
       _ predicate: (S) -> Bool
     ) async -> Bool {

@@ -1,3 +1,4 @@
+import Foundation
 import Katana
 
 /// How strictly a ``TestStore`` checks what happened.
@@ -84,7 +85,7 @@ public struct TestStoreConfiguration: Sendable {
   }
 
   /// How long the test store waits for the store before it gives up, records an issue and moves on: a hang
-  /// failsafe, 30 seconds by default.
+  /// failsafe, ``defaultFailsafe`` (30 seconds) by default.
   ///
   /// The test store never waits for a duration to decide that something passed. It waits for events: the
   /// item it awaits returning, the item it expects arriving, the store having no work in flight. This bound
@@ -120,12 +121,39 @@ public struct TestStoreConfiguration: Sendable {
   public init(
     exhaustivity: Exhaustivity = .on,
     store: StoreConfiguration = StoreConfiguration(),
-    failsafe: Duration = .seconds(30),
+    failsafe: Duration = TestStoreConfiguration.defaultFailsafe,
     recordsDispatches: Bool = false
   ) {
     self.exhaustivity = exhaustivity
     self.store = store
     self.failsafe = failsafe
     self.recordsDispatches = recordsDispatches
+  }
+}
+
+extension TestStoreConfiguration {
+  /// The failsafe of every wait in KatanaTesting that is given none: 30 seconds, times the whole number in the
+  /// `KATANA_FAILSAFE_SCALE` environment variable when one from 1 to 100 is set.
+  ///
+  /// A failsafe turns a hang into a failed test; it never decides that something passed. On a machine much slower
+  /// than the one the tests were written on, work that is only waiting for its turn can outlast it: under the
+  /// thread sanitizer, a whole suite starting at once on two cores kept some tests' work from running for over 30
+  /// seconds. Set `KATANA_FAILSAFE_SCALE=4` for such a run (Katana's own CI does, for its thread-sanitizer pass);
+  /// a hang is then reported after 2 minutes instead of 30 seconds. Any other value (not a whole number, or
+  /// outside 1 to 100) is ignored.
+  ///
+  /// ``failsafe``, ``TestClock``'s waits without a test store and the waits of an observable store's model
+  /// (`waitUntilShows`) default to it; a failsafe a test gives explicitly is used as given.
+  public static let defaultFailsafe: Duration = .seconds(30) * failsafeScale
+
+  /// The factor `KATANA_FAILSAFE_SCALE` sets (see ``defaultFailsafe``); 1 when it is unset or not a whole number
+  /// from 1 to 100.
+  package static let failsafeScale: Int = failsafeScale(
+    fromEnvironmentValue: ProcessInfo.processInfo.environment["KATANA_FAILSAFE_SCALE"])
+
+  /// The factor a value of `KATANA_FAILSAFE_SCALE` sets: the whole number it spells, if from 1 to 100; otherwise 1.
+  package static func failsafeScale(fromEnvironmentValue value: String?) -> Int {
+    guard let value, let factor = Int(value), (1...100).contains(factor) else { return 1 }
+    return factor
   }
 }

@@ -217,6 +217,8 @@ func makeStore(
   var configuration = TestStoreConfiguration(exhaustivity: exhaustivity, recordsDispatches: recordsDispatches)
   if let failsafeClock {
     configuration.failsafeClock = failsafeClock
+    // The failsafe tests move that clock by 30 seconds, whatever `KATANA_FAILSAFE_SCALE` makes the default.
+    configuration.failsafe = .seconds(30)
   }
   if let clock {
     configuration.clock = clock

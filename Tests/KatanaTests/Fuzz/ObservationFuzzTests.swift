@@ -205,7 +205,8 @@ struct OracleRun {
           + "== \(world.emptyA.id)")
     }
 
-    let finished = await withFailsafe(seconds: 60) {
+    // The journal's clock ticks at every event the run records: the failsafe gives up when it stops.
+    let finished = await withFailsafe(seconds: 60, progress: journal.ticks) {
       await withTaskGroup(of: Void.self) { group in
         for actor in 0..<taskActors {
           group.addTask {
@@ -222,7 +223,7 @@ struct OracleRun {
       return true
     }
     guard finished != nil else {
-      return ["\(header): some awaited call, handle or stream never returned (60 s failsafe)"]
+      return ["\(header): some awaited call, handle or stream never returned (no event for 60 s: failsafe)"]
     }
     stopLog()
     let final = store.state

@@ -305,6 +305,9 @@ final class OracleJournal: Sendable {
     commits.withLock { Swift.max(1, $0.count) }
   }
 
+  /// How many ticks the clock has given: a count that moves as long as the run does.
+  var ticks: Int { clock.current }
+
   func tick() -> Int {
     clock.withLock {
       $0 += 1

@@ -100,6 +100,12 @@ final class FuzzRecord: Sendable {
   let listenerCalls = LockedValue(0)
   let streamRegressions = LockedValue(0)
   let unexpectedErrors = LockedValue<[String]>([])
+  /// Steps the actors have taken, and handles awaited after them: what the run's failsafe watches.
+  let steps = LockedValue(0)
+
+  func stepped() {
+    steps.withLock { $0 += 1 }
+  }
 
   func succeeded(_ op: Int) {
     nextSuccesses.withLock { $0[op, default: 0] += 1 }
@@ -236,7 +242,7 @@ struct FuzzRun {
       let listener = installChecks(on: store, record: record)
       let handles = LockedValue<[(Int, DispatchHandle<Void>)]>([])
       let stream = Task { await consumeStream(store: store, record: record) }
-      let finished = await withFailsafe(seconds: 60) {
+      let finished = await withFailsafe(seconds: 60, progress: record.steps.current) {
         await withTaskGroup(of: Void.self) { group in
           for actor in 0..<taskActors {
             group.addTask {
@@ -252,6 +258,7 @@ struct FuzzRun {
         // Every sent item completes, whatever its fate.
         for (op, handle) in handles.current {
           let result = await handle.result
+          record.stepped()
           if op >= 0 { record.outcome(op, result) }
         }
         if store.core.tracksActivity {
@@ -261,7 +268,7 @@ struct FuzzRun {
         return true
       }
       if finished == nil {
-        failures.append("seed \(seed): some awaited call never returned (60 s failsafe)")
+        failures.append("seed \(seed): some awaited call never returned (no step for 60 s: failsafe)")
         return failures
       }
       stream.cancel()
@@ -300,6 +307,7 @@ struct FuzzRun {
   func runTaskActor(_ actor: Int, store: FuzzStore, record: FuzzRecord, shutdownAt: Int?) async {
     var generator = SeededGenerator(seed: seed &+ UInt64(actor) &* 7919)
     for step in 0..<operationsPerActor {
+      record.stepped()
       if step == shutdownAt {
         await store.shutdown()
       }
@@ -364,6 +372,7 @@ struct FuzzRun {
           var cancellations: [DispatchHandle<Void>] = []
           var unsubscribe: StoreUnsubscribe?
           for step in 0..<operations {
+            record.stepped()
             let op = FuzzRun.op(actor: actor, step: step)
             switch generator.next() % 10 {
             case 0, 1, 2, 3, 4:
