@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import KatanaPromises
+import KatanaTestSupport
 
 /// An error whose code tells tests which step produced it.
 struct TestError: Error, Equatable {
@@ -10,11 +11,13 @@ struct TestError: Error, Equatable {
 /// The error a watchdog rejects a promise with when a test waited too long for it.
 struct WatchdogExpired: Error {}
 
-/// Returns `promise`, rejecting it with ``WatchdogExpired`` if it is still pending after 30 seconds: a test
-/// that blocks a thread on it (`Hydra.await`) then fails instead of hanging the test run (a suite's time
-/// limit cannot unblock a thread). Never reached when the code under test works.
+/// Returns `promise`, rejecting it with ``WatchdogExpired`` if it is still pending after 30 seconds (times
+/// `failsafeScale`): a test that blocks a thread on it (`Hydra.await`) then fails instead of hanging the test run
+/// (a suite's time limit cannot unblock a thread). Never reached when the code under test works.
 func failsafe<T>(_ promise: Promise<T>) -> Promise<T> {
-  DispatchQueue.global().asyncAfter(deadline: .now() + 30) { [weak promise] in promise?.reject(WatchdogExpired()) }
+  DispatchQueue.global().asyncAfter(deadline: .now() + 30 * failsafeScale) { [weak promise] in
+    promise?.reject(WatchdogExpired())
+  }
   return promise
 }
 

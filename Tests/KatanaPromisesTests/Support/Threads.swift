@@ -55,11 +55,13 @@ final class TestQueue: Sendable {
 /// The error a watchdog rejects a promise with when a test waited too long for it.
 struct WatchdogExpired: Error {}
 
-/// Returns `promise`, rejecting it with ``WatchdogExpired`` if it is still pending after 30 seconds: a test
-/// that blocks a thread on it then fails instead of hanging the test run (a suite's time limit cannot
-/// unblock a thread).
+/// Returns `promise`, rejecting it with ``WatchdogExpired`` if it is still pending after 30 seconds (times
+/// `failsafeScale`): a test that blocks a thread on it then fails instead of hanging the test run (a suite's time
+/// limit cannot unblock a thread).
 func failsafe<T>(_ promise: Promise<T>) -> Promise<T> {
-  DispatchQueue.global().asyncAfter(deadline: .now() + 30) { [weak promise] in promise?.reject(WatchdogExpired()) }
+  DispatchQueue.global().asyncAfter(deadline: .now() + 30 * failsafeScale) { [weak promise] in
+    promise?.reject(WatchdogExpired())
+  }
   return promise
 }
 
