@@ -10,7 +10,8 @@ import Testing
 
 @Suite("ThreadPool and ThreadPoolSerialQueue", .timeLimit(.minutes(3)))
 struct ThreadPoolTests {
-  static let failsafe: TimeInterval = 30
+  /// 30 seconds, times `failsafeScale` (CI's thread-sanitizer pass: 120).
+  static let failsafe: TimeInterval = 30 * failsafeScale
 
   @Test(arguments: [1, 2, 3] as [UInt64])
   func unlimitedPool_closuresEachBlockedOnOneSubmittedLater_allRunAtOnce(seed: UInt64) async throws {

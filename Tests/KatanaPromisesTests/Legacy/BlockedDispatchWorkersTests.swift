@@ -25,7 +25,8 @@ struct BlockedDispatchWorkersTests {
   /// How many blocks wait behind the blocked workers: libdispatch would need about as many seconds to reach
   /// work queued after them.
   static let queuedBlocks = 64
-  static let failsafe: TimeInterval = 15
+  /// 15 seconds, times `failsafeScale` (CI's thread-sanitizer pass: 60).
+  static let failsafe: TimeInterval = 15 * failsafeScale
 
   @Test func storeWork_whileEveryDispatchWorkerIsBlocked_runsAtOnce() async throws {
     let store = makeStore(interceptors: [asyncPassThrough])

@@ -14,7 +14,8 @@ import Testing
   .taskExecutorPathOfThisRun)
 struct ThreadCapTests {
   static let count = 1_000
-  static let failsafe: TimeInterval = 20
+  /// 20 seconds, times `failsafeScale` (CI's thread-sanitizer pass: 80).
+  static let failsafe: TimeInterval = 20 * failsafeScale
 
   @Test func legacySideEffects_eachBlockingOnANestedLegacySideEffect_allFinish() async throws {
     let store = makeStore()
