@@ -20,8 +20,7 @@ extension TestClock {
   ///   once, naming the sleepers;
   /// - otherwise it gives up after `timeout` (by default the failsafe of the test store that uses the
   ///   clock, ``TestStoreConfiguration/failsafe``, or ``TestStoreConfiguration/defaultFailsafe``), naming the
-  ///   sleepers and what is
-  ///   in flight.
+  ///   sleepers and what is in flight.
   ///   A call from another task (a helper task of the test) waits: the test may still move the clock.
   ///
   /// Either way it records an issue at the caller's line and throws ``TestClockError/sleepersNotReached(_:)``.
