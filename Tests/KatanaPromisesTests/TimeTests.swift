@@ -1,5 +1,6 @@
 import Dispatch
 import KatanaPromises
+import KatanaTestSupport
 import Testing
 
 // `timeout` and `defer` use real time, by Hydra's design. These tests use tiny delays only where the outcome

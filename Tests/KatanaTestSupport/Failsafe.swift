@@ -6,6 +6,7 @@
 // turn to run (three scope tests with 10-second failsafes failed so while another build ran). Every bound here is
 // multiplied by `failsafeScale`, which CI raises for its thread-sanitizer pass.
 import Foundation
+import KatanaPromises
 import KatanaTesting
 
 /// How many times longer every failsafe here waits: `KATANA_FAILSAFE_SCALE`, read as KatanaTesting reads it for its
@@ -24,11 +25,7 @@ public let failsafeScale = Double(TestStoreConfiguration.failsafeScale)
 public func withFailsafe<T: Sendable>(
   seconds: Double, _ operation: @escaping @Sendable () async -> T
 ) async -> T? {
-  let race = FailsafeRace<T>()
-  let task = Task { race.finish(await operation()) }
-  let result = await race.wait(seconds: seconds)
-  if result == nil { task.cancel() }
-  return result
+  await FailsafeRace<T>.run(seconds: seconds, progress: nil, operation)
 }
 
 /// Waits for `operation`, run in a new task, until it returns or `progress` stops moving for `seconds` of wall-clock
@@ -44,11 +41,22 @@ public func withFailsafe<T: Sendable>(
   seconds: Double, progress: @autoclosure @escaping @Sendable () -> Int,
   _ operation: @escaping @Sendable () async -> T
 ) async -> T? {
-  let race = FailsafeRace<T>()
-  let task = Task { race.finish(await operation()) }
-  let result = await race.wait(seconds: seconds, progress: progress)
-  if result == nil { task.cancel() }
-  return result
+  await FailsafeRace<T>.run(seconds: seconds, progress: progress, operation)
+}
+
+/// The error a watchdog rejects a promise with when a test waited too long for it.
+public struct WatchdogExpired: Error {
+  public init() {}
+}
+
+/// Returns `promise`, rejecting it with ``WatchdogExpired`` if it is still pending after 30 seconds (times
+/// ``failsafeScale``): a test that blocks a thread on it (`Hydra.await`) then fails instead of hanging the test run
+/// (a suite's time limit cannot unblock a thread). Never reached when the code under test works.
+public func failsafe<T>(_ promise: Promise<T>) -> Promise<T> {
+  DispatchQueue.global().asyncAfter(deadline: .now() + 30 * failsafeScale) { [weak promise] in
+    promise?.reject(WatchdogExpired())
+  }
+  return promise
 }
 
 /// Runs the blocking `body` on a thread of its own and returns whether it returned within `seconds` (times
@@ -76,6 +84,18 @@ private final class FailsafeRace<T: Sendable>: Sendable {
   private let state = LockedValue(State())
   private let finished = DispatchSemaphore(value: 0)
 
+  /// Runs `operation` in a new task and waits for it (see ``wait(seconds:progress:)``); cancels the task when the
+  /// failsafe gives up.
+  static func run(
+    seconds: Double, progress: (@Sendable () -> Int)?, _ operation: @escaping @Sendable () async -> T
+  ) async -> T? {
+    let race = FailsafeRace<T>()
+    let task = Task { race.finish(await operation()) }
+    let result = await race.wait(seconds: seconds, progress: progress)
+    if result == nil { task.cancel() }
+    return result
+  }
+
   func finish(_ value: T?) {
     let continuation = state.withLock { state -> CheckedContinuation<T?, Never>? in
       guard state.outcome == nil else { return nil }
@@ -89,7 +109,7 @@ private final class FailsafeRace<T: Sendable>: Sendable {
 
   /// Waits for the outcome. Without `progress`, the clock gives up `seconds` (scaled) after it starts; with it, at
   /// the first read, one every `seconds` (scaled), that finds the count where the read before left it.
-  func wait(seconds: Double, progress: (@Sendable () -> Int)? = nil) async -> T? {
+  func wait(seconds: Double, progress: (@Sendable () -> Int)?) async -> T? {
     let clock = Thread { [self] in
       var last = progress?()
       while finished.wait(timeout: .now() + seconds * failsafeScale) == .timedOut {

@@ -240,7 +240,7 @@ extension TestClock {
       self.reportsExpiry = reportsExpiry
     }
 
-    var bound: Duration { failsafe?.bound ?? timeout ?? TestClock.defaultFailsafe }
+    var bound: Duration { failsafe?.bound ?? timeout ?? TestStoreConfiguration.defaultFailsafe }
   }
 
   /// Returns once every test store in `recorders` has settled: nothing in flight, or nothing of it can run
@@ -307,14 +307,11 @@ extension TestClock {
     generations.allSatisfy { $0.signal.generation == $0.generation }
   }
 
-  /// The failsafe of a wait of a clock that no test store uses, when the call gives none: a test store's by
-  /// default, ``TestStoreConfiguration/defaultFailsafe`` (30 seconds).
-  static let defaultFailsafe: Duration = TestStoreConfiguration.defaultFailsafe
-
   /// A failsafe for a wait of the clock: `timeout`, or the failsafe of the first test store that uses the
-  /// clock (measured on its failsafe clock), or `defaultFailsafe` (measured on the clock's own).
+  /// clock (measured on its failsafe clock), or ``TestStoreConfiguration/defaultFailsafe`` (measured on the clock's
+  /// own).
   func startFailsafe(timeout: Duration?, recorders: [any ClockObserving]) -> Failsafe {
-    let bound = timeout ?? recorders.first?.failsafeBound ?? Self.defaultFailsafe
+    let bound = timeout ?? recorders.first?.failsafeBound ?? TestStoreConfiguration.defaultFailsafe
     let clock = recorders.first?.failsafeClock ?? failsafeClock
     return Failsafe(bound: bound, clock: clock) { [signal] in signal.bump() }
   }

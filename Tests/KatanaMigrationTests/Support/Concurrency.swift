@@ -8,19 +8,6 @@ struct TestError: Error, Equatable {
   let code: Int
 }
 
-/// The error a watchdog rejects a promise with when a test waited too long for it.
-struct WatchdogExpired: Error {}
-
-/// Returns `promise`, rejecting it with ``WatchdogExpired`` if it is still pending after 30 seconds (times
-/// `failsafeScale`): a test that blocks a thread on it (`Hydra.await`) then fails instead of hanging the test run
-/// (a suite's time limit cannot unblock a thread). Never reached when the code under test works.
-func failsafe<T>(_ promise: Promise<T>) -> Promise<T> {
-  DispatchQueue.global().asyncAfter(deadline: .now() + 30 * failsafeScale) { [weak promise] in
-    promise?.reject(WatchdogExpired())
-  }
-  return promise
-}
-
 /// Runs `body` on a dispatch worker thread, outside any Swift task, where `Hydra.await` may block.
 func onPlainThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
   try await withCheckedThrowingContinuation { continuation in

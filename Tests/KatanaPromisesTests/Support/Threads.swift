@@ -52,19 +52,6 @@ final class TestQueue: Sendable {
   func drain() { queue.sync {} }
 }
 
-/// The error a watchdog rejects a promise with when a test waited too long for it.
-struct WatchdogExpired: Error {}
-
-/// Returns `promise`, rejecting it with ``WatchdogExpired`` if it is still pending after 30 seconds (times
-/// `failsafeScale`): a test that blocks a thread on it then fails instead of hanging the test run (a suite's time
-/// limit cannot unblock a thread).
-func failsafe<T>(_ promise: Promise<T>) -> Promise<T> {
-  DispatchQueue.global().asyncAfter(deadline: .now() + 30 * failsafeScale) { [weak promise] in
-    promise?.reject(WatchdogExpired())
-  }
-  return promise
-}
-
 /// Returns `promise`, rejected with ``WatchdogExpired`` if it is still pending after `seconds`.
 func watchdog<T>(_ promise: Promise<T>, seconds: TimeInterval) -> Promise<T> {
   Watchdog(seconds: seconds).guarding(promise)
