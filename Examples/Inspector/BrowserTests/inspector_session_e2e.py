@@ -1,7 +1,10 @@
 """The inspector's safety and its session tools, end to end in a real browser (Debian's headless Chromium, driven by
 Playwright, as inspector_e2e.py).
 
-    python3 inspector_session_e2e.py PATH/TO/inspector-demo ARTIFACTS_FOLDER PATH/TO/Examples/Inspector
+    python3 inspector_session_e2e.py PATH/TO/inspector-demo ARTIFACTS_FOLDER PATH/TO/Examples/Inspector [SCRATCH_PATH]
+
+SCRATCH_PATH, if given, is where the package's build is (`swift build --scratch-path`): the generated test is built
+there, next to the rest of the build, instead of in the package's own .build folder.
 
 1. Safe by default: the page and its events refuse a request without the token or with another one; a page served
    by another local server cannot open the WebSocket, even knowing the token; a host name that resolves to
@@ -250,7 +253,7 @@ def check_export_and_open(browser, binary, artifacts):
         opened.stop()
 
 
-def check_session_becomes_a_test(browser, binary, package):
+def check_session_becomes_a_test(browser, binary, package, scratch):
     store = Store(binary)
     generated = os.path.join(package, "Tests", "InspectorDemoSessionTests", "BrowserSession.swift")
     try:
@@ -276,10 +279,11 @@ def check_session_becomes_a_test(browser, binary, package):
         store.stop()
     with open(generated, "w") as file:
         file.write(source)
+    where = ["--package-path", package] + (["--scratch-path", scratch] if scratch else [])
     try:
-        subprocess.run(["swift", "build", "--build-tests", "--package-path", package], check=True)
+        subprocess.run(["swift", "build", "--build-tests"] + where, check=True)
         run = subprocess.run(
-            ["swift", "test", "--skip-build", "--package-path", package, "--filter", "recordedSessionCommits1To3"],
+            ["swift", "test", "--skip-build"] + where + ["--filter", "recordedSessionCommits1To3"],
             capture_output=True, text=True)
         print(run.stdout[-2000:])
         assert run.returncode == 0 and "passed" in run.stdout, run.stdout + run.stderr
@@ -289,6 +293,7 @@ def check_session_becomes_a_test(browser, binary, package):
 
 def main():
     binary, artifacts, package = sys.argv[1], sys.argv[2], sys.argv[3]
+    scratch = sys.argv[4] if len(sys.argv) > 4 else None
     os.makedirs(artifacts, exist_ok=True)
     checks = [
         ("safe by default", lambda browser: check_safe_by_default(browser, binary)),
@@ -297,7 +302,7 @@ def main():
         ("refused while away, marked", lambda browser: check_refused_while_away(browser, binary)),
         ("a move ends after the travel timeout", lambda browser: check_travel_timeout(browser, binary)),
         ("export, then open read-only", lambda browser: check_export_and_open(browser, binary, artifacts)),
-        ("a session becomes a test", lambda browser: check_session_becomes_a_test(browser, binary, package)),
+        ("a session becomes a test", lambda browser: check_session_becomes_a_test(browser, binary, package, scratch)),
     ]
     passed = 0
     with sync_playwright() as playwright:
