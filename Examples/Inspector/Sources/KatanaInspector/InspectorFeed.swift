@@ -55,12 +55,11 @@ struct InspectorFeed {
   /// commits skipped, and are skipped with them (the page would otherwise show a run of side effects whose commits
   /// are missing).
   private var skippedUntil: Duration?
-  /// Side effects that started after the last commit sent while more commits were waiting, by id, as last read:
-  /// held until the commits of their time are sent. A page behind a busy store would otherwise end its timeline
-  /// with a run of side effects whose commits it has not got yet.
+  /// Side effects that started after the last commit sent, by id, as last read: held until a commit after them is
+  /// sent, or until a read finds no new commit (the store made none since: they are the newest items). A page would
+  /// otherwise end its timeline with a run of side effects whose commits it has not got yet. They are at most those
+  /// of the commits in the recorder's window that wait (those that leave it unsent are skipped with them).
   private var held: [Int: RecordedEffect] = [:]
-  /// The most side effects held; past it, the oldest are sent anyway (a page that never catches up still sees them).
-  var maximumHeld: Int { 4 * maximumBatch }
 
   init(maximumBatch: Int) {
     self.maximumBatch = max(1, maximumBatch)
@@ -70,13 +69,15 @@ struct InspectorFeed {
   /// effect that started or ended), and what was lost since the last call; nil if there is nothing new.
   mutating func next(from recorder: some FeedReadable) -> FeedBatch? {
     var items: [TimelineItem] = []
-    // Side effects first: every one read started before the commits are read, so none is ahead of the commits of
-    // its time even if this thread pauses between the two reads (read the other way round, a pause of a few
-    // milliseconds on a busy machine sent the side effects of those milliseconds without their commits).
-    let (effects, version) = recorder.effects(changedSince: effectsVersion)
+    // Commits first, then side effects: the second read has every side effect that started before the newest
+    // commit read, however long the first read took or this thread paused between the two (read the other way
+    // round, the commits made during the reads, tens of milliseconds on a busy machine, went out without the side
+    // effects of their time, and the page's timeline ended with a screen of commits until the next poll). Those that
+    // started after the last commit sent are held until a commit after them is.
     let commits = recorder.commits(after: lastSequence ?? 0)
+    let (effects, version) = recorder.effects(changedSince: effectsVersion)
     hasMore = false
-    // While commits are left waiting, side effects newer than the last one sent wait with them.
+    // The last commit sent in this batch; nil if the store made no commit since the last read.
     var sentUntil: Duration?
     if let first = commits.first?.sequence {
       // The first batch starts at the window's oldest commit: what came before was never this page's.
@@ -97,7 +98,7 @@ struct InspectorFeed {
       }
       lastSequence = commits[end - 1].sequence
       hasMore = end < commits.count
-      if hasMore { sentUntil = commits[end - 1].time }
+      sentUntil = commits[end - 1].time
     }
     // Side effects that started (new to the page) or ended (an update of one it has, unless it started since).
     effectsVersion = version
@@ -122,13 +123,12 @@ struct InspectorFeed {
     return FeedBatch(items: items, dropped: dropped, lastSequence: lastSequence ?? 0)
   }
 
-  /// The held side effects whose commits have now been sent (all of them once no commit waits), oldest first, and
-  /// the oldest past ``maximumHeld``; those that started among commits skipped since are dropped.
+  /// The held side effects that started before the last commit sent now (all of them if no commit was read: the
+  /// store made none since), oldest first; those that started among commits skipped since are dropped.
   private mutating func release(sentUntil: Duration?) -> [TimelineItem] {
     if let skippedUntil { held = held.filter { $0.value.start >= skippedUntil } }
     let waiting = held.values.sorted { ($0.start, $0.id) < ($1.start, $1.id) }
-    var ready = waiting.prefix { effect in sentUntil.map { effect.start <= $0 } ?? true }.count
-    ready = max(ready, waiting.count - maximumHeld)
+    let ready = waiting.prefix { effect in sentUntil.map { effect.start <= $0 } ?? true }.count
     for effect in waiting[..<ready] { held[effect.id] = nil }
     return waiting[..<ready].map { Self.item($0, update: false) }
   }
