@@ -9,7 +9,7 @@ import ServiceLifecycle
 /// order the store made it, with the change it applied; from it, ``rebuild(_:)`` computes the state after any
 /// commit, without running anything again.
 ///
-/// A `StoreRecorder` (the last of the store's interceptors) records each commit; every ``Options/flushInterval``
+/// A `StoreRecorder` attached to the store (``attach(to:)``) records each commit; every ``Options/flushInterval``
 /// the log drains it (between two commits, so that no commit is missed or written twice) and appends what it
 /// got to the database as one ``AuditLogEntry``: a `RecordingLog` of those commits. The first entry of a session
 /// carries the state the store started from; each next one points at the state the previous one ends with, so
@@ -22,8 +22,10 @@ import ServiceLifecycle
 /// written carries its own initial state: ``rebuild(_:)`` still reaches the store's state, and says which
 /// commits are missing.
 ///
-/// Recording costs each commit about a microsecond on the store's path (see Katana's Performance article); the
-/// encoding and the writing happen in the log's own task, outside the store.
+/// Recording costs each commit a few tens of nanoseconds on the store's path (an awaited dispatch about 57 ns with
+/// the recorder attached against 25 ns without, in Katana's Performance article); a drain moves the recording out
+/// of the recorder without copying it, and the encoding and the writing happen in the log's own task, outside the
+/// store.
 public actor AuditLog {
   /// How the log behaves.
   public struct Options: Sendable {
