@@ -22,10 +22,9 @@ import ServiceLifecycle
 /// written carries its own initial state: ``rebuild(_:)`` still reaches the store's state, and says which
 /// commits are missing.
 ///
-/// Recording costs each commit a few tens of nanoseconds on the store's path (an awaited dispatch about 57 ns with
-/// the recorder attached against 25 ns without, in Katana's Performance article); a drain moves the recording out
-/// of the recorder without copying it, and the encoding and the writing happen in the log's own task, outside the
-/// store.
+/// Recording costs each commit a few tens of nanoseconds on the store's path (an awaited dispatch with the recorder
+/// attached about 2.2 times one without, in Katana's Performance article); a drain moves the recording out of the
+/// recorder without copying it, and the encoding and the writing happen in the log's own task, outside the store.
 public actor AuditLog {
   /// How the log behaves.
   public struct Options: Sendable {
