@@ -3,7 +3,7 @@ import KatanaPromises
 import KatanaTestSupport
 import Testing
 
-@Suite("Cancellation: cancel, cancelled, InvalidationToken, PromiseStatus", .timeLimit(.minutes(3)))
+@Suite("Cancellation: cancel, cancelled, InvalidationToken, PromiseStatus", .timeLimit(.failsafeMinutes(3)))
 struct CancellationTests {
   @Test func cancel_pendingPromise_cancelsItAndWhatDerivesFromIt() async throws {
     let source = Promise<Int>()

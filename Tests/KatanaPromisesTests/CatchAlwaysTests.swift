@@ -3,7 +3,7 @@ import KatanaPromises
 import KatanaTestSupport
 import Testing
 
-@Suite("catch", .timeLimit(.minutes(3)))
+@Suite("catch", .timeLimit(.failsafeMinutes(3)))
 struct CatchTests {
   @Test func onRejection_runsWithTheError_onMain_andResolves() async throws {
     let seen = LockedValue<(code: Int, label: String)?>(nil)
@@ -37,7 +37,7 @@ struct CatchTests {
   }
 }
 
-@Suite("always", .timeLimit(.minutes(3)))
+@Suite("always", .timeLimit(.failsafeMinutes(3)))
 struct AlwaysTests {
   @Test func onSuccess_runsOnBackground_andPassesTheValueOn() async throws {
     let label = LockedValue("")

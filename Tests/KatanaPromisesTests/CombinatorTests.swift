@@ -3,7 +3,7 @@ import KatanaPromises
 import KatanaTestSupport
 import Testing
 
-@Suite("all", .timeLimit(.minutes(3)))
+@Suite("all", .timeLimit(.failsafeMinutes(3)))
 struct AllTests {
   @Test func values_comeBackInInputOrder_whateverOrderTheyResolveIn() async throws {
     let promises = (0..<5).map { _ in Promise<Int>() }
@@ -82,7 +82,7 @@ struct AllTests {
   }
 }
 
-@Suite("any", .timeLimit(.minutes(3)))
+@Suite("any", .timeLimit(.failsafeMinutes(3)))
 struct AnyTests {
   @Test func aCancellationFirst_cancelsTheResult() async throws {
     let first = Promise<Int>()
@@ -121,7 +121,7 @@ struct AnyTests {
   }
 }
 
-@Suite("zip", .timeLimit(.minutes(3)))
+@Suite("zip", .timeLimit(.failsafeMinutes(3)))
 struct ZipTests {
   @Test func aCancelledInput_cancelsTheZip() async throws {
     let a = Promise<Int>()
@@ -166,7 +166,7 @@ struct ZipTests {
   }
 }
 
-@Suite("map and reduce", .timeLimit(.minutes(3)))
+@Suite("map and reduce", .timeLimit(.failsafeMinutes(3)))
 struct MapReduceTests {
   /// A transform that logs when it runs and when its promise's body runs.
   static func loggingTransform(_ log: Recorder<String>) -> @Sendable (Int) throws -> Promise<Int> {
@@ -245,7 +245,7 @@ struct MapReduceTests {
   }
 }
 
-@Suite("Combined promises are released once settled", .timeLimit(.minutes(3)))
+@Suite("Combined promises are released once settled", .timeLimit(.failsafeMinutes(3)))
 struct CombinedPromiseReleaseTests {
   /// A combinator applied to an input that never settles and an input that settles it.
   enum Combination: String, CaseIterable, Sendable {

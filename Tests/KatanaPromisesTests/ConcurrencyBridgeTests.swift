@@ -3,7 +3,7 @@ import KatanaPromises
 import KatanaTestSupport
 import Testing
 
-@Suite("Bridges: value, promises from async closures, async()", .timeLimit(.minutes(3)))
+@Suite("Bridges: value, promises from async closures, async()", .timeLimit(.failsafeMinutes(3)))
 struct ConcurrencyBridgeTests {
   @Test func value_returnsTheValue_orThrowsTheError() async throws {
     let promise = Promise<Int> { resolve, _, _ in DispatchQueue.global().async { resolve(3) } }

@@ -4,7 +4,7 @@ import KatanaPromises
 import KatanaTestSupport
 import Testing
 
-@Suite("Hydra.await: blocking waits", .timeLimit(.minutes(3)))
+@Suite("Hydra.await: blocking waits", .timeLimit(.failsafeMinutes(3)))
 struct HydraAwaitTests {
   @Test func plainThread_blocksUntilTheValueArrives() async throws {
     let promise = Promise<Int>()
@@ -130,7 +130,7 @@ struct HydraAwaitTests {
   }
 }
 
-@Suite("LegacyBlocking: threads and queues allowed to block", .timeLimit(.minutes(3)))
+@Suite("LegacyBlocking: threads and queues allowed to block", .timeLimit(.failsafeMinutes(3)))
 struct LegacyBlockingTests {
   @Test func markedScope_insideATask_blocksAndWaits() async throws {
     let promise = Promise<Int>()

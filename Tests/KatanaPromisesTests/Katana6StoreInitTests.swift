@@ -23,7 +23,7 @@ private func isOnMainQueue() -> Bool {
 }
 
 /// Katana 6's synchronous state initializers: where they run, and which initializer Swift picks.
-@Suite("Katana 6 state initializers", .timeLimit(.minutes(3)), .taskExecutorPathOfThisRun)
+@Suite("Katana 6 state initializers", .timeLimit(.failsafeMinutes(3)), .taskExecutorPathOfThisRun)
 struct Katana6StoreInitTests {
   @Test func synchronousInitializer_withKatana6Configuration_runsOnTheMainQueue() async throws {
     _ = mainQueueMark

@@ -3,7 +3,7 @@ import KatanaPromises
 import KatanaTestSupport
 import Testing
 
-@Suite("LockedBox", .timeLimit(.minutes(3)))
+@Suite("LockedBox", .timeLimit(.failsafeMinutes(3)))
 struct LockedBoxTests {
   @Test(arguments: [1, 2, 3] as [UInt64])
   func withLock_fromManyThreadsAtOnce_losesNoUpdate(seed: UInt64) async throws {

@@ -4,7 +4,7 @@ import KatanaPromises
 import KatanaTestSupport
 import Testing
 
-@Suite("Promise: creation, settling once, lazy bodies", .timeLimit(.minutes(3)))
+@Suite("Promise: creation, settling once, lazy bodies", .timeLimit(.failsafeMinutes(3)))
 struct PromiseTests {
   @Test func resolvedInit_hasItsValue() async throws {
     let promise = Promise(resolved: 7)

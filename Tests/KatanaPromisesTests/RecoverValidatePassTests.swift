@@ -2,7 +2,7 @@ import KatanaPromises
 import KatanaTestSupport
 import Testing
 
-@Suite("recover", .timeLimit(.minutes(3)))
+@Suite("recover", .timeLimit(.failsafeMinutes(3)))
 struct RecoverTests {
   @Test func onRejection_settlesLikeTheReturnedPromise_onBackground() async throws {
     let label = LockedValue("")
@@ -26,7 +26,7 @@ struct RecoverTests {
   }
 }
 
-@Suite("validate", .timeLimit(.minutes(3)))
+@Suite("validate", .timeLimit(.failsafeMinutes(3)))
 struct ValidateTests {
   @Test func true_passesTheValueOn_onBackground() async throws {
     let label = LockedValue("")
@@ -48,7 +48,7 @@ struct ValidateTests {
   }
 }
 
-@Suite("pass", .timeLimit(.minutes(3)))
+@Suite("pass", .timeLimit(.failsafeMinutes(3)))
 struct PassTests {
   @Test func promiseStep_resolving_passesTheOriginalValueOn() async throws {
     let seen = LockedValue<Int?>(nil)

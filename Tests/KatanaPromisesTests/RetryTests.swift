@@ -21,7 +21,7 @@ final class FlakyBody: Sendable {
   }
 }
 
-@Suite("retry", .timeLimit(.minutes(3)))
+@Suite("retry", .timeLimit(.failsafeMinutes(3)))
 struct RetryTests {
   @Test func attempts_countTheFirstTry_andTheLastErrorWins() async throws {
     let body = FlakyBody()
@@ -162,7 +162,7 @@ struct RetryTests {
   }
 }
 
-@Suite("retryWhen", .timeLimit(.minutes(3)))
+@Suite("retryWhen", .timeLimit(.failsafeMinutes(3)))
 struct RetryWhenTests {
   @Test func conditionResolvingTrue_retries_untilAttemptsAreUsedUp() async throws {
     let body = FlakyBody()

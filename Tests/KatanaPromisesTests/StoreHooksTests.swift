@@ -63,7 +63,7 @@ func dispatchPromise(_ store: LogStore, _ effect: FlakyEffect) -> Promise<Int> {
   Promise(eager: { resolver in store.send(effect).whenComplete(resolver.settle) })
 }
 
-@Suite("Store hooks: eager promises settled from dispatch handles", .timeLimit(.minutes(3)))
+@Suite("Store hooks: eager promises settled from dispatch handles", .timeLimit(.failsafeMinutes(3)))
 struct StoreHooksTests {
   @Test func eagerBody_runsDuringInit_onTheCallingThread() {
     let ran = LockedValue(false)

@@ -9,7 +9,7 @@ import XCTest
 // (KATANA_TASK_EXECUTOR_FALLBACKS=forced). These tests check, in every run, that the hook reaches each place
 // that chooses, and that it holds for everything a store created under it does.
 
-@Suite("TaskExecutorFallbacks: the Apple versions without task executors, forced", .timeLimit(.minutes(3)))
+@Suite("TaskExecutorFallbacks: the Apple versions without task executors, forced", .timeLimit(.failsafeMinutes(3)))
 struct TaskExecutorFallbacksTests {
   /// Where code ran: whether its task preferred each of the package's executors, and whether it saw the hook.
   struct Place: Equatable, Sendable {
@@ -60,7 +60,8 @@ struct TaskExecutorFallbacksTests {
 /// The wiring of .ci/run's two runs: a suite with `.taskExecutorPathOfThisRun` (Swift Testing) or
 /// `onTaskExecutorPathOfThisRun` in `invokeTest` (XCTest) takes the fallbacks in the run with
 /// KATANA_TASK_EXECUTOR_FALLBACKS=forced, and the default path otherwise.
-@Suite("The .katana6 suites take the path this run asks for", .timeLimit(.minutes(3)), .taskExecutorPathOfThisRun)
+@Suite(
+  "The .katana6 suites take the path this run asks for", .timeLimit(.failsafeMinutes(3)), .taskExecutorPathOfThisRun)
 struct TaskExecutorPathOfThisRunTests {
   @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
   @Test func katana6Store_sideEffectBody_runsWhereThisRunAsks() async throws {

@@ -4,7 +4,7 @@ import KatanaPromises
 import KatanaTestSupport
 import Testing
 
-@Suite("then: map, flat-map, tap", .timeLimit(.minutes(3)))
+@Suite("then: map, flat-map, tap", .timeLimit(.failsafeMinutes(3)))
 struct ThenTests {
   @Test func map_transformsTheValue() async throws {
     #expect(try await Promise(resolved: 2).then { $0 * 10 }.value == 20)

@@ -8,7 +8,7 @@ import Testing
 // code), the same pool with a limit (for the store's own tasks), and serial queues on top. Seeded schedules;
 // every wait has a failsafe.
 
-@Suite("ThreadPool and ThreadPoolSerialQueue", .timeLimit(.minutes(3)))
+@Suite("ThreadPool and ThreadPoolSerialQueue", .timeLimit(.failsafeMinutes(3)))
 struct ThreadPoolTests {
   /// 30 seconds, times `failsafeScale` (CI's thread-sanitizer pass: 120).
   static let failsafe: TimeInterval = 30 * failsafeScale

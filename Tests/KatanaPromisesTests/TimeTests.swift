@@ -6,7 +6,7 @@ import Testing
 // `timeout` and `defer` use real time, by Hydra's design. These tests use tiny delays only where the outcome
 // cannot depend on scheduling, and hour-long ones where the timer must not fire during the test.
 
-@Suite("timeout", .timeLimit(.minutes(3)))
+@Suite("timeout", .timeLimit(.failsafeMinutes(3)))
 struct TimeoutTests {
   @Test func sourceNeverSettling_rejectsWithPromiseErrorTimeout() async throws {
     let timedOut = Promise<Int>().timeout(timeout: 0.01)
@@ -58,7 +58,7 @@ struct TimeoutTests {
   }
 }
 
-@Suite("defer", .timeLimit(.minutes(3)))
+@Suite("defer", .timeLimit(.failsafeMinutes(3)))
 struct DeferTests {
   @Test func resolvesWithTheValue_afterTheDelay() async throws {
     let source = Promise(resolved: 5)

@@ -15,7 +15,8 @@ import KatanaTesting
 /// CI's thread-sanitizer pass sets 4. There the whole suite starts at once, and tests that wait on the main actor or
 /// behind the pool reported 65 to 110 seconds: 30-second failsafes (a model's first state, a sent side effect's
 /// outcome, a read through a gate, a shutdown; and the test store's own) gave up on work that was only waiting for its
-/// turn. A hang still fails: within the scaled bound, or at the suite's time limit, whichever comes first.
+/// turn. A hang still fails: within the scaled bound, or at the suite's time limit (scaled too, by
+/// `TimeLimitTrait.Duration.failsafeMinutes(_:)`), whichever comes first.
 public let failsafeScale = Double(TestStoreConfiguration.failsafeScale)
 
 /// Waits for `operation`, run in a new task, for at most `seconds` (times ``failsafeScale``) of wall-clock time.

@@ -10,7 +10,7 @@ import Testing
 /// `checkSuspension()` yield to it first, as swift-clocks' do), the test starts the task and calls the clock
 /// at once, as swift-clocks' tests do. Otherwise the tests synchronise on the clock's own events
 /// (`waitForSleepers`), never on real time.
-@Suite("TestClock without a test store", .timeLimit(.minutes(3)))
+@Suite("TestClock without a test store", .timeLimit(.failsafeMinutes(3)))
 struct BareTestClockTests {
   /// The real-time bound of the runs below, which are not about it: a bare `run()` yields to let the work it
   /// wakes run, and in a parallel run under the thread sanitizer those trips through the pool can take longer

@@ -1,8 +1,9 @@
+import KatanaTestSupport
 import KatanaTesting
 import Testing
 
 /// `KATANA_FAILSAFE_SCALE`: what a value of it makes every default failsafe of KatanaTesting.
-@Suite("The failsafe factor from the environment", .timeLimit(.minutes(3)))
+@Suite("The failsafe factor from the environment", .timeLimit(.failsafeMinutes(3)))
 struct FailsafeScaleTests {
   @Test(
     arguments: [
@@ -12,6 +13,13 @@ struct FailsafeScaleTests {
     ] as [(String?, Int)])
   func aValue_setsAWholeFactorFromOneToAHundred_orIsIgnored(value: String?, factor: Int) {
     #expect(TestStoreConfiguration.failsafeScale(fromEnvironmentValue: value) == factor)
+  }
+
+  @Test func aTimeLimit_isItsMinutesTimesTheFactor() {
+    #expect(TimeLimitTrait.timeLimit(.failsafeMinutes(3, scale: 4)).timeLimit == .seconds(720))
+    #expect(TimeLimitTrait.timeLimit(.failsafeMinutes(3, scale: 1)).timeLimit == .seconds(180))
+    #expect(
+      TimeLimitTrait.timeLimit(.failsafeMinutes(3)).timeLimit == .seconds(180) * TestStoreConfiguration.failsafeScale)
   }
 
   @Test func theDefaultFailsafe_isThirtySecondsTimesTheFactorOfThisRun() {

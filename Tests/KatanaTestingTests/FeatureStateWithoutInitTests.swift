@@ -66,7 +66,7 @@ struct ReadAnyState: SideEffect {
   }
 }
 
-@Suite("Feature states without init()", .timeLimit(.minutes(3)))
+@Suite("Feature states without init()", .timeLimit(.failsafeMinutes(3)))
 struct FeatureStateWithoutInitTests {
   let rows = [PlainRow(id: 1, title: "milk"), PlainRow(id: 2, title: "eggs")]
 

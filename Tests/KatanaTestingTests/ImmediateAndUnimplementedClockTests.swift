@@ -1,8 +1,9 @@
 import Katana
+import KatanaTestSupport
 import KatanaTesting
 import Testing
 
-@Suite("ImmediateClock and UnimplementedClock", .timeLimit(.minutes(3)))
+@Suite("ImmediateClock and UnimplementedClock", .timeLimit(.failsafeMinutes(3)))
 struct ImmediateAndUnimplementedClockTests {
   @Test func immediateClock_sleepsReturnAtOnce_andMoveItsTimeForward() async throws {
     let clock = ImmediateClock()

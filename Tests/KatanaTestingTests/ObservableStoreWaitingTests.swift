@@ -1,5 +1,6 @@
 #if canImport(Observation)
   import Katana
+  import KatanaTestSupport
   import KatanaTesting
   import Testing
 
@@ -17,7 +18,7 @@
     func updateState(_ state: inout ShelfState) { state.books.append(name) }
   }
 
-  @Suite("ObservableStore: waiting for the model", .timeLimit(.minutes(3)))
+  @Suite("ObservableStore: waiting for the model", .timeLimit(.failsafeMinutes(3)))
   @MainActor
   struct ObservableStoreWaitingTests {
     @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)

@@ -1,4 +1,5 @@
 import Katana
+import KatanaTestSupport
 import KatanaTesting
 import Testing
 
@@ -53,7 +54,7 @@ let choresHandler: FeatureOutputHandler<ChoreOutput, ChoresState, EmptySideEffec
   }
 }
 
-@Suite("Scoped test store: the parent's output handler", .timeLimit(.minutes(3)))
+@Suite("Scoped test store: the parent's output handler", .timeLimit(.failsafeMinutes(3)))
 struct ScopedTestStoreOutputHandlerTests {
   typealias Chores = TestStore<ChoresState, EmptySideEffectDependencyContainer>
 

@@ -55,7 +55,7 @@ func checkoutFlow(_ cart: some TestStoreProtocol<CartState, CartDependencies>) a
   #expect(cart.dependencies.checkedOut.values == [["A1", "B2"]])
 }
 
-@Suite("Scoped test store: one feature test, run alone and scoped", .timeLimit(.minutes(3)))
+@Suite("Scoped test store: one feature test, run alone and scoped", .timeLimit(.failsafeMinutes(3)))
 struct ScopedTestStoreReuseTests {
   @Test(arguments: CartMount.allCases)
   func featureTest_passes(mount: CartMount) async throws {
@@ -97,7 +97,7 @@ struct ScopedTestStoreReuseTests {
 
 // MARK: - Many handles at once
 
-@Suite("Scoped test store: sends through several handles", .timeLimit(.minutes(3)))
+@Suite("Scoped test store: sends through several handles", .timeLimit(.failsafeMinutes(3)))
 struct ScopedTestStoreInterleavingTests {
   /// Seeded random sends through the cart, the catalog and the app's own test store, each with its expected
   /// mutation: every change is asserted where it was sent, and the final state is the closed form of the
@@ -134,7 +134,7 @@ struct ScopedTestStoreInterleavingTests {
 
 // MARK: - State assertions through a scope
 
-@Suite("Scoped test store: state changes are checked on the whole app state", .timeLimit(.minutes(3)))
+@Suite("Scoped test store: state changes are checked on the whole app state", .timeLimit(.failsafeMinutes(3)))
 struct ScopedTestStoreStateTests {
   @Test func dispatch_throughScope_appliesToTheAppsStore() async throws {
     let app = makeShop(ShopState(catalog: CatalogState(selected: ["X"])))
@@ -218,7 +218,7 @@ struct ScopedTestStoreStateTests {
 
 // MARK: - Received items through a scope
 
-@Suite("Scoped test store: received items are matched through the scope", .timeLimit(.minutes(3)))
+@Suite("Scoped test store: received items are matched through the scope", .timeLimit(.failsafeMinutes(3)))
 struct ScopedTestStoreReceiveTests {
   @Test func receive_matchesTheFeaturesItem_andReturnsIt() async throws {
     let app = makeShop(ShopState(cart: CartState(items: ["A1"])))
@@ -358,7 +358,7 @@ struct ScopedTestStoreReceiveTests {
 
 // MARK: - Effects and time through a scope
 
-@Suite("Scoped test store: effect ids, the test clock and the end of the test", .timeLimit(.minutes(3)))
+@Suite("Scoped test store: effect ids, the test clock and the end of the test", .timeLimit(.failsafeMinutes(3)))
 struct ScopedTestStoreEffectsTests {
   @Test func cancel_throughScope_cancelsOnlyTheFeaturesWork() async throws {
     let clock = TestClock()
@@ -418,7 +418,7 @@ struct ScopedTestStoreEffectsTests {
 
 // MARK: - Optional children and elements
 
-@Suite("Scoped test store: missing elements and nil children", .timeLimit(.minutes(3)))
+@Suite("Scoped test store: missing elements and nil children", .timeLimit(.failsafeMinutes(3)))
 struct ScopedTestStoreMissingSliceTests {
   @Test func dispatch_toANilChild_throwsMissingChild_andAppliesNothing() async throws {
     let app = makeShop(ShopState(presentedCart: CartState()))
@@ -473,7 +473,7 @@ struct ScopedTestStoreMissingSliceTests {
 
 // MARK: - Observation through a scope
 
-@Suite("Scoped test store: observing the feature", .timeLimit(.minutes(3)))
+@Suite("Scoped test store: observing the feature", .timeLimit(.failsafeMinutes(3)))
 struct ScopedTestStoreObservationTests {
   @Test func listener_ofAScope_isNotCalledForOtherFeatures() async throws {
     let app = makeShop()

@@ -5,7 +5,7 @@ import Testing
 
 /// The test store runs the store's work on a serial executor of its own, so "settled" means that nothing of
 /// that work can run. Each test is written as a TCA user writes it: no `waitForSleepers`, no adaptation.
-@Suite("TestStore: settled by construction", .timeLimit(.minutes(2)))
+@Suite("TestStore: settled by construction", .timeLimit(.failsafeMinutes(2)))
 struct SerialExecutorTests {
   let clock = TestClock()
 

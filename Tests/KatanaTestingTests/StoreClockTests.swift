@@ -42,7 +42,7 @@ extension TimeEffects {
     func sideEffect(_ context: Context) async throws {}
   }
 
-  @Suite("Store clock", .timeLimit(.minutes(3)))
+  @Suite("Store clock", .timeLimit(.failsafeMinutes(3)))
   struct StoreClockTests {
     @Test func defaultClock_isAContinuousClock_forSideEffectsAndInterceptors() async throws {
       #expect(StoreConfiguration().clock is ContinuousClock)

@@ -8,7 +8,7 @@ import Testing
 ///
 /// Ten minutes, as the fuzzers: about 43 s in a debug run of the whole suite, three seeds passed three minutes under
 /// the thread sanitizer.
-@Suite("TestClock: concurrent advances", .timeLimit(.minutes(10)))
+@Suite("TestClock: concurrent advances", .timeLimit(.failsafeMinutes(10)))
 struct TestClockConcurrencyTests {
   /// The instant `duration` after the clock's zero.
   static func at(_ duration: Duration) -> TestClock.Instant {

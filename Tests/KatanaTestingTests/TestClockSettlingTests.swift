@@ -8,7 +8,7 @@ import Testing
 /// own task gets the at-once verdict, one mistake is one issue, a test store never waits for real time
 /// behind the test's back. The failsafe clock is never advanced, so a wait that does not end by itself
 /// hangs until the suite's time limit.
-@Suite("TestClock: settling, verdicts, one issue per mistake", .timeLimit(.minutes(3)))
+@Suite("TestClock: settling, verdicts, one issue per mistake", .timeLimit(.failsafeMinutes(3)))
 struct TestClockSettlingTests {
   let clock = TestClock()
   let failsafeClock = TestClock()

@@ -17,7 +17,7 @@ extension TimeEffects {
     }
   }
 
-  @Suite("TestClock", .timeLimit(.minutes(3)))
+  @Suite("TestClock", .timeLimit(.failsafeMinutes(3)))
   struct TestClockTests {
     /// The instant `duration` after the clock's zero.
     static func at(_ duration: Duration) -> TestClock.Instant {

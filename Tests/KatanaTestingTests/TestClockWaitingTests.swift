@@ -4,7 +4,7 @@ import Testing
 
 /// `TestClock.waitForSleepers(count:)` and `run()`: they wait for events, and a failsafe (the test store's)
 /// turns a wait that cannot end into an issue at the caller's line.
-@Suite("TestClock: waiting for sleepers, running to the end", .timeLimit(.minutes(3)))
+@Suite("TestClock: waiting for sleepers, running to the end", .timeLimit(.failsafeMinutes(3)))
 struct TestClockWaitingTests {
   let clock = TestClock()
   let failsafeClock = TestClock()

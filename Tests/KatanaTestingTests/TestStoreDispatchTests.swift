@@ -13,7 +13,7 @@ struct CountMeasurement: StateUpdater {
   func updateState(_ state: inout MeasurementState) { state.count += 1 }
 }
 
-@Suite("TestStore: dispatch", .timeLimit(.minutes(3)))
+@Suite("TestStore: dispatch", .timeLimit(.failsafeMinutes(3)))
 struct TestStoreDispatchTests {
   @Test func dispatch_whenMutationMatches_passesAndCommits() async throws {
     let store = makeStore()
@@ -186,7 +186,7 @@ struct TestStoreDispatchTests {
   }
 }
 
-@Suite("TestStore: non-exhaustive mode", .timeLimit(.minutes(3)))
+@Suite("TestStore: non-exhaustive mode", .timeLimit(.failsafeMinutes(3)))
 struct TestStoreNonExhaustiveTests {
   @Test func dispatch_checksOnlyTheFieldsTheMutationAssigns() async throws {
     let store = makeStore(exhaustivity: .off)

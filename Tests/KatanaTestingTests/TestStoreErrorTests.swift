@@ -4,7 +4,7 @@ import Testing
 
 /// Errors that nobody looks at fail the test: a side effect the test sent and never awaited, and a side
 /// effect handed to the store with `context.send`. Cancellation is not an error here.
-@Suite("TestStore: errors nobody looked at", .timeLimit(.minutes(3)))
+@Suite("TestStore: errors nobody looked at", .timeLimit(.failsafeMinutes(3)))
 struct TestStoreErrorTests {
   @Test func sentSideEffectThatThrows_neverAwaited_recordsOneIssue_atTheSendLine() async throws {
     let store = makeStore()

@@ -6,7 +6,7 @@ import Testing
 /// advances it: the test store's waits fail at once, naming the sleepers, instead of waiting for the
 /// failsafe. Every test here uses a failsafe clock that nobody advances, so a wait that does not fail fast
 /// hangs until the suite's time limit.
-@Suite("TestStore: failing fast when the work sleeps on the test clock", .timeLimit(.minutes(3)))
+@Suite("TestStore: failing fast when the work sleeps on the test clock", .timeLimit(.failsafeMinutes(3)))
 struct TestStoreFailFastTests {
   let clock = TestClock()
   let failsafeClock = TestClock()

@@ -2,7 +2,7 @@ import KatanaTestSupport
 import KatanaTesting
 import Testing
 
-@Suite("TestStore: send, finish and the end of the test", .timeLimit(.minutes(3)))
+@Suite("TestStore: send, finish and the end of the test", .timeLimit(.failsafeMinutes(3)))
 struct TestStoreLifecycleTests {
   @Test func finish_waitsForSentSideEffects() async throws {
     let store = makeStore()

@@ -1,4 +1,5 @@
 import Katana
+import KatanaTestSupport
 import KatanaTesting
 import Testing
 
@@ -34,7 +35,7 @@ struct Pick: SideEffect {
   }
 }
 
-@Suite("Test store: feature outputs", .timeLimit(.minutes(3)))
+@Suite("Test store: feature outputs", .timeLimit(.failsafeMinutes(3)))
 struct TestStoreOutputTests {
   @Test func receiveOutput_assertsWhatTheFeatureEmitted_inOrder() async throws {
     let store = TestStore<PickerState, EmptySideEffectDependencyContainer>(initialState: PickerState())

@@ -6,7 +6,7 @@ import Testing
 /// exactly its own items, with the right origins, in an order consistent with its own commits: any state
 /// shared between test stores (a global recorder, a global claim, a global cancellation table) would mix
 /// them up.
-@Suite("TestStore: parallel test stores", .timeLimit(.minutes(3)))
+@Suite("TestStore: parallel test stores", .timeLimit(.failsafeMinutes(3)))
 struct TestStoreParallelTests {
   @Test(arguments: 0..<48)
   func manyTestStores_inParallel_seeOnlyTheirOwnItems(index: Int) async throws {

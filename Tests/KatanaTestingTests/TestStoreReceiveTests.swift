@@ -2,7 +2,7 @@ import KatanaTestSupport
 import KatanaTesting
 import Testing
 
-@Suite("TestStore: receive", .timeLimit(.minutes(3)))
+@Suite("TestStore: receive", .timeLimit(.failsafeMinutes(3)))
 struct TestStoreReceiveTests {
   @Test func receive_inOrder_withTheirChanges_passes() async throws {
     let store = makeStore()
@@ -209,7 +209,7 @@ struct TestStoreReceiveTests {
   }
 }
 
-@Suite("TestStore: received-item bookkeeping", .timeLimit(.minutes(3)))
+@Suite("TestStore: received-item bookkeeping", .timeLimit(.failsafeMinutes(3)))
 struct TestStoreReceivedBookkeepingTests {
   @Test func anyDispatchRejectedForItsStateType_isNotAReceivedItem() async throws {
     let store = makeStore()

@@ -4,7 +4,7 @@ import Testing
 
 /// What a test reaches through the test store instead of `store.store`: sending state updaters, cancelling
 /// by id, listeners and streams, skipping work in flight, and seeing what a non-exhaustive test skipped.
-@Suite("TestStore: the store's surface, through the test store", .timeLimit(.minutes(3)))
+@Suite("TestStore: the store's surface, through the test store", .timeLimit(.failsafeMinutes(3)))
 struct TestStoreSurfaceTests {
   @Test func sendUpdater_assertsItsChange_onceApplied() async throws {
     let store = makeStore()

@@ -6,7 +6,7 @@ import Testing
 /// dispatches here, count as the test store's work in flight: `receive` waits for what it dispatches and
 /// `finish()` waits for it to end. Before, a marker that unstructured tasks inherited hid their dispatches,
 /// and a dispatch from another store was counted by neither.
-@Suite("TestStore: work in tasks of its own and from other stores", .timeLimit(.minutes(3)))
+@Suite("TestStore: work in tasks of its own and from other stores", .timeLimit(.failsafeMinutes(3)))
 struct TestStoreUnstructuredWorkTests {
   /// Work that has not reached the store yet (a `Task {}` of a side effect that returned, a dispatch from
   /// another store) is invisible to the test store, which looks idle meanwhile: from the test's own task,

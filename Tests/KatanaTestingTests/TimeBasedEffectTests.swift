@@ -32,7 +32,7 @@ extension TimeEffects {
     }
   }
 
-  @Suite("Debounce", .timeLimit(.minutes(3)))
+  @Suite("Debounce", .timeLimit(.failsafeMinutes(3)))
   struct DebounceTests {
     @Test func debounce_runsOnceTheQuietPeriodHasPassed() async throws {
       let clock = TestClock()
@@ -114,7 +114,7 @@ extension TimeEffects {
     }
   }
 
-  @Suite("Throttle", .timeLimit(.minutes(3)))
+  @Suite("Throttle", .timeLimit(.failsafeMinutes(3)))
   struct ThrottleTests {
     @Test func leading_runsTheFirstCall_dropsTheCallsOfTheWindow_thenRunsAgain() async throws {
       let clock = TestClock()
@@ -216,7 +216,7 @@ extension TimeEffects {
     }
   }
 
-  @Suite("Timer", .timeLimit(.minutes(3)))
+  @Suite("Timer", .timeLimit(.failsafeMinutes(3)))
   struct TimerTests {
     @Test func timer_ticksOncePerPeriod_andStopsWhenCancelled() async throws {
       let clock = TestClock()
@@ -349,7 +349,7 @@ extension TimeEffects {
     }
   }
 
-  @Suite("Time-based effects: stress", .timeLimit(.minutes(3)))
+  @Suite("Time-based effects: stress", .timeLimit(.failsafeMinutes(3)))
   struct TimeBasedEffectStressTests {
     @Test(arguments: [UInt64(7), 8])
     func manyConcurrentDebouncedAndThrottledCalls_finishWithNoLeakedEntries(seed: UInt64) async throws {

@@ -13,7 +13,7 @@ func makeTrackedStore(interceptors: [StoreInterceptor] = []) async throws -> Tes
   return store
 }
 
-@Suite("Activity tracking", .timeLimit(.minutes(3)))
+@Suite("Activity tracking", .timeLimit(.failsafeMinutes(3)))
 struct ActivityTests {
   @Test func idle_afterAwaitedDispatches() async throws {
     let store = try await makeTrackedStore()
@@ -105,7 +105,7 @@ struct ActivityTests {
   }
 }
 
-@Suite("Attachments", .timeLimit(.minutes(3)))
+@Suite("Attachments", .timeLimit(.failsafeMinutes(3)))
 struct AttachmentTests {
   final class Registry: Sendable {}
 

@@ -15,7 +15,7 @@ func waitForCancellation(started: Gate, cancelled: Gate) async throws {
   try Task.checkCancellation()
 }
 
-@Suite("Cancellation", .timeLimit(.minutes(3)))
+@Suite("Cancellation", .timeLimit(.failsafeMinutes(3)))
 struct CancellationTests {
   @Test func cancellingTheCaller_cancelsTheSideEffectBody_andTheStoreKeepsWorking() async throws {
     let store = try await makeReadyStore()

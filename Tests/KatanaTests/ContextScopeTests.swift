@@ -34,7 +34,7 @@ struct AppAddsToPresented: SideEffect {
   }
 }
 
-@Suite("Scopes: a side effect mounts scopes from its context", .timeLimit(.minutes(3)))
+@Suite("Scopes: a side effect mounts scopes from its context", .timeLimit(.failsafeMinutes(3)))
 struct ContextScopeTests {
   @Test func rootSideEffect_scopeFromContext_isTheStoresScope() async throws {
     let seen = Recorder<String>()

@@ -8,7 +8,7 @@ private enum Probe {
 }
 
 /// Contract points that the other suites only covered indirectly.
-@Suite("Contract", .timeLimit(.minutes(3)))
+@Suite("Contract", .timeLimit(.failsafeMinutes(3)))
 struct ContractGapTests {
   /// SPEC 4.2: side effects run concurrently with updaters. One that needs no updater completes while an
   /// updater's interceptor holds the turn.

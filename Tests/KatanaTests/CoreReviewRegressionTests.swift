@@ -99,7 +99,7 @@ final class Flag: Sendable {
 
 // Five minutes: under TSan, with the rest of the suite running beside it on two cores, the 25,000 waiters of the first
 // test take about as long as the whole suite (118 to 137 s measured), which a two-minute limit cut off now and then.
-@Suite("Core review regressions", .timeLimit(.minutes(5)))
+@Suite("Core review regressions", .timeLimit(.failsafeMinutes(5)))
 struct CoreReviewRegressionTests {
   // MARK: 1. waitUntilIdle resumed its continuation twice
 
@@ -349,7 +349,7 @@ struct CoreReviewRegressionTests {
 }
 
 /// The items the review suspected: each is fixed and tested here, or documented (see ConcurrencyGuarantees).
-@Suite("Core review: suspected items", .timeLimit(.minutes(3)))
+@Suite("Core review: suspected items", .timeLimit(.failsafeMinutes(3)))
 struct CoreReviewSuspectedTests {
   /// `shutdown()` returns only once every store-owned task has ended, including one that was only reserved
   /// (being created) when shutdown began.

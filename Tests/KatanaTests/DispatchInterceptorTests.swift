@@ -17,7 +17,7 @@ private struct Named: DispatchInterceptor {
 
 /// The faster interceptor form. What each kind of handler may do is checked against the closure form on seeded plans
 /// (`InterceptorChainTwinTests`) and on the observation fuzzer's schedules; these tests pin what the form adds.
-@Suite("Dispatch interceptors", .timeLimit(.minutes(3)))
+@Suite("Dispatch interceptors", .timeLimit(.failsafeMinutes(3)))
 struct DispatchInterceptorTests {
   func makeStore(
     interceptors: [StoreInterceptor] = [], dispatchInterceptors: [any DispatchInterceptor], plainChain: Bool = false

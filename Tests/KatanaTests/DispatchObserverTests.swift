@@ -62,7 +62,7 @@ private struct SendFromInside: StateUpdater {
   }
 }
 
-@Suite("Dispatch observers: one call before and one after every item", .timeLimit(.minutes(3)))
+@Suite("Dispatch observers: one call before and one after every item", .timeLimit(.failsafeMinutes(3)))
 struct DispatchObserverTests {
   @Test func awaitedDispatches_areObservedBeforeAndAfter_withTheirOutcome_inArrayOrder() async throws {
     let first = Recorder<String>()

@@ -2,7 +2,7 @@ import Katana
 import KatanaTestSupport
 import Testing
 
-@Suite("Dispatch", .timeLimit(.minutes(3)))
+@Suite("Dispatch", .timeLimit(.failsafeMinutes(3)))
 struct DispatchTests {
   @Test func dispatch_updater_returnsAfterCommit() async throws {
     let store = try await makeReadyStore()

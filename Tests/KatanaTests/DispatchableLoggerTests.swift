@@ -31,7 +31,7 @@ private func recordingLogger(blackList: [any Dispatchable.Type] = [], into recor
   }
 }
 
-@Suite("DispatchableLogger", .timeLimit(.minutes(3)))
+@Suite("DispatchableLogger", .timeLimit(.failsafeMinutes(3)))
 struct DispatchableLoggerTests {
   @Test func message_isKatana6sLine() {
     #expect(DispatchableLogger.message(for: Increment()) == "[Dispatchable]: KatanaTests.Increment")

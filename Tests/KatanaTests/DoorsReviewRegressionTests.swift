@@ -42,7 +42,7 @@ private func holding(recAdd amount: Int, gate: Gate, started: Gate) -> StoreInte
 
 private typealias FeatStore = Store<FeatAppState, FeatAppDependencies>
 
-@Suite("Doors review regressions (issue 32)", .timeLimit(.minutes(5)))
+@Suite("Doors review regressions (issue 32)", .timeLimit(.failsafeMinutes(5)))
 struct DoorsReviewRegressionTests {
   // MARK: 1 and 2. A scope's type-erased send is the typed route's job
 
@@ -313,7 +313,7 @@ private struct CaptureContext: SideEffect {
   }
 
   /// The observation fuzzer's open report of issues 26 to 32, settled.
-  @Suite("ObservableStore subscribes as it is made (the fuzzer's open report)", .timeLimit(.minutes(3)))
+  @Suite("ObservableStore subscribes as it is made (the fuzzer's open report)", .timeLimit(.failsafeMinutes(3)))
   @MainActor
   struct ObservableStoreSubscriptionTests {
     /// A model of a scope made while its slice changes, and goes missing, before the model's first turn on the main

@@ -60,7 +60,7 @@ func updates(from api: CallbackAPI<Int>) -> AsyncThrowingStream<Int, any Error> 
   }
 }
 
-@Suite("Async sequence bridge", .timeLimit(.minutes(3)))
+@Suite("Async sequence bridge", .timeLimit(.failsafeMinutes(3)))
 struct AsyncSequenceBridgeTests {
   @Test func forEach_dispatchesEveryElementInOrder_thenReturns() async throws {
     let store = try await makeReadyStore()
@@ -143,7 +143,7 @@ struct AsyncSequenceBridgeTests {
   }
 }
 
-@Suite("Callback bridges", .timeLimit(.minutes(3)))
+@Suite("Callback bridges", .timeLimit(.failsafeMinutes(3)))
 struct CallbackBridgeTests {
   // MARK: - Many values, then completion (AsyncThrowingStream + forEach)
 

@@ -45,7 +45,7 @@ func sendRunWaitingForCancellation(
   return handle
 }
 
-@Suite("Cancellation by id", .timeLimit(.minutes(3)))
+@Suite("Cancellation by id", .timeLimit(.failsafeMinutes(3)))
 struct CancellationByIDTests {
   @Test func run_returnsTheOperationsValue_andLeavesNoEntry() async throws {
     let store = try await makeReadyStore()
@@ -322,7 +322,7 @@ struct CancellationByIDTests {
   }
 }
 
-@Suite("Cancellation by id: stress", .timeLimit(.minutes(3)))
+@Suite("Cancellation by id: stress", .timeLimit(.failsafeMinutes(3)))
 struct CancellationByIDStressTests {
   enum Step: Sendable {
     case run(id: Int, cancelInFlight: Bool, yields: Int)

@@ -96,7 +96,7 @@ private func firstEvent(of handle: DispatchHandle<Void>, orEntries entries: Int,
 /// SPEC 4.7, program order: a cancellation by id reaches every run under that id whose item entered the mailbox
 /// before the cancellation did, whichever tool starts the run, and whether the cancellation comes from outside
 /// the store or from inside a sent side effect that sent the item itself.
-@Suite("Cancellation by id: program order", .timeLimit(.minutes(3)))
+@Suite("Cancellation by id: program order", .timeLimit(.failsafeMinutes(3)))
 struct EffectProgramOrderTests {
   static let iterations = 20 * soakFactor
 

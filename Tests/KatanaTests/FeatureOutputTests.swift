@@ -95,7 +95,7 @@ private struct OutTapRow: SideEffect {
   }
 }
 
-@Suite("Feature outputs", .timeLimit(.minutes(3)))
+@Suite("Feature outputs", .timeLimit(.failsafeMinutes(3)))
 struct FeatureOutputTests {
   @Test func emit_reachesTheHandlerWhereTheFeatureWasMounted_withTheAppsContext() async throws {
     let store = Store<OutShop, OutShopDependencies>(initialState: OutShop())

@@ -12,7 +12,7 @@ struct TouchFirstItem: StateUpdater {
 }
 
 /// Checks SPEC 4.1: with nothing holding the old value, an update mutates the state's collections in place.
-@Suite("In-place mutation", .timeLimit(.minutes(3)))
+@Suite("In-place mutation", .timeLimit(.failsafeMinutes(3)))
 struct InPlaceMutationTests {
   static let largeState = CounterState(items: Array(repeating: 0, count: 100_000))
 

@@ -36,7 +36,7 @@ private struct Reported: Equatable, CustomStringConvertible {
   var description: String { "\(kind) \(typeName) \(error.map { "failed \($0.code)" } ?? "completed")" }
 }
 
-@Suite("DispatchInstrumentation", .timeLimit(.minutes(3)))
+@Suite("DispatchInstrumentation", .timeLimit(.failsafeMinutes(3)))
 struct DispatchInstrumentationTests {
   @Test func hook_reportsOneEventPerDispatch_withKindTypeNameAndOutcome() async throws {
     let events = Recorder<DispatchInstrumentation.Event>()
@@ -117,7 +117,7 @@ struct DispatchInstrumentationTests {
   }
 }
 
-@Suite("SignpostLogger", .timeLimit(.minutes(3)))
+@Suite("SignpostLogger", .timeLimit(.failsafeMinutes(3)))
 struct SignpostLoggerTests {
   /// On Apple platforms this also runs the signpost code (intervals are emitted only while Instruments
   /// records); elsewhere the interceptor only hands items on.

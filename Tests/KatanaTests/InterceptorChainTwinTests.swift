@@ -16,7 +16,7 @@ import Testing
 ///
 /// Ten minutes, as the fuzzers: about 4 s in a debug build, it passed three minutes under the thread sanitizer while
 /// the whole suite started at once, and the limit's cancellation then showed as differences between the two runs.
-@Suite("Interceptor chain: the opaque chain against its plain twin", .timeLimit(.minutes(10)))
+@Suite("Interceptor chain: the opaque chain against its plain twin", .timeLimit(.failsafeMinutes(10)))
 struct InterceptorChainTwinTests {
   @Test(arguments: [false, true])
   func opaqueChain_behavesAsThePlainChain_onSeededSchedules(listening: Bool) async throws {

@@ -32,7 +32,7 @@ struct Describe: ReturningSideEffect {
   func sideEffect(_ context: any AnySideEffectContext) async throws -> String { "text" }
 }
 
-@Suite("Interceptors", .timeLimit(.minutes(3)))
+@Suite("Interceptors", .timeLimit(.failsafeMinutes(3)))
 struct InterceptorTests {
   @Test func interceptors_runInArrayOrder_oncePerDispatch() async throws {
     let recorder = Recorder<String>()

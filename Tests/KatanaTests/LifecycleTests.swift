@@ -17,7 +17,7 @@ final class DispatchingDependencies: SideEffectDependencyContainer {
   }
 }
 
-@Suite("Lifecycle", .timeLimit(.minutes(3)))
+@Suite("Lifecycle", .timeLimit(.failsafeMinutes(3)))
 struct LifecycleTests {
   @Test func dispatchesBeforeReady_keepTheirOrder() async throws {
     let gate = Gate()

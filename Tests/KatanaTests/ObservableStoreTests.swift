@@ -179,7 +179,7 @@
 
   // MARK: - Field-level tracking
 
-  @Suite("ObservableStore: field-level tracking", .timeLimit(.minutes(3)))
+  @Suite("ObservableStore: field-level tracking", .timeLimit(.failsafeMinutes(3)))
   @MainActor
   struct ObservableStoreTrackingTests {
     @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
@@ -288,7 +288,7 @@
 
   // MARK: - Updates, ordering and lifetime
 
-  @Suite("ObservableStore: updates and lifetime", .timeLimit(.minutes(3)))
+  @Suite("ObservableStore: updates and lifetime", .timeLimit(.failsafeMinutes(3)))
   @MainActor
   struct ObservableStoreUpdateTests {
     @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
@@ -417,7 +417,7 @@
 
   // MARK: - Sending and bindings
 
-  @Suite("ObservableStore: sending and bindings", .timeLimit(.minutes(3)))
+  @Suite("ObservableStore: sending and bindings", .timeLimit(.failsafeMinutes(3)))
   @MainActor
   struct ObservableStoreSendingTests {
     @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
@@ -505,7 +505,8 @@
 
   typealias ListStore = Store<ListState, EmptySideEffectDependencyContainer>
 
-  @Suite("ObservableStore of a scope: tracks the feature's fields, sends through the scope", .timeLimit(.minutes(3)))
+  @Suite(
+    "ObservableStore of a scope: tracks the feature's fields, sends through the scope", .timeLimit(.failsafeMinutes(3)))
   @MainActor
   struct ObservableStoreScopeTests {
     @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)

@@ -3,7 +3,7 @@ import Testing
 
 @testable import Katana
 
-@Suite("Listeners", .timeLimit(.minutes(3)))
+@Suite("Listeners", .timeLimit(.failsafeMinutes(3)))
 struct ListenerTests {
   @Test func listener_getsOldAndNew_inCommitOrder_neverTheInitialState() async throws {
     let store = try await makeReadyStore(CounterState(counter: 10))
@@ -122,7 +122,7 @@ struct ListenerTests {
   }
 }
 
-@Suite("Streams", .timeLimit(.minutes(3)))
+@Suite("Streams", .timeLimit(.failsafeMinutes(3)))
 struct StreamTests {
   @Test func severalSubscribers_areIndependent_andEachGetsEveryState() async throws {
     let store = try await makeReadyStore()

@@ -128,7 +128,7 @@ private let noted = Notification.Name("KatanaTests.noted")
 
 // MARK: - Tests
 
-@Suite("ObserverInterceptor", .timeLimit(.minutes(3)))
+@Suite("ObserverInterceptor", .timeLimit(.failsafeMinutes(3)))
 struct ObserverInterceptorTests {
   // MARK: onDispatch
 

@@ -168,7 +168,7 @@ struct RunUnderID: SideEffect {
 
 // MARK: - Tests
 
-@Suite("Observer review regressions (issue 21)", .timeLimit(.minutes(3)))
+@Suite("Observer review regressions (issue 21)", .timeLimit(.failsafeMinutes(3)))
 struct ObserverReviewRegressionTests {
   // MARK: 1. Unsubscribing a scope observer from inside a state updater
 

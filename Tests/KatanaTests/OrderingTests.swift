@@ -3,7 +3,7 @@ import Katana
 import KatanaTestSupport
 import Testing
 
-@Suite("Ordering", .timeLimit(.minutes(3)))
+@Suite("Ordering", .timeLimit(.failsafeMinutes(3)))
 struct OrderingTests {
   /// N tasks × M dispatches lose no update: the total has a closed form.
   @Test(arguments: [1, 2, 8, 64])

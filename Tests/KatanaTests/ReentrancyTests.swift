@@ -33,7 +33,7 @@ struct SendFromUpdater: StateUpdater {
   }
 }
 
-@Suite("Re-entrancy", .timeLimit(.minutes(3)))
+@Suite("Re-entrancy", .timeLimit(.failsafeMinutes(3)))
 struct ReentrancyTests {
   @Test func updaterReadingStoreState_getsTheEmptyState_insteadOfDeadlocking() async throws {
     let store = try await makeReadyStore(CounterState(counter: 5))

@@ -11,7 +11,7 @@ struct MaybeValue: ReturningSideEffect {
   }
 }
 
-@Suite("Regressions", .timeLimit(.minutes(3)))
+@Suite("Regressions", .timeLimit(.failsafeMinutes(3)))
 struct RegressionTests {
   /// A returning side effect that returns `nil` through interceptors runs once and returns `nil`.
   @Test func optionalNilValue_throughInterceptors_runsOnceAndReturnsNil() async throws {

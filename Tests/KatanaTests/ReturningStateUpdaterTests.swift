@@ -91,7 +91,7 @@ func takeInterceptor(_ what: @escaping @Sendable (any Dispatchable, StoreInterce
 
 // MARK: - Tests
 
-@Suite("Returning state updaters", .timeLimit(.minutes(3)))
+@Suite("Returning state updaters", .timeLimit(.failsafeMinutes(3)))
 struct ReturningStateUpdaterTests {
   // MARK: The value, from every typed dispatch
 

@@ -113,7 +113,9 @@ struct ScopeLocationOverlapTests {
 
 // MARK: - Which observers a scope's commit reaches
 
-@Suite("Scopes: a commit through a scope reaches the observers it may concern, and only those", .timeLimit(.minutes(3)))
+@Suite(
+  "Scopes: a commit through a scope reaches the observers it may concern, and only those",
+  .timeLimit(.failsafeMinutes(3)))
 struct ScopeCommitFilterTests {
   @Test func observerOfAnotherField_isNotCalled_evenForASliceThatIsNotEquatable() async throws {
     let store = try await makePlainStore()
@@ -254,7 +256,8 @@ struct SeededRootSet: StateUpdater {
 }
 
 @Suite(
-  "Scopes: seeded dispatches through random scopes reach every observer of what they change", .timeLimit(.minutes(3)))
+  "Scopes: seeded dispatches through random scopes reach every observer of what they change",
+  .timeLimit(.failsafeMinutes(3)))
 struct ScopeCommitFilterSeededTests {
   typealias SeededStore = Store<SeededAppState, EmptySideEffectDependencyContainer>
   typealias SliceScope = ScopedStore<SeededSlice, EmptySideEffectDependencyContainer>
@@ -316,7 +319,7 @@ struct ScopeCommitFilterSeededTests {
 
 // MARK: - The rest of the observation surface of a scope
 
-@Suite("Scopes: changes() and addAnyListener follow the slice", .timeLimit(.minutes(3)))
+@Suite("Scopes: changes() and addAnyListener follow the slice", .timeLimit(.failsafeMinutes(3)))
 struct ScopeChangesTests {
   @Test func changes_ofScope_yieldOldAndNewSlice_skippingOtherCommits() async throws {
     let store = try await makeFeatureStore()

@@ -91,7 +91,7 @@ func makeFeatureStore(
 
 // MARK: - (a) dispatch and send through a scope
 
-@Suite("Scopes: dispatch and send apply in place, in the root's one mailbox", .timeLimit(.minutes(3)))
+@Suite("Scopes: dispatch and send apply in place, in the root's one mailbox", .timeLimit(.failsafeMinutes(3)))
 struct ScopeDispatchTests {
   @Test func dispatch_throughScope_appliesAtTheKeyPathOnly() async throws {
     let store = try await makeFeatureStore()
@@ -188,7 +188,7 @@ struct ScopeDispatchTests {
 
 // MARK: - (b) state
 
-@Suite("Scopes: state", .timeLimit(.minutes(3)))
+@Suite("Scopes: state", .timeLimit(.failsafeMinutes(3)))
 struct ScopeStateTests {
   @Test func state_isTheSliceOfTheLatestCommit() async throws {
     let store = try await makeFeatureStore(FeatAppState(cart: FeatCartState(items: [1])))
@@ -204,7 +204,7 @@ struct ScopeStateTests {
 
 // MARK: - (c) interceptors see scoped items
 
-@Suite("Scopes: the root's interceptors see which scope an item came through", .timeLimit(.minutes(3)))
+@Suite("Scopes: the root's interceptors see which scope an item came through", .timeLimit(.failsafeMinutes(3)))
 struct ScopeInterceptorTests {
   @Test func interceptor_seesScopedDispatchable_withTheScopesID() async throws {
     let seen = Recorder<String>()
@@ -235,7 +235,7 @@ struct ScopeInterceptorTests {
   }
 }
 
-@Suite("Scopes: ids", .timeLimit(.minutes(3)))
+@Suite("Scopes: ids", .timeLimit(.failsafeMinutes(3)))
 struct ScopeIDTests {
   @Test func id_isThePlaceInTheState_howeverTheScopeWasMade() async throws {
     let store = try await makeFeatureStore()
@@ -253,7 +253,7 @@ struct ScopeIDTests {
 
 // MARK: - (d) per-slice observation
 
-@Suite("Scopes: observers are not called for commits that leave the slice equal", .timeLimit(.minutes(3)))
+@Suite("Scopes: observers are not called for commits that leave the slice equal", .timeLimit(.failsafeMinutes(3)))
 struct ScopeObservationTests {
   @Test func listener_ofScope_skipsCommitsElsewhere() async throws {
     let store = try await makeFeatureStore()
@@ -345,7 +345,7 @@ struct FeatAddTwice: SideEffect {
   }
 }
 
-@Suite("Scopes: side effects get the feature's context; effect ids are per scope", .timeLimit(.minutes(3)))
+@Suite("Scopes: side effects get the feature's context; effect ids are per scope", .timeLimit(.failsafeMinutes(3)))
 struct ScopeSideEffectTests {
   @Test func sideEffect_getsContextTypedToTheFeature() async throws {
     let store = try await makeFeatureStore(FeatAppState(cart: FeatCartState(items: [5])))
@@ -395,7 +395,7 @@ struct ScopeSideEffectTests {
 
 // MARK: - (g) optional children and identified elements
 
-@Suite("Scopes: missing elements and nil children are typed errors", .timeLimit(.minutes(3)))
+@Suite("Scopes: missing elements and nil children are typed errors", .timeLimit(.failsafeMinutes(3)))
 struct ScopeMissingSliceTests {
   @Test func element_followsItsIDWhenTheCollectionChanges() async throws {
     let store = try await makeFeatureStore(FeatAppState(rooms: [FeatRoom(id: 1), FeatRoom(id: 2)]))

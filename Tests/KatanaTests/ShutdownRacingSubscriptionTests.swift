@@ -14,7 +14,7 @@ import Testing
 
 @testable import Katana
 
-@Suite("Shutdown racing a subscription", .timeLimit(.minutes(3)))
+@Suite("Shutdown racing a subscription", .timeLimit(.failsafeMinutes(3)))
 struct ShutdownRacingSubscriptionTests {
   #if canImport(Observation)
     /// An `ObservableStore` whose subscription (made as the model is) was registered before shutdown applies the

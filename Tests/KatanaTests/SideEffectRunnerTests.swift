@@ -26,7 +26,7 @@ struct ReportRunnerReturning: ReturningSideEffect {
   func sideEffect(_ context: any AnySideEffectContext) async throws -> Bool { MarkingRunner.isInside }
 }
 
-@Suite("Side-effect runner", .timeLimit(.minutes(3)))
+@Suite("Side-effect runner", .timeLimit(.failsafeMinutes(3)))
 struct SideEffectRunnerTests {
   func makeStore(interceptors: [StoreInterceptor] = [], runner: MarkingRunner) async throws -> TestStore {
     var configuration = StoreConfiguration()

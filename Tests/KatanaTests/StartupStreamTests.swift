@@ -5,7 +5,7 @@ import Testing
 
 /// Streams of states that start before the store is ready begin with `S()`; once start-up is done they get
 /// the initial state, before any commit, while listeners and `changes()` see nothing (it is not a change).
-@Suite("Streams started before the store is ready", .timeLimit(.minutes(3)))
+@Suite("Streams started before the store is ready", .timeLimit(.failsafeMinutes(3)))
 struct StartupStreamTests {
   @Test func statesAndValues_getTheInitialState_onceStartUpIsDone_listenersAndChangesDoNot() async throws {
     let loaded = Gate()

@@ -4,7 +4,7 @@ import Testing
 
 /// Parts of the store's surface that users asked for: a store made with a container built beforehand, an
 /// erased dispatch whose outcome may be ignored, and a shutdown message that fits both causes.
-@Suite("Store surface", .timeLimit(.minutes(3)))
+@Suite("Store surface", .timeLimit(.failsafeMinutes(3)))
 struct StoreSurfaceTests {
   @Test func storeWithDependenciesBuiltBeforehand_handsThatContainerToSideEffects_andStartsFromTheState() async throws {
     let dependencies = TestDependencies(dispatch: { _ in () }, getState: { CounterState() })

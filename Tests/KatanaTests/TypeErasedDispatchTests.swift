@@ -31,7 +31,7 @@ struct OtherStoreSideEffect: SideEffect {
   func sideEffect(_ context: SideEffectContext<OtherState, EmptySideEffectDependencyContainer>) async throws {}
 }
 
-@Suite("Type-erased dispatch", .timeLimit(.minutes(3)))
+@Suite("Type-erased dispatch", .timeLimit(.failsafeMinutes(3)))
 struct TypeErasedDispatchTests {
   @Test func anyDispatch_handlesEachKind_andReturnsValues() async throws {
     let store = try await makeReadyStore()

@@ -5,7 +5,7 @@ import Testing
 
 /// MIGRATION.md, "Hydra.await" and "getState": where blocking waits work, and what a side effect reads after
 /// one.
-@Suite("Differences: blocking waits and getState", .timeLimit(.minutes(3)), .taskExecutorPathOfThisRun)
+@Suite("Differences: blocking waits and getState", .timeLimit(.failsafeMinutes(3)), .taskExecutorPathOfThisRun)
 struct BlockingDifferencesTests {
   @Test func hydraAwait_insideATask_throwsInvalidContext() {
     #expect(throws: PromiseError.invalidContext) { try Hydra.await(Promise(resolved: 1)) }

@@ -3,7 +3,7 @@ import KatanaTestSupport
 import Testing
 
 /// MIGRATION.md, "Behaviour differences": the promise-returning dispatch APIs.
-@Suite("Differences: dispatch promises", .timeLimit(.minutes(3)), .taskExecutorPathOfThisRun)
+@Suite("Differences: dispatch promises", .timeLimit(.failsafeMinutes(3)), .taskExecutorPathOfThisRun)
 struct DispatchPromiseDifferencesTests {
   @Test func retry_onAContextDispatchPromise_dispatchesAgain() async throws {
     // In Katana 6 only the promise of `store.dispatch` re-dispatched; a context's promise rejected at once.

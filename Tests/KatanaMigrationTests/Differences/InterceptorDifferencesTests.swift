@@ -3,7 +3,7 @@ import KatanaTestSupport
 import Testing
 
 /// MIGRATION.md, "Interceptors": when the middle closure runs, and what a kind-changing `next` does.
-@Suite("Differences: interceptors", .timeLimit(.minutes(3)), .taskExecutorPathOfThisRun)
+@Suite("Differences: interceptors", .timeLimit(.failsafeMinutes(3)), .taskExecutorPathOfThisRun)
 struct InterceptorDifferencesTests {
   @Test func asyncInterceptor_middleClosureRunsOncePerStore() async throws {
     let middleCalls = LockedValue(0)

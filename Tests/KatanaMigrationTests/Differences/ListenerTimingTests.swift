@@ -4,7 +4,7 @@ import KatanaTestSupport
 import Testing
 
 /// MIGRATION.md, "Listeners": where and when listeners run, with `.katana6` and with the default configuration.
-@Suite("Differences: where and when listeners run", .timeLimit(.minutes(3)), .taskExecutorPathOfThisRun)
+@Suite("Differences: where and when listeners run", .timeLimit(.failsafeMinutes(3)), .taskExecutorPathOfThisRun)
 struct ListenerTimingTests {
   @Test func katana6Configuration_listenersRunOnTheMainQueue_afterTheDispatchCompleted() async throws {
     let store = counterStore()

@@ -3,7 +3,7 @@ import KatanaTestSupport
 import Testing
 
 /// MIGRATION.md, "ObserverInterceptor": when follow-up items run.
-@Suite("Differences: ObserverInterceptor follow-ups", .timeLimit(.minutes(3)), .taskExecutorPathOfThisRun)
+@Suite("Differences: ObserverInterceptor follow-ups", .timeLimit(.failsafeMinutes(3)), .taskExecutorPathOfThisRun)
 struct ObserverTimingTests {
   @Test func onDispatchFollowUp_runsBeforeAnUpdaterDispatchedAfterTheObservedOne() async throws {
     // Katana 6 dispatched follow-ups later, from a background queue: `later` could come first.

@@ -3,7 +3,7 @@ import KatanaTestSupport
 import KatanaTesting
 import Testing
 
-@Suite("Splitting AppState into features: before and after behave the same", .timeLimit(.minutes(3)))
+@Suite("Splitting AppState into features: before and after behave the same", .timeLimit(.failsafeMinutes(3)))
 struct FeatureSplitTests {
   typealias CartState = FeatureSplit.CartState
   typealias CartDependencies = FeatureSplit.CartDependencies

@@ -6,7 +6,7 @@ import Testing
 // The seeds' examples after stage 2, run by Swift Testing suites: the XCTest cases of `Stage1XCTests` moved
 // to `async` tests (awaiting the dispatch instead of an expectation) and to KatanaTesting's `TestStore`.
 
-@Suite("Stage 2: the README's examples on async/await", .timeLimit(.minutes(3)))
+@Suite("Stage 2: the README's examples on async/await", .timeLimit(.failsafeMinutes(3)))
 struct Stage2StoreTests {
   typealias CounterState = Stage2.CounterState
 
@@ -125,7 +125,7 @@ struct Stage2StoreTests {
   }
 }
 
-@Suite("Stage 2: the README's examples with TestStore", .timeLimit(.minutes(3)))
+@Suite("Stage 2: the README's examples with TestStore", .timeLimit(.failsafeMinutes(3)))
 struct Stage2TestStoreTests {
   typealias CounterState = Stage2.CounterState
 

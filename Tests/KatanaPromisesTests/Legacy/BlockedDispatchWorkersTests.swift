@@ -20,7 +20,7 @@ import Testing
 
 @Suite(
   "Legacy code blocking Dispatch's worker threads never delays a .katana6 store",
-  .serialized, .timeLimit(.minutes(3)))
+  .serialized, .timeLimit(.failsafeMinutes(3)))
 struct BlockedDispatchWorkersTests {
   /// How many blocks wait behind the blocked workers: libdispatch would need about as many seconds to reach
   /// work queued after them.

@@ -13,7 +13,7 @@ import Testing
 // instead of hanging the run.
 
 @Suite(
-  "Pool starvation: 32 blocking legacy side effects on a 2-core machine", .timeLimit(.minutes(3)),
+  "Pool starvation: 32 blocking legacy side effects on a 2-core machine", .timeLimit(.failsafeMinutes(3)),
   .taskExecutorPathOfThisRun)
 struct PoolStarvationTests {
   static let count = 32

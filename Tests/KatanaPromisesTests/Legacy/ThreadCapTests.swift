@@ -10,7 +10,7 @@ import Testing
 // waiting for work that itself needs a thread to block on.
 
 @Suite(
-  "1,000 blocked legacy bodies at once, above Dispatch's thread cap", .serialized, .timeLimit(.minutes(3)),
+  "1,000 blocked legacy bodies at once, above Dispatch's thread cap", .serialized, .timeLimit(.failsafeMinutes(3)),
   .taskExecutorPathOfThisRun)
 struct ThreadCapTests {
   static let count = 1_000

@@ -25,7 +25,7 @@ func recordNotes(_ lines: [String]) async throws -> Recording<ReplayNotes> {
   return recorder.recording()
 }
 
-@Suite("expectReplay: a recorded session as a regression test", .timeLimit(.minutes(3)))
+@Suite("expectReplay: a recorded session as a regression test", .timeLimit(.failsafeMinutes(3)))
 struct ExpectReplayTests {
   @Test func aSessionThatReplays_passes_andReturnsItsFinalState() async throws {
     let recording = try await recordNotes(["a", "b", "c"])

@@ -510,7 +510,7 @@ struct OracleRun {
   }
 }
 
-@Suite("Observation fuzzer: what users observe, against a model of the commit log", .timeLimit(.minutes(10)))
+@Suite("Observation fuzzer: what users observe, against a model of the commit log", .timeLimit(.failsafeMinutes(10)))
 struct ObservationFuzzTests {
   /// The seeds one run covers: a fixed list in CI (more with `KATANA_SOAK`), or the one to replay.
   static var seeds: [UInt64] {

@@ -514,7 +514,7 @@ struct FuzzRun {
   }
 }
 
-@Suite("Schedule fuzzer", .timeLimit(.minutes(5)))
+@Suite("Schedule fuzzer", .timeLimit(.failsafeMinutes(5)))
 struct ScheduleFuzzTests {
   /// The seeds one run covers: a fixed list in CI (more with `KATANA_SOAK`), or the one to replay.
   static var seeds: [UInt64] {

@@ -108,7 +108,7 @@ struct RecPassThrough: DispatchInterceptor {
   }
 }
 
-@Suite("StoreRecorder.attach(to:): a recorder without an interceptor", .timeLimit(.minutes(3)))
+@Suite("StoreRecorder.attach(to:): a recorder without an interceptor", .timeLimit(.failsafeMinutes(3)))
 struct AttachedRecorderTests {
   /// A store with a recorder and nothing else (no observer, no interceptor) commits on its fast paths, which must
   /// hand every commit to the recorder: each way in is recorded, in order, and the recording replays to the state.

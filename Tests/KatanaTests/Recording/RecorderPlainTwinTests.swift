@@ -17,7 +17,7 @@ struct RecSendAll: SideEffect {
 /// side effects is bound as a cause, ``RecorderCauses``) against its plain twin, the same store with
 /// `forcesPlainPath` (every commit through the interceptor chain and the noticed commit transition, every cause read
 /// from the task-local), on the same seeded sequences of every way in.
-@Suite("StoreRecorder: the fast path against its plain twin", .timeLimit(.minutes(3)))
+@Suite("StoreRecorder: the fast path against its plain twin", .timeLimit(.failsafeMinutes(3)))
 struct RecorderPlainTwinTests {
   /// What a recording says, in a form two runs compare: each commit's number, updater and cause, each side effect's
   /// number, type, cause and outcome, and the states it replays to.
@@ -118,7 +118,7 @@ struct RecorderPlainTwinTests {
   }
 }
 
-@Suite("Recording: the state a travel moves to", .timeLimit(.minutes(3)))
+@Suite("Recording: the state a travel moves to", .timeLimit(.failsafeMinutes(3)))
 struct TravelTargetTwinTests {
   /// A travel starts from the last checkpoint at or before its commit; its plain twin replays every commit from the
   /// recording's initial state. Both give the same state after every commit, through scopes too, after drops.

@@ -464,7 +464,7 @@ enum LogFuzzOutcome: CustomStringConvertible {
   }
 }
 
-@Suite("Recording log fuzzer: mutations of real logs, read and replayed in-process", .timeLimit(.minutes(5)))
+@Suite("Recording log fuzzer: mutations of real logs, read and replayed in-process", .timeLimit(.failsafeMinutes(5)))
 struct RecordingLogFuzzTests {
   /// Inputs per run: 4,000 in CI (times `KATANA_SOAK`), or the one `KATANA_LOG_FUZZ_SEED` names.
   static var inputs: [UInt64] {

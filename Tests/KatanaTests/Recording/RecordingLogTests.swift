@@ -92,7 +92,7 @@ func recordLogSession(includeUnregistered: Bool = false) async throws -> (LogSto
 
 // MARK: - Tests
 
-@Suite("Recording log: JSON Lines", .timeLimit(.minutes(3)))
+@Suite("Recording log: JSON Lines", .timeLimit(.failsafeMinutes(3)))
 struct RecordingLogTests {
   @Test func aSessionWrittenAndReadBack_replaysToTheSameStates() async throws {
     let (store, recording) = try await recordLogSession()

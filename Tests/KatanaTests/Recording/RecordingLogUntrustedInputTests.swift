@@ -73,7 +73,7 @@ func malformedLineNumber<S: State & Codable>(
 
 /// The review's bugs 9-12 in the log reader: each test failed (or, for bug 9, trapped) on the reader before the
 /// log was treated as untrusted input.
-@Suite("Recording log: untrusted input", .timeLimit(.minutes(3)))
+@Suite("Recording log: untrusted input", .timeLimit(.failsafeMinutes(3)))
 struct RecordingLogUntrustedInputTests {
   /// Bug 9: numbers that JSON allows and `Duration` or `Int` arithmetic does not.
   @Test func hugeNumbers_areMalformedLines_notTraps() async throws {
@@ -188,7 +188,7 @@ struct RecordingLogUntrustedInputTests {
   }
 }
 
-@Suite("Recording log: hostile input", .timeLimit(.minutes(3)))
+@Suite("Recording log: hostile input", .timeLimit(.failsafeMinutes(3)))
 struct RecordingLogHostileInputTests {
   /// The error reading `lines` gives, as the case and the line it names.
   func outcome(_ lines: [String], digest: (@Sendable (LogAppState) -> String)? = nil) -> String {

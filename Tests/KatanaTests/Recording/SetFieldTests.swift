@@ -33,7 +33,7 @@ func fieldRegistry() -> ReplayRegistry<FieldAppState> {
   return registry
 }
 
-@Suite("SetField: one updater that sets a field", .timeLimit(.minutes(3)))
+@Suite("SetField: one updater that sets a field", .timeLimit(.failsafeMinutes(3)))
 struct SetFieldTests {
   @Test func setsItsField_comparesByFieldAndValue_andSaysWhatItSets() async throws {
     let store = FieldStore(initialState: FieldAppState())

@@ -67,7 +67,7 @@ func makeRecordedStore(
 
 // MARK: - Tests
 
-@Suite("Recording: what a StoreRecorder keeps", .timeLimit(.minutes(3)))
+@Suite("Recording: what a StoreRecorder keeps", .timeLimit(.failsafeMinutes(3)))
 struct StoreRecorderTests {
   @Test func recordsRootAndScopedCommits_inOrder_andReplaysToTheStoresState() async throws {
     let recorder = StoreRecorder<RecCounterState>()
@@ -242,7 +242,7 @@ struct StoreRecorderTests {
   }
 }
 
-@Suite("Recording: replay", .timeLimit(.minutes(3)))
+@Suite("Recording: replay", .timeLimit(.failsafeMinutes(3)))
 struct RecordingReplayTests {
   @Test func aCheckpointThatDiffers_stopsReplayThere() throws {
     let commits = (1...6).map { RecordedCommit(sequence: $0, time: .zero, updater: RecAdd(amount: $0)) }
@@ -376,7 +376,7 @@ struct RecordingReplayTests {
   }
 }
 
-@Suite("Recording: time travel", .timeLimit(.minutes(3)))
+@Suite("Recording: time travel", .timeLimit(.failsafeMinutes(3)))
 struct TimeTravelTests {
   @Test func travelToACommit_andBackToLive_refusingEveryItemMeanwhile() async throws {
     let recorder = StoreRecorder<RecCounterState>()
@@ -414,7 +414,7 @@ struct TimeTravelTests {
   }
 }
 
-@Suite("Recording: what the store refused while away", .timeLimit(.minutes(3)))
+@Suite("Recording: what the store refused while away", .timeLimit(.failsafeMinutes(3)))
 struct TimeTravelRefusalCountTests {
   /// Every kind of item, however it arrives, counts once as the store refuses it; the count stays after the return
   /// and starts again at the next move away.
@@ -489,7 +489,7 @@ struct TimeTravelRefusalCountTests {
   }
 }
 
-@Suite("Recording: drain", .timeLimit(.minutes(3)))
+@Suite("Recording: drain", .timeLimit(.failsafeMinutes(3)))
 struct RecorderDrainTests {
   /// Dispatchers on tasks and threads while another task drains: the drained recordings chain, with every commit
   /// exactly once, in order.

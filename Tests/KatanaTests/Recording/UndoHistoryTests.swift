@@ -50,7 +50,7 @@ typealias UndoStore = Store<UndoDocState, EmptySideEffectDependencyContainer>
 
 // MARK: - Tests
 
-@Suite("Undo and redo", .timeLimit(.minutes(3)))
+@Suite("Undo and redo", .timeLimit(.failsafeMinutes(3)))
 struct UndoHistoryTests {
   @Test func undoAndRedo_areCommitsThatObserversAndInterceptorsSee() async throws {
     let history = UndoHistory<UndoDocState>()
@@ -333,7 +333,7 @@ struct UndoModel<Document> {
   }
 }
 
-@Suite("Undo: histories together, and replays of their commands", .timeLimit(.minutes(3)))
+@Suite("Undo: histories together, and replays of their commands", .timeLimit(.failsafeMinutes(3)))
 struct UndoCompositionTests {
   /// A scope's undo is, for the store's history, a commit like another: undoing an earlier root step keeps it.
   @Test func aScopesUndo_survivesTheRootHistorysUndoOfAnEarlierStep() async throws {
@@ -417,7 +417,7 @@ struct UndoCompositionTests {
   }
 }
 
-@Suite("Undo and recording: used on the wrong store", .timeLimit(.minutes(3)))
+@Suite("Undo and recording: used on the wrong store", .timeLimit(.failsafeMinutes(3)))
 struct RecorderMisuseTests {
   @Test func aHistoryOrRecorderActingOnAStoreItDoesNotFollow_throwsAndChangesNothing() async throws {
     let history = UndoHistory<UndoDocState>()
@@ -442,7 +442,7 @@ struct RecorderMisuseTests {
   }
 }
 
-@Suite("Undo under concurrency", .timeLimit(.minutes(3)))
+@Suite("Undo under concurrency", .timeLimit(.failsafeMinutes(3)))
 struct UndoConcurrencyTests {
   /// Tasks typing through two scopes and counting (some invertibly) at the root, while others undo and redo through a
   /// scope's history and the store's: every state the store committed is what the recording replays to, commit by
@@ -522,7 +522,7 @@ struct UndoTypeInRoom: StateUpdater {
   func updateState(_ state: inout UndoRoom) { state.text += text }
 }
 
-@Suite("Undo: the limits count commits, not the history's own undos and redos", .timeLimit(.minutes(3)))
+@Suite("Undo: the limits count commits, not the history's own undos and redos", .timeLimit(.failsafeMinutes(3)))
 struct UndoLimitTests {
   /// Undoes (or redoes) until there is nothing left, at most `bound` times; returns how many did something.
   func repeatedly(_ bound: Int, _ operation: () async throws -> Bool) async throws -> Int {
@@ -780,7 +780,7 @@ func undoLogRegistry() -> ReplayRegistry<UndoLogState> {
   return registry
 }
 
-@Suite("Undo: a session with undos replays from its log", .timeLimit(.minutes(3)))
+@Suite("Undo: a session with undos replays from its log", .timeLimit(.failsafeMinutes(3)))
 struct UndoLogTests {
   /// Records a session of steps, undos and redos at the root, in the editor's scope and in a room's (one undo with
   /// nothing to undo), with the recorder last among the interceptors; returns the store, the recording, and every

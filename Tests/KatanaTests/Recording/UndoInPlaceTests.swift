@@ -136,7 +136,7 @@ final class UndoInvertibleAddition: UndoAddition, InvertibleStateUpdater, @unche
 
 // MARK: - Tests
 
-@Suite("Undo and redo in place, against the replay", .timeLimit(.minutes(3)))
+@Suite("Undo and redo in place, against the replay", .timeLimit(.failsafeMinutes(3)))
 struct UndoInPlaceTests {
   /// The store remembers the item types that are not invertible (so as not to try the cast again): with more such
   /// types than it remembers, an invertible step is still handed its inverse, every time.

@@ -3,7 +3,7 @@ import Testing
 
 /// The failsafe that watches progress (KatanaTestSupport), which the fuzzers' runs rely on: it must let a run that
 /// keeps moving go on past its bound, and still give up on one that stops.
-@Suite("Failsafe watching progress", .timeLimit(.minutes(3)))
+@Suite("Failsafe watching progress", .timeLimit(.failsafeMinutes(3)))
 struct FailsafeTests {
   /// The count moves at every read (the read itself raises it, so neither a starved pool nor a late start can stall
   /// it), and the operation ends at the fourth read, after at least three bounds: a failsafe bounding the whole run,

@@ -9,7 +9,7 @@ import Testing
 #endif
 
 /// The tests' output capture (KatanaTestSupport), which the tests that expect issues or warnings rely on.
-@Suite("Output capture", .serialized, .timeLimit(.minutes(3)))
+@Suite("Output capture", .serialized, .timeLimit(.failsafeMinutes(3)))
 struct OutputCaptureTests {
   /// A child process started during a capture inherits the redirected descriptor and keeps the pipe open (the
   /// thread sanitizer's symbolizer does this): the capture must end anyway, with what the test wrote. It used to
