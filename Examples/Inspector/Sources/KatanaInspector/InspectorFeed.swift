@@ -65,8 +65,9 @@ struct InspectorFeed {
     self.maximumBatch = max(1, maximumBatch)
   }
 
-  /// What `recorder` recorded that this feed has not sent yet (at most ``maximumBatch`` commits, and every side
-  /// effect that started or ended), and what was lost since the last call; nil if there is nothing new.
+  /// What `recorder` recorded that this feed has not sent yet (at most ``maximumBatch`` commits, and the side effects
+  /// that started or ended up to the last of them: one that started after it is held for a later batch), and what was
+  /// lost since the last call; nil if there is nothing new.
   mutating func next(from recorder: some FeedReadable) -> FeedBatch? {
     var items: [TimelineItem] = []
     // Commits first, then side effects: the second read has every side effect that started before the newest
